@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"meterstore"
+	"meterstore/udf"
+)
+
+// ColdFile is one Iceberg data file the planner may read, with the statistics
+// elision is proven from. A nil bound is a missing statistic, which proves nothing.
+type ColdFile struct {
+	Path                   string
+	Records                int64
+	FromMin, FromMax       *time.Time
+	VersionMin, VersionMax *uint64
+}
+
+// ColdPlan is the cold tier pinned to one snapshot: the watermark recorded in
+// that snapshot and the files that may hold rows of the requested range.
+type ColdPlan struct {
+	SnapshotID int64
+	Files      []ColdFile
+	Pruned     int // files the catalog's statistics excluded
+}
+
+// ColdTier plans reads of one table's Iceberg side. catalog.Table implements it
+// through an adapter.
+type ColdTier interface {
+	// Watermark pins a snapshot (0 = the current one) and returns its id and the
+	// watermark recorded in it (zero time when nothing is archived; snapshot 0
+	// when the table has none). An unknown snapshot wraps ErrNoSnapshot.
+	Watermark(ctx context.Context, snapshot int64) (int64, time.Time, error)
+	// Plan returns the files of snapshot that may hold rows with "from" in
+	// [from, to) (zero = unbounded) and the given column equalities.
+	Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (ColdPlan, error)
+}
+
+// HotTier reads one table's PostgreSQL side.
+type HotTier interface {
+	HotPager
+	// Detached lists partitions detached for archival but not yet dropped, with
+	// the start of their window: between detach and drop their rows are in
+	// neither the parent nor (until the commit) the cold tier.
+	Detached(ctx context.Context) ([]DetachedPartition, error)
+	// ScanSQL is the SQL the first page of a scan sends, for EXPLAIN.
+	ScanSQL(req HotScan) string
+}
+
+// DetachedPartition is a hot partition between detach and drop.
+type DetachedPartition struct {
+	Name     string
+	From, To time.Time
+}
+
+// ErrNoSnapshot is returned for an AsOf read of a snapshot that does not exist.
+var ErrNoSnapshot = errors.New("no such snapshot")
+
+// Table is one configured table and its two tiers.
+type Table struct {
+	Config meterstore.TableConfig
+	Hot    HotTier
+	Cold   ColdTier
+}
+
+// Config opens an engine. Tables must be non-empty.
+type Config struct {
+	// DuckDBPath is the DuckDB database file; empty means in-memory.
+	DuckDBPath string
+	Tables     []Table
+	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (one per core).
+	Threads int
+}
+
+type tableState struct {
+	cfg  meterstore.TableConfig
+	hot  HotTier
+	cold ColdTier
+}
+
+// Engine is an embedded DuckDB session over every configured table. It is safe
+// for concurrent use; each statement runs on its own pooled connection.
+type Engine struct {
+	db     *sql.DB
+	tables []*tableState
+	scans  scanRegistry
+	view   view // the read mode and confinement of this handle
+	shared *Engine
+}
+
+// Open creates the DuckDB database, registers the metering functions, the hot
+// scan and the catalog entries of every table's two relations.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if len(cfg.Tables) == 0 {
+		return nil, errors.New("engine: no tables configured")
+	}
+	e := &Engine{}
+	e.shared = e
+	seen := map[string]bool{}
+	for _, t := range cfg.Tables {
+		for _, n := range []string{t.Config.Name(), t.Config.ResolvedName()} {
+			if seen[n] {
+				return nil, fmt.Errorf("engine: relation %q is declared by two tables", n)
+			}
+			seen[n] = true
+		}
+		e.tables = append(e.tables, &tableState{cfg: t.Config, hot: t.Hot, cold: t.Cold})
+	}
+	connector, err := duckdb.NewConnector(cfg.DuckDBPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
+	e.db = sql.OpenDB(connector)
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		e.db.Close()
+		return nil, err
+	}
+	defer conn.Close()
+	setup := func() error {
+		if err := udf.Register(conn); err != nil {
+			return err
+		}
+		if err := e.registerTableFunctions(conn); err != nil {
+			return err
+		}
+		if cfg.Threads > 0 {
+			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", cfg.Threads)); err != nil {
+				return err
+			}
+		}
+		for _, t := range e.tables {
+			for _, name := range []string{t.cfg.Name(), t.cfg.ResolvedName()} {
+				q := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM meter_unplanned('%s')",
+					meterstore.QuoteIdent(name), name)
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("register relation %s: %w", name, err)
+				}
+			}
+		}
+		return nil
+	}
+	if err := setup(); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return e, nil
+}
+
+// Close releases the DuckDB database. Handles derived with AsOf, Scoped, … share
+// it; close the engine Open returned, once.
+func (e *Engine) Close() error { return e.shared.db.Close() }
+
+// DB is the unrestricted DuckDB handle, for in-process callers only (the shell's
+// --scratch and .export, Parquet export). It bypasses the planner: readings
+// cannot be read through it, and a confined session never gets it.
+func (e *Engine) DB() *sql.DB { return e.shared.db }
+
+func (e *Engine) tableByRelation(name string) (*tableState, bool) {
+	for _, t := range e.shared.tables {
+		if strings.EqualFold(t.cfg.Name(), name) || strings.EqualFold(t.cfg.ResolvedName(), name) {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Tables lists the configured tables.
+func (e *Engine) Tables() []meterstore.TableConfig {
+	var out []meterstore.TableConfig
+	for _, t := range e.visibleTables() {
+		out = append(out, t.cfg)
+	}
+	return out
+}
+
+func (e *Engine) visibleTables() []*tableState {
+	if e.view.isolated == "" {
+		return e.shared.tables
+	}
+	t, _ := e.tableByRelation(e.view.isolated)
+	return []*tableState{t}
+}

@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"meterstore"
+)
+
+// HotPager reads the hot tier one keyset page at a time. hot.Store implements
+// it; the engine declares what it needs so it does not depend on more.
+//
+// NextPage returns the page after the key of the last row of the previous page
+// (nil for the first page) and an empty page at the end. No transaction is held
+// between calls.
+type HotPager interface {
+	Page(ctx context.Context, req HotScan, after *meterstore.Row) ([]meterstore.Row, error)
+}
+
+// HotScan is what the planner pushes into one hot scan.
+type HotScan struct {
+	Table         string            // the relation to page: the parent, or a detached partition
+	From, To      time.Time         // half-open on "from"; zero is unbounded
+	Eq            map[string]string // merge-key equalities (including a session's scope)
+	MaxVersion    *uint64
+	RecordedAtMax *time.Time
+	Columns       []string // projection; nil = all
+}
+
+// scanRegistry hands planned hot scans to the table function by an unguessable
+// token that lives only while its statement runs: a statement cannot call
+// meter_hot_scan with a request of its own making (the planner also refuses the
+// name), so a scope pushed into the scan cannot be forged away.
+type scanRegistry struct {
+	mu    sync.Mutex
+	scans map[string]*plannedScan
+}
+
+type plannedScan struct {
+	ctx    context.Context
+	cfg    meterstore.TableConfig
+	pager  HotPager
+	scans  []HotScan // the parent, then detached partitions not yet covered by the watermark
+	rows   *rowCounter
+	ticket string
+}
+
+type rowCounter struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (c *rowCounter) add(n int) {
+	c.mu.Lock()
+	c.n += int64(n)
+	c.mu.Unlock()
+}
+
+func (c *rowCounter) get() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (r *scanRegistry) add(p *plannedScan) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	tok := hex.EncodeToString(b[:])
+	r.mu.Lock()
+	if r.scans == nil {
+		r.scans = map[string]*plannedScan{}
+	}
+	r.scans[tok] = p
+	r.mu.Unlock()
+	p.ticket = tok
+	return tok
+}
+
+func (r *scanRegistry) remove(tok string) {
+	r.mu.Lock()
+	delete(r.scans, tok)
+	r.mu.Unlock()
+}
+
+func (r *scanRegistry) get(tok string) (*plannedScan, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.scans[tok]
+	return p, ok
+}
+
+func typeInfo(t duckdb.Type) duckdb.TypeInfo {
+	ti, err := duckdb.NewTypeInfo(t)
+	if err != nil {
+		panic(err)
+	}
+	return ti
+}
+
+func columnTypeInfo(t meterstore.ColumnType) duckdb.TypeInfo {
+	switch t {
+	case meterstore.TypeTimestamp:
+		return typeInfo(duckdb.TYPE_TIMESTAMP_TZ)
+	case meterstore.TypeDate:
+		return typeInfo(duckdb.TYPE_DATE)
+	case meterstore.TypeDecimal18_6:
+		ti, err := duckdb.NewDecimalInfo(18, 6)
+		if err != nil {
+			panic(err)
+		}
+		return ti
+	case meterstore.TypeDecimal20_0:
+		ti, err := duckdb.NewDecimalInfo(20, 0)
+		if err != nil {
+			panic(err)
+		}
+		return ti
+	}
+	return typeInfo(duckdb.TYPE_VARCHAR)
+}
+
+func columnInfos(cfg meterstore.TableConfig) []duckdb.ColumnInfo {
+	cols := cfg.Columns()
+	out := make([]duckdb.ColumnInfo, len(cols))
+	for i, c := range cols {
+		out[i] = duckdb.ColumnInfo{Name: c.Name, T: columnTypeInfo(c.Type)}
+	}
+	return out
+}
+
+// registerTableFunctions installs meter_hot_scan(token) and
+// meter_unplanned(table) on the database.
+func (e *Engine) registerTableFunctions(conn *sql.Conn) error {
+	hotScan := duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			tok, _ := args[0].(string)
+			p, ok := e.scans.get(tok)
+			if !ok {
+				return nil, errors.New("meter_hot_scan: unknown or expired scan (the engine plans hot scans; they cannot be called directly)")
+			}
+			return &hotSource{p: p}, nil
+		},
+	}
+	if err := duckdb.RegisterTableUDF(conn, "meter_hot_scan", hotScan); err != nil {
+		return fmt.Errorf("register meter_hot_scan: %w", err)
+	}
+	unplanned := duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			name, _ := args[0].(string)
+			t, ok := e.tableByRelation(name)
+			if !ok {
+				return nil, fmt.Errorf("meter_unplanned: no table %q", name)
+			}
+			return &unplannedSource{name: name, cols: columnInfos(t.cfg)}, nil
+		},
+	}
+	if err := duckdb.RegisterTableUDF(conn, "meter_unplanned", unplanned); err != nil {
+		return fmt.Errorf("register meter_unplanned: %w", err)
+	}
+	return nil
+}
+
+// unplannedSource backs the catalog entries of readings/readings_versions: they
+// carry the schema (so DESCRIBE and information_schema work) and refuse to be
+// read, because only the planner knows where the rows are. A statement that
+// reached one unplanned gets an error, never an empty answer.
+type unplannedSource struct {
+	name string
+	cols []duckdb.ColumnInfo
+}
+
+func (s *unplannedSource) ColumnInfos() []duckdb.ColumnInfo       { return s.cols }
+func (s *unplannedSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+func (s *unplannedSource) Init()                                {}
+func (s *unplannedSource) FillChunk(duckdb.DataChunk) error {
+	return fmt.Errorf("%s can only be read through the MeterStore engine (Query/Stream), which splits it across the tiers", s.name)
+}
+
+// hotSource streams the planned hot scans into DuckDB chunks, one keyset page in
+// memory at a time.
+type hotSource struct {
+	p         *plannedScan
+	projected []int // column indexes DuckDB asked for
+	names     []string
+	scanIdx   int
+	page      []meterstore.Row
+	pos       int
+	last      *meterstore.Row
+	done      bool
+}
+
+func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo       { return columnInfos(s.p.cfg) }
+func (s *hotSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+func (s *hotSource) Init()                                {}
+
+func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
+	if s.projected == nil {
+		cols := s.p.cfg.Columns()
+		for i, c := range cols {
+			if _, err := chunk.GetVector(i); err == nil {
+				s.projected = append(s.projected, i)
+				s.names = append(s.names, c.Name)
+			}
+		}
+		if len(s.projected) == 0 { // count(*): page the key only
+			s.names = []string{"malo_id"}
+		}
+		for i := range s.p.scans {
+			s.p.scans[i].Columns = s.names
+		}
+	}
+	capacity := duckdb.GetDataChunkCapacity()
+	n := 0
+	for n < capacity {
+		if s.pos >= len(s.page) {
+			if s.done {
+				break
+			}
+			if err := s.fetch(); err != nil {
+				return err
+			}
+			if s.done && len(s.page) == 0 {
+				break
+			}
+			continue
+		}
+		r := &s.page[s.pos]
+		if err := s.set(chunk, n, r); err != nil {
+			return err
+		}
+		s.pos++
+		n++
+	}
+	s.p.rows.add(n)
+	return chunk.SetSize(n)
+}
+
+func (s *hotSource) fetch() error {
+	for s.scanIdx < len(s.p.scans) {
+		if err := s.p.ctx.Err(); err != nil {
+			return fmt.Errorf("hot scan cancelled: %w", err)
+		}
+		page, err := s.p.pager.Page(s.p.ctx, s.p.scans[s.scanIdx], s.last)
+		if err != nil {
+			return fmt.Errorf("hot scan of %s: %w", s.p.scans[s.scanIdx].Table, err)
+		}
+		if len(page) > 0 {
+			s.page, s.pos = page, 0
+			s.last = &page[len(page)-1]
+			return nil
+		}
+		s.scanIdx++
+		s.last = nil
+	}
+	s.page, s.pos, s.done = nil, 0, true
+	return nil
+}
+
+func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) error {
+	cfg := s.p.cfg
+	nCore := len(meterstore.CoreColumns(cfg.TimeModel()))
+	for _, col := range s.projected {
+		var err error
+		switch col {
+		case 0:
+			err = duckdb.SetChunkValue(chunk, col, row, r.MaloID)
+		case 1:
+			err = setOptString(chunk, col, row, r.MeloID)
+		case 2:
+			err = duckdb.SetChunkValue(chunk, col, row, r.ObisCode)
+		case 3:
+			err = duckdb.SetChunkValue(chunk, col, row, r.Sparte)
+		case 4:
+			err = duckdb.SetChunkValue(chunk, col, row, r.From)
+		case 5:
+			if r.To == nil {
+				err = chunk.SetValue(col, row, nil)
+			} else {
+				err = duckdb.SetChunkValue(chunk, col, row, *r.To)
+			}
+		case 6:
+			err = duckdb.SetChunkValue(chunk, col, row, r.Value.Shift(6).IntPart())
+		case 7:
+			err = duckdb.SetChunkValue(chunk, col, row, r.Unit)
+		case 8:
+			err = duckdb.SetChunkValue(chunk, col, row, r.Quality)
+		case 9:
+			err = setOptString(chunk, col, row, r.Resolution)
+		case 10:
+			err = duckdb.SetChunkValue(chunk, col, row, r.SourceKind)
+		case 11:
+			err = setOptString(chunk, col, row, r.SourceDetail)
+		case 12:
+			err = setOptString(chunk, col, row, r.Provenance)
+		case 13:
+			err = duckdb.SetChunkValue(chunk, col, row, r.Version)
+		case 14:
+			err = duckdb.SetChunkValue(chunk, col, row, r.VersionScope)
+		case 15:
+			err = duckdb.SetChunkValue(chunk, col, row, r.RecordedAt)
+		case 16:
+			err = duckdb.SetChunkValue(chunk, col, row, r.BalancingDay)
+		default:
+			i := col - nCore
+			if i < len(r.Extra) {
+				err = setOptString(chunk, col, row, r.Extra[i])
+			} else {
+				err = chunk.SetValue(col, row, nil)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("hot scan: column %d: %w", col, err)
+		}
+	}
+	return nil
+}
+
+func setOptString(chunk duckdb.DataChunk, col, row int, v *string) error {
+	if v == nil {
+		return chunk.SetValue(col, row, nil)
+	}
+	return duckdb.SetChunkValue(chunk, col, row, *v)
+}

@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Provenance is the boundary a result was computed against, read off the plan
+// before execution: two identical statements a minute apart can read the same
+// rows from different tiers, and a sum cannot say so by itself.
+type Provenance struct {
+	// Watermarks per table the statement actually read (resolved name).
+	Watermarks map[string]time.Time
+	// Watermark is the conservative one: the oldest of the tables read; below it
+	// every table involved is settled. The zero time (epoch) when none was read.
+	Watermark   time.Time
+	Tiers       Tier
+	Mode        ReadMode
+	Tables      []string
+	SnapshotIDs []int64
+	ColdFiles   int
+	hotRows     *rowCounter
+}
+
+func (p *Provenance) finish() {
+	sort.Strings(p.Tables)
+	first := true
+	for _, w := range p.Watermarks {
+		if first || w.Before(p.Watermark) {
+			p.Watermark, first = w, false
+		}
+	}
+	if first {
+		p.Watermark = time.Unix(0, 0).UTC()
+	}
+}
+
+// TouchedHotTier reports whether the answer depends on the moment it ran: true
+// when any row could have come from PostgreSQL.
+func (p *Provenance) TouchedHotTier() bool { return p.Tiers&Hot != 0 }
+
+// SpansTiers reports whether both tiers were read.
+func (p *Provenance) SpansTiers() bool { return p.Tiers == Cold|Hot }
+
+// HotRows is the number of rows streamed from PostgreSQL so far.
+func (p *Provenance) HotRows() int64 {
+	if p.hotRows == nil {
+		return 0
+	}
+	return p.hotRows.get()
+}
+
+// String is the one-line form the shell prints under a result.
+func (p *Provenance) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "watermark %s", p.Watermark.UTC().Format(time.RFC3339))
+	if len(p.Watermarks) > 1 {
+		var parts []string
+		for _, t := range p.Tables {
+			parts = append(parts, t+"="+p.Watermarks[t].UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(&b, " · tiers %s · mode %s", p.Tiers, p.Mode)
+	if len(p.SnapshotIDs) > 0 {
+		fmt.Fprintf(&b, " · snapshot %d", p.SnapshotIDs[0])
+	}
+	return b.String()
+}

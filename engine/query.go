@@ -1,0 +1,250 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/shopspring/decimal"
+)
+
+// Result is a collected answer and the boundary it was computed against.
+type Result struct {
+	Columns    []string
+	Types      []string // DuckDB type names
+	Rows       [][]any  // DECIMAL as decimal.Decimal, TIMESTAMPTZ/DATE as time.Time, NULL as nil
+	Provenance *Provenance
+}
+
+// Query plans and runs one SELECT and collects its rows. Parameters ($1, ?) are
+// bound, never concatenated. If an archival run moved the boundary while the
+// statement read the hot tier, it is planned and run again (twice at most) so
+// no row is read from neither tier.
+func (e *Engine) Query(ctx context.Context, q string, args ...any) (*Result, error) {
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		res, err := e.queryOnce(ctx, q, args)
+		if !errors.Is(err, ErrBoundaryMoved) {
+			return res, err
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func (e *Engine) queryOnce(ctx context.Context, q string, args []any) (*Result, error) {
+	rows, err := e.Rows(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	res := &Result{Provenance: rows.Provenance}
+	cols, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cols {
+		res.Columns = append(res.Columns, c.Name())
+		res.Types = append(res.Types, c.DatabaseTypeName())
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			vals[i] = Normalize(v)
+		}
+		res.Rows = append(res.Rows, vals)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Normalize converts DuckDB driver values to the types reporting code wants:
+// DECIMAL becomes decimal.Decimal (exact).
+func Normalize(v any) any {
+	if d, ok := v.(duckdb.Decimal); ok {
+		return decimal.NewFromBigInt(d.Value, -int32(d.Scale))
+	}
+	return v
+}
+
+// Rows is a streaming result: database/sql rows plus provenance. Close it; Close
+// reports ErrBoundaryMoved if the tier boundary moved while the statement read
+// the hot tier (the rows already returned may then be incomplete).
+type Rows struct {
+	*sql.Rows
+	Provenance *Provenance
+	e          *Engine
+	p          *plan
+	conn       *sql.Conn
+	ctx        context.Context
+	cancel     context.CancelFunc
+	closed     bool
+	err        error
+}
+
+// Rows plans and starts one SELECT. Memory is bounded by DuckDB's vector size
+// plus one hot page, whatever the result size.
+func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	conn, err := e.shared.db.Conn(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	p, err := e.plan(ctx, conn, q, args)
+	if err != nil {
+		conn.Close()
+		cancel()
+		return nil, err
+	}
+	for _, s := range p.scans {
+		s.ctx = ctx
+	}
+	rows, err := conn.QueryContext(ctx, p.sql, args...)
+	if err != nil {
+		p.release(e)
+		conn.Close()
+		cancel()
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return &Rows{Rows: rows, Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel}, nil
+}
+
+// Close ends the statement and checks the boundary it read against.
+func (r *Rows) Close() error {
+	if r.closed {
+		return r.err
+	}
+	r.closed = true
+	err := r.Rows.Close()
+	if err == nil {
+		err = r.Rows.Err()
+	}
+	if err == nil {
+		err = r.e.checkBoundary(r.ctx, r.p)
+	}
+	r.p.release(r.e)
+	r.conn.Close()
+	r.cancel()
+	r.err = err
+	return err
+}
+
+// checkBoundary re-reads, for each table whose hot tier was read, the watermark
+// and the detached partitions. If either changed, a window may have moved from
+// hot to cold after this statement pinned its snapshot: rows of it were then in
+// neither place the statement looked.
+func (e *Engine) checkBoundary(ctx context.Context, p *plan) error {
+	for t, pin := range p.hotTables {
+		_, w, err := t.cold.Watermark(ctx, 0)
+		if err != nil {
+			return fmt.Errorf("re-read watermark of %s: %w", t.cfg.Name(), err)
+		}
+		if !w.Equal(pin.watermark) {
+			return fmt.Errorf("%s: watermark %s → %s: %w", t.cfg.Name(), pin.watermark, w, ErrBoundaryMoved)
+		}
+		det, err := t.hot.Detached(ctx)
+		if err != nil {
+			return fmt.Errorf("re-list detached partitions of %s: %w", t.cfg.Name(), err)
+		}
+		for _, d := range det {
+			if !d.From.Before(pin.watermark) && !pin.detached[d.Name] {
+				return fmt.Errorf("%s: partition %s detached during the statement: %w", t.cfg.Name(), d.Name, ErrBoundaryMoved)
+			}
+		}
+	}
+	return nil
+}
+
+// Description is a statement planned but not run: its schema and the boundary
+// it would read.
+type Description struct {
+	Columns    []string
+	Types      []string
+	Provenance *Provenance
+}
+
+// Describe plans a statement without running it: a syntax error, an unknown
+// column or relation is reported here.
+func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Description, error) {
+	conn, err := e.shared.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	p, err := e.plan(ctx, conn, q, args)
+	if err != nil {
+		return nil, err
+	}
+	defer p.release(e)
+	rows, err := conn.QueryContext(ctx, "DESCRIBE "+p.sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("describe: %w", err)
+	}
+	defer rows.Close()
+	d := &Description{Provenance: &p.prov}
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		name, _ := vals[0].(string)
+		typ, _ := vals[1].(string)
+		d.Columns = append(d.Columns, name)
+		d.Types = append(d.Types, typ)
+	}
+	return d, rows.Err()
+}
+
+// Explain shows how a statement is split: per reference the range, watermark,
+// files kept and pruned, whether resolution was elided, and the SQL sent to
+// PostgreSQL — then DuckDB's own plan of the rewritten statement.
+func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, error) {
+	q, _ = stripExplain(q)
+	conn, err := e.shared.db.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	p, err := e.plan(ctx, conn, q, args)
+	if err != nil {
+		return "", err
+	}
+	defer p.release(e)
+	var b strings.Builder
+	b.WriteString("MeterStore plan\n")
+	for _, l := range p.explain {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, "provenance: %s\n\nrewritten SQL:\n%s\n\nDuckDB plan:\n", p.prov.String(), p.sql)
+	rows, err := conn.QueryContext(ctx, "EXPLAIN "+p.sql, args...)
+	if err != nil {
+		return "", fmt.Errorf("explain: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return "", err
+		}
+		b.WriteString(v + "\n")
+	}
+	return b.String(), rows.Err()
+}
