@@ -233,6 +233,11 @@ type TableSpec struct {
 	SettlementLag     time.Duration // 0 = 7 days; must be ≥ ArchivalStep
 	ArchivalStep      time.Duration // 0 = 24h
 	ScanChunkRows     int           // 0 = 50 000 rows per keyset page
+	// SnapshotRetention is how long Iceberg snapshots are kept when expiry is run
+	// (0 = 10 years: retention is a compliance decision, not cleanup).
+	SnapshotRetention time.Duration
+	// MinSnapshotsToKeep survive expiry whatever their age (0 = 20).
+	MinSnapshotsToKeep int
 	// DisableIntegrityConstraints turns off the two per-partition GiST exclusions
 	// (no overlap within a version, one network operator per reading). What is left
 	// is detection, not refusal: do it only with a measurement in hand.
@@ -251,6 +256,9 @@ const (
 	DefaultHeadroom      = 14 * 24 * time.Hour
 	DefaultSettlementLag = 7 * 24 * time.Hour
 	DefaultScanChunkRows = 50_000
+	// DefaultSnapshotRetention is the compliance floor for snapshot expiry.
+	DefaultSnapshotRetention = 10 * 365 * 24 * time.Hour
+	DefaultMinSnapshots      = 20
 	// MaxTableNameLen keeps every derived name under PostgreSQL's 63-byte limit: a
 	// partition adds _YYYY_MM_DD_HHMM and its constraints add _one_operator; past 34
 	// the two constraint names of one partition truncate to the same string.
@@ -288,6 +296,12 @@ func (s TableSpec) Build() (TableConfig, error) {
 	}
 	if s.ScanChunkRows == 0 {
 		s.ScanChunkRows = DefaultScanChunkRows
+	}
+	if s.SnapshotRetention == 0 {
+		s.SnapshotRetention = DefaultSnapshotRetention
+	}
+	if s.MinSnapshotsToKeep == 0 {
+		s.MinSnapshotsToKeep = DefaultMinSnapshots
 	}
 	for _, d := range []struct {
 		name string
@@ -374,15 +388,17 @@ func (c TableConfig) ResolvedName() string {
 	return c.spec.Name
 }
 
-func (c TableConfig) TimeModel() TimeModel            { return c.spec.TimeModel }
-func (c TableConfig) IdentifyByMelo() bool            { return c.identifyByMelo }
-func (c TableConfig) SubjectColumn() string           { return c.spec.SubjectColumn }
-func (c TableConfig) PartitionStep() time.Duration    { return c.spec.PartitionStep }
+func (c TableConfig) TimeModel() TimeModel             { return c.spec.TimeModel }
+func (c TableConfig) IdentifyByMelo() bool             { return c.identifyByMelo }
+func (c TableConfig) SubjectColumn() string            { return c.spec.SubjectColumn }
+func (c TableConfig) PartitionStep() time.Duration     { return c.spec.PartitionStep }
 func (c TableConfig) PartitionHeadroom() time.Duration { return c.spec.PartitionHeadroom }
-func (c TableConfig) SettlementLag() time.Duration    { return c.spec.SettlementLag }
-func (c TableConfig) ArchivalStep() time.Duration     { return c.spec.ArchivalStep }
-func (c TableConfig) ScanChunkRows() int              { return c.spec.ScanChunkRows }
-func (c TableConfig) IntegrityConstraints() bool      { return !c.spec.DisableIntegrityConstraints }
+func (c TableConfig) SettlementLag() time.Duration     { return c.spec.SettlementLag }
+func (c TableConfig) ArchivalStep() time.Duration      { return c.spec.ArchivalStep }
+func (c TableConfig) ScanChunkRows() int               { return c.spec.ScanChunkRows }
+func (c TableConfig) IntegrityConstraints() bool       { return !c.spec.DisableIntegrityConstraints }
+func (c TableConfig) SnapshotRetention() time.Duration { return c.spec.SnapshotRetention }
+func (c TableConfig) MinSnapshotsToKeep() int          { return c.spec.MinSnapshotsToKeep }
 
 // ExtraColumns returns the declared columns in declaration order.
 func (c TableConfig) ExtraColumns() []Column { return append([]Column(nil), c.spec.Columns...) }

@@ -33,6 +33,9 @@ var (
 		"11YR00000002596Z", // Amprion Bilanzierungsgebiet
 		"11YR00000004025V", // Amprion Bilanzierungsgebiet
 		"22XWATTPLUS----G", // stdnum doctest
+		"10X---ENTSOE---L", // ENTSO-E EIC Reference Manual worked example (check L)
+		"11Y0-0000-0265-K", // GB ElecLink bidding zone, LIO 11 (entsoe-py mappings)
+		"10X1001A1001A450", // ENTSO-E Transparency Platform party code (named in the brief; check character verified)
 	}
 	realBdewCodes = []string{"9910125000002", "9904768000008", "9907813000006", "9901028000009", "9903790000002"}
 	realGLNs      = []string{"4260304620007"}
@@ -93,11 +96,11 @@ func TestParseMeloID(t *testing.T) {
 	}
 	for _, in := range []string{
 		"DE 000562 66802 AO6G56M11SN51G21M24S", // separators
-		"DE0005626680AO6G56M11SN51G21M24S",    // 32 characters
-		"D100056266802AO6G56M11SN51G21M24S",   // digit in country code
-		"DE0005626680OAO6G56M11SN51G21M24S",   // letter in PLZ block
-		"DE00056266802AO6G56M11SN51G21M24-",   // special character
-		"DE00056266802AO6G56M11SN51G21M24ſ",   // non-ASCII letter that uppercases to S
+		"DE0005626680AO6G56M11SN51G21M24S",     // 32 characters
+		"D100056266802AO6G56M11SN51G21M24S",    // digit in country code
+		"DE0005626680OAO6G56M11SN51G21M24S",    // letter in PLZ block
+		"DE00056266802AO6G56M11SN51G21M24-",    // special character
+		"DE00056266802AO6G56M11SN51G21M24ſ",    // non-ASCII letter that uppercases to S
 		"",
 	} {
 		_, err := ParseMeloID(in)
@@ -183,6 +186,7 @@ func TestEICObjectTypeAndRegelzone(t *testing.T) {
 		{"11YR00000002596Z", EICArea, true, RegelzoneAmprion, true},
 		{"11YR00000004025V", EICArea, true, RegelzoneAmprion, true},
 		{"22XWATTPLUS----G", EICParty, true, "", false},
+		{"11Y0-0000-0265-K", EICArea, true, "", false}, // LIO 11 + Y, but not a German Regelzone letter
 		{"10X168Y4E6H0041Z", EICParty, true, "", false},
 	}
 	for _, tc := range cases {

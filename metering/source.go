@@ -116,7 +116,9 @@ func SourceMscons(sender BdewCode, messageRef string) (Source, error) {
 }
 
 // SourceSMGW is a push from a Smart-Meter-Gateway.
-func SourceSMGW(gatewayID string) (Source, error) { return newSource(smgwPayload{GatewayID: gatewayID}) }
+func SourceSMGW(gatewayID string) (Source, error) {
+	return newSource(smgwPayload{GatewayID: gatewayID})
+}
 
 // SourceManual is a value entered by a person.
 func SourceManual(author string) (Source, error) { return newSource(manualPayload{Author: author}) }
@@ -187,17 +189,11 @@ func (s Source) Import() (system string, ok bool) {
 	return p.System, ok
 }
 
-// marshalCompact encodes without HTML escaping: the stored form is what
-// serde wrote, and "<" must stay "<".
-func marshalCompact(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshalCompact encodes like json.Marshal, HTML escaping included ("<" is
+// written as \u003c): json.Marshal applies that escaping to a Marshaler's
+// output anyway, so writing it here keeps MarshalJSON and json.Marshal
+// byte-identical — the stored form must not depend on the call path.
+func marshalCompact(v any) ([]byte, error) { return json.Marshal(v) }
 
 // MarshalJSON writes {"<TAG>":{…}}.
 func (s Source) MarshalJSON() ([]byte, error) {

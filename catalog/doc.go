@@ -1,0 +1,15 @@
+// Package catalog is MeterStore's cold tier: Apache Iceberg tables (format v2)
+// written and planned with iceberg-go, their catalog kept in the deployment's
+// PostgreSQL (iceberg-go's SQL catalog) or a REST catalog.
+//
+// The tiering watermark lives in the summary of the Iceberg snapshot that adds
+// the data it describes ("meterstore.tiering_watermark", RFC 3339 UTC), so the
+// rows and the watermark become durable together or not at all. A snapshot
+// without the property (written by an out-of-band tool) is skipped by walking
+// the parent chain.
+//
+// Files are written by iceberg-go's own writer with one write worker, so rows
+// reach each partition's file in the order the source yields them (the hot
+// tier's keyset order: malo_id, obis_code, from). The table's sort order
+// declares that order.
+package catalog

@@ -1,0 +1,34 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Broad sentinels.
+var (
+	// ErrNoSuchTable: the cold table does not exist in the catalog.
+	ErrNoSuchTable = errors.New("cold table does not exist")
+	// ErrNoSnapshot: no snapshot with that id, or the instant is before the table's first snapshot.
+	ErrNoSnapshot = errors.New("no such snapshot")
+	// ErrConflict: the write contradicts what is stored (or what another writer stored meanwhile).
+	ErrConflict = errors.New("conflict with stored state")
+	// ErrFormatVersion: the table is not Iceberg format v2.
+	ErrFormatVersion = errors.New("cold table is not Iceberg format v2")
+	// ErrLayout: an existing table's partition spec or sort order is not the declared one.
+	ErrLayout = errors.New("cold table layout differs from the declaration")
+	// ErrUnsafeSchema: the configured schema narrows the table's (see SchemaCheck).
+	ErrUnsafeSchema = errors.New("unsafe schema change")
+	// ErrRetentionTooShort: snapshot expiry asked for less than the compliance floor.
+	ErrRetentionTooShort = errors.New("snapshot retention shorter than the compliance floor")
+	// ErrAboveWatermark: a cold append carried a row at or above the watermark (it belongs to the hot tier).
+	ErrAboveWatermark = errors.New("row at or above the tiering watermark")
+)
+
+// Narrow sentinels; each wraps ErrConflict.
+var (
+	ErrWatermarkBackwards = fmt.Errorf("tiering watermark would move backwards: %w", ErrConflict)
+	ErrRestatement        = fmt.Errorf("conflicting restatement under an existing version: %w", ErrConflict)
+	ErrSecondOperator     = fmt.Errorf("second network operator for a reading: %w", ErrConflict)
+	ErrCommitConflict     = fmt.Errorf("concurrent commit by another writer: %w", ErrConflict)
+)

@@ -1,0 +1,301 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"meterstore"
+)
+
+// Table property values every cold table carries (seed 001, "Cold-tier layout").
+const (
+	RowGroupRows        = 262144
+	BloomFilterMaxBytes = 64 * 1024
+	monthFieldName      = "from_month"
+	firstPartitionID    = 1000
+)
+
+// TableProperties are the write properties of a cold table.
+func TableProperties() iceberg.Properties {
+	return iceberg.Properties{
+		table.PropertyFormatVersion:                       "2",
+		table.ParquetCompressionKey:                       "zstd",
+		table.ParquetCompressionLevelKey:                  "3",
+		table.ParquetRowGroupLimitKey:                     fmt.Sprint(RowGroupRows),
+		table.ParquetBloomFilterMaxBytesKey:               fmt.Sprint(BloomFilterMaxBytes),
+		"write.parquet.bloom-filter-enabled.column.malo_id":   "true",
+		"write.parquet.bloom-filter-enabled.column.obis_code": "true",
+		// Version bounds decide merge elision: keep full (not truncated) metrics
+		// for the columns the engine reasons about.
+		"write.metadata.metrics.column.version": "full",
+		"write.metadata.metrics.column.from":    "full",
+	}
+}
+
+// Table is a handle on one cold table. It holds the table state of its last
+// load or its own last commit; Refresh reloads explicitly.
+type Table struct {
+	c     *Catalog
+	cfg   meterstore.TableConfig
+	ident table.Identifier
+
+	mu  sync.Mutex
+	tbl *table.Table
+
+	planMu    sync.Mutex
+	planCache map[string][]DataFile
+}
+
+// Config returns the table configuration the handle was opened with.
+func (t *Table) Config() meterstore.TableConfig { return t.cfg }
+
+// Iceberg returns the current iceberg-go table state.
+func (t *Table) Iceberg() *table.Table {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tbl
+}
+
+func (t *Table) set(tbl *table.Table) {
+	t.mu.Lock()
+	t.tbl = tbl
+	t.mu.Unlock()
+}
+
+// Refresh reloads the table from the catalog.
+func (t *Table) Refresh(ctx context.Context) error {
+	tbl, err := t.c.cat.LoadTable(ctx, t.ident)
+	if err != nil {
+		return t.c.wrapLoad(t.cfg.Name(), err)
+	}
+	t.set(tbl)
+	return nil
+}
+
+func (c *Catalog) wrapLoad(name string, err error) error {
+	if errors.Is(err, icecat.ErrNoSuchTable) {
+		return fmt.Errorf("cold table %s.%s: %w: %w", c.opt.Namespace, name, ErrNoSuchTable, err)
+	}
+	return fmt.Errorf("cold table %s.%s: load: %w", c.opt.Namespace, name, err)
+}
+
+// IcebergType maps a column type to its Iceberg type.
+func IcebergType(t meterstore.ColumnType) iceberg.Type {
+	switch t {
+	case meterstore.TypeTimestamp:
+		return iceberg.PrimitiveTypes.TimestampTz
+	case meterstore.TypeDecimal18_6:
+		return iceberg.DecimalTypeOf(18, 6)
+	case meterstore.TypeDecimal20_0:
+		return iceberg.DecimalTypeOf(20, 0)
+	case meterstore.TypeDate:
+		return iceberg.PrimitiveTypes.Date
+	}
+	return iceberg.PrimitiveTypes.String
+}
+
+// Schema is the Iceberg schema of cfg: stable field ids, NOT NULL as required.
+func Schema(cfg meterstore.TableConfig) *iceberg.Schema {
+	cols := cfg.Columns()
+	fields := make([]iceberg.NestedField, len(cols))
+	for i, c := range cols {
+		fields[i] = iceberg.NestedField{ID: c.FieldID, Name: c.Name, Type: IcebergType(c.Type), Required: !c.Nullable}
+	}
+	return iceberg.NewSchema(0, fields...)
+}
+
+func coreSchema(cfg meterstore.TableConfig) *iceberg.Schema {
+	s := Schema(cfg)
+	var fields []iceberg.NestedField
+	for _, f := range s.Fields() {
+		if f.ID < meterstore.FirstExtraFieldID {
+			fields = append(fields, f)
+		}
+	}
+	return iceberg.NewSchema(0, fields...)
+}
+
+// PartitionSpec is identity(<identity columns>) then month(from).
+func PartitionSpec(cfg meterstore.TableConfig, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
+	var fields []iceberg.PartitionField
+	id := firstPartitionID
+	for _, col := range cfg.IdentityColumns() {
+		f, ok := sc.FindFieldByName(col.Name)
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("identity column %s missing from schema", col.Name)
+		}
+		fields = append(fields, iceberg.PartitionField{SourceIDs: []int{f.ID}, FieldID: id, Name: col.Name, Transform: iceberg.IdentityTransform{}})
+		id++
+	}
+	from, _ := sc.FindFieldByName("from")
+	fields = append(fields, iceberg.PartitionField{SourceIDs: []int{from.ID}, FieldID: id, Name: monthFieldName, Transform: iceberg.MonthTransform{}})
+	return iceberg.NewPartitionSpec(fields...), nil
+}
+
+// SortOrderColumns is the declared sort order: the keyset order of the hot scan.
+var SortOrderColumns = []string{"malo_id", "obis_code", "from"}
+
+// SortOrder is (malo_id, obis_code, from) ascending.
+func SortOrder(sc *iceberg.Schema) (table.SortOrder, error) {
+	var sf []table.SortField
+	for _, name := range SortOrderColumns {
+		f, ok := sc.FindFieldByName(name)
+		if !ok {
+			return table.SortOrder{}, fmt.Errorf("sort column %s missing", name)
+		}
+		sf = append(sf, table.SortField{SourceIDs: []int{f.ID}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst})
+	}
+	return table.NewSortOrder(1, sf)
+}
+
+// CreateTable creates the cold table for cfg, or opens it if it exists; either
+// way it verifies format v2, the partition spec and the sort order.
+//
+// iceberg-go assigns fresh, sequential field ids at creation, which would
+// renumber the declared columns (101+). So the table is created with the core
+// columns (ids 1–17, already sequential) and, when the table declares extra
+// columns, a second catalog commit adds the full schema with its stable ids and
+// the final partition spec before any data exists.
+func (c *Catalog) CreateTable(ctx context.Context, cfg meterstore.TableConfig) (*Table, error) {
+	ident := c.ident(cfg.Name())
+	exists, err := c.cat.CheckTableExists(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: %w", cfg.Name(), err)
+	}
+	if !exists {
+		if err := c.create(ctx, cfg, ident); err != nil && !errors.Is(err, icecat.ErrTableAlreadyExists) {
+			return nil, err
+		}
+	}
+	t, err := c.Table(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.verifyLayout(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (c *Catalog) create(ctx context.Context, cfg meterstore.TableConfig, ident table.Identifier) error {
+	full := Schema(cfg)
+	core := coreSchema(cfg)
+	hasExtra := len(full.Fields()) != len(core.Fields())
+	initialSpec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{5}, FieldID: firstPartitionID, Name: monthFieldName, Transform: iceberg.MonthTransform{}})
+	if !hasExtra {
+		var err error
+		if initialSpec, err = PartitionSpec(cfg, full); err != nil {
+			return err
+		}
+	}
+	so, err := SortOrder(core)
+	if err != nil {
+		return err
+	}
+	tbl, err := c.cat.CreateTable(ctx, ident, core, icecat.WithPartitionSpec(&initialSpec), icecat.WithSortOrder(so), icecat.WithProperties(TableProperties()))
+	if err != nil {
+		return fmt.Errorf("cold table %s: create: %w", cfg.Name(), err)
+	}
+	if !hasExtra {
+		return nil
+	}
+	spec, err := PartitionSpec(cfg, full)
+	if err != nil {
+		return err
+	}
+	updates := []table.Update{
+		table.NewAddSchemaUpdate(full),
+		table.NewSetCurrentSchemaUpdate(-1),
+		table.NewAddPartitionSpecUpdate(&spec, false),
+		table.NewSetDefaultSpecUpdate(-1),
+	}
+	reqs := []table.Requirement{
+		table.AssertCurrentSchemaID(tbl.Schema().ID),
+		table.AssertDefaultSpecID(tbl.Spec().ID()),
+	}
+	if _, _, err := c.cat.CommitTable(ctx, ident, reqs, updates); err != nil {
+		return fmt.Errorf("cold table %s: set schema with declared field ids: %w", cfg.Name(), err)
+	}
+	return nil
+}
+
+// Table loads an existing cold table; the error wraps ErrNoSuchTable if there is none.
+func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (*Table, error) {
+	ident := c.ident(cfg.Name())
+	tbl, err := c.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, c.wrapLoad(cfg.Name(), err)
+	}
+	t := &Table{c: c, cfg: cfg, ident: ident, tbl: tbl, planCache: map[string][]DataFile{}}
+	if v := tbl.Metadata().Version(); v != 2 {
+		return nil, fmt.Errorf("cold table %s has format version %d: %w", cfg.Name(), v, ErrFormatVersion)
+	}
+	return t, nil
+}
+
+// FormatVersion is the Iceberg format version of the loaded table state.
+func (t *Table) FormatVersion() int { return t.Iceberg().Metadata().Version() }
+
+func (t *Table) verifyLayout() error {
+	tbl := t.Iceberg()
+	if v := tbl.Metadata().Version(); v != 2 {
+		return fmt.Errorf("cold table %s has format version %d: %w", t.cfg.Name(), v, ErrFormatVersion)
+	}
+	sc := tbl.Schema()
+	want, err := PartitionSpec(t.cfg, sc)
+	if err != nil {
+		return fmt.Errorf("cold table %s: %w: %v", t.cfg.Name(), ErrLayout, err)
+	}
+	got := tbl.Spec()
+	if describeSpec(got, sc) != describeSpec(want, sc) {
+		return fmt.Errorf("cold table %s: partition spec is %s, declared %s: %w", t.cfg.Name(), describeSpec(got, sc), describeSpec(want, sc), ErrLayout)
+	}
+	if d := describeSort(tbl.SortOrder(), sc); d != strings.Join(SortOrderColumns, ",") {
+		return fmt.Errorf("cold table %s: sort order is (%s), declared (%s): %w", t.cfg.Name(), d, strings.Join(SortOrderColumns, ","), ErrLayout)
+	}
+	return nil
+}
+
+func describeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
+	var parts []string
+	for f := range spec.Fields() {
+		name, _ := sc.FindColumnName(f.SourceID())
+		parts = append(parts, fmt.Sprintf("%s(%s)", f.Transform, name))
+	}
+	return strings.Join(parts, ",")
+}
+
+func describeSort(so table.SortOrder, sc *iceberg.Schema) string {
+	var parts []string
+	for f := range so.Fields() {
+		name, _ := sc.FindColumnName(f.SourceID())
+		if f.Direction != table.SortASC {
+			name += " desc"
+		}
+		parts = append(parts, name)
+	}
+	return strings.Join(parts, ",")
+}
+
+// PurgeTable drops the cold table and deletes its files.
+func (c *Catalog) PurgeTable(ctx context.Context, cfg meterstore.TableConfig) error {
+	ident := c.ident(cfg.Name())
+	p, ok := c.cat.(icecat.PurgeableTable)
+	if !ok {
+		return fmt.Errorf("cold table %s: the %s catalog cannot purge", cfg.Name(), c.opt.Kind)
+	}
+	if err := p.PurgeTable(ctx, ident); err != nil {
+		if errors.Is(err, icecat.ErrNoSuchTable) {
+			return c.wrapLoad(cfg.Name(), err)
+		}
+		return fmt.Errorf("cold table %s: purge: %w", cfg.Name(), err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package hot
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"meterstore"
+)
+
+// Sentinels a caller branches on. Narrower ones wrap broader ones.
+var (
+	// ErrIntegrity is wrapped by every refusal of a database integrity rule.
+	ErrIntegrity = errors.New("hot: integrity rule refused the write")
+	// ErrOverlap: two intervals of one reading at one version overlap.
+	ErrOverlap = fmt.Errorf("%w: overlapping intervals within one version", ErrIntegrity)
+	// ErrSecondOperator: a second network operator for one reading.
+	ErrSecondOperator = fmt.Errorf("%w: second network operator for a reading", ErrIntegrity)
+	// ErrRestatement: a different assertion under an existing (merge key, version).
+	ErrRestatement = fmt.Errorf("%w: different value restated under an existing version", ErrIntegrity)
+	// ErrInvalidRow: a row failed validation before anything was sent.
+	ErrInvalidRow = errors.New("hot: invalid row")
+	// ErrPartitionDetached: rows fall into a partition that is detached for archival.
+	ErrPartitionDetached = errors.New("hot: partition detached for archival")
+	// ErrExtensionUnavailable: btree_gist cannot be created while integrity constraints are on.
+	ErrExtensionUnavailable = errors.New("hot: extension btree_gist unavailable")
+	// ErrSchemaMismatch: the existing table does not agree with the configuration.
+	ErrSchemaMismatch = errors.New("hot: existing table disagrees with configuration")
+	// ErrConcurrentWrite: another writer (not through this package) inserted rows for
+	// the same readings during the call. Nothing was written; the call is idempotent, retry it.
+	ErrConcurrentWrite = errors.New("hot: concurrent write to the same readings; nothing was written, retry")
+	// ErrUnknownTable: a table name that is neither the parent nor one of its partitions.
+	ErrUnknownTable = errors.New("hot: not this table or one of its partitions")
+)
+
+// RestatementError reports a row whose (merge key, version) is already stored
+// with a different assertion (value, quality, unit, melo_id, version_scope or "to").
+type RestatementError struct {
+	Table   string
+	Stored  meterstore.Row
+	Offered meterstore.Row
+	// Fields names what differs.
+	Fields []string
+	// Hint is the fix.
+	Hint string
+}
+
+func (e *RestatementError) Error() string {
+	return fmt.Sprintf("table %s: reading malo %s obis %s from %s: version %d is already stored with a different %s (stored %s, offered %s); %s",
+		e.Table, e.Offered.MaloID, e.Offered.ObisCode, e.Offered.From.UTC().Format(time.RFC3339), e.Offered.Version,
+		strings.Join(e.Fields, ", "), describe(e.Stored), describe(e.Offered), e.Hint)
+}
+
+func (e *RestatementError) Unwrap() error { return ErrRestatement }
+
+func describe(r meterstore.Row) string {
+	s := fmt.Sprintf("%s %s %s scope %s", r.Value.String(), r.Unit, r.Quality, r.VersionScope)
+	if r.MeloID != nil {
+		s += " melo " + *r.MeloID
+	}
+	return s
+}
+
+// OverlapError reports the "no overlapping intervals within one version" rule.
+type OverlapError struct {
+	Table      string
+	Constraint string
+	Detail     string // PostgreSQL's detail: the conflicting keys
+	Err        *pgconn.PgError
+}
+
+func (e *OverlapError) Error() string {
+	return fmt.Sprintf("table %s: rule no_overlap (%s) refused the write: two intervals of one reading at one version overlap, which double-counts every sum (%s); deliver one grid per version, or restate the span at a higher version (a correction)",
+		e.Table, e.Constraint, e.Detail)
+}
+
+func (e *OverlapError) Unwrap() []error { return []error{ErrOverlap, e.Err} }
+
+// SecondOperatorError reports the "one network operator per reading" rule.
+type SecondOperatorError struct {
+	Table      string
+	Constraint string
+	Detail     string
+	Err        *pgconn.PgError
+}
+
+func (e *SecondOperatorError) Error() string {
+	return fmt.Sprintf("table %s: rule one_operator (%s) refused the write: a reading already has versions from another network operator, and two scopes would both survive resolution (%s); the version scope must name the network operator (NAD+MS), not a forwarding party's Marktpartner-ID",
+		e.Table, e.Constraint, e.Detail)
+}
+
+func (e *SecondOperatorError) Unwrap() []error { return []error{ErrSecondOperator, e.Err} }
+
+// IsExclusionViolation reports whether err carries PostgreSQL's exclusion_violation (23P01).
+func IsExclusionViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23P01"
+}
+
+// IsCheckViolation reports whether err carries a CHECK violation (23514) and names the constraint.
+func IsCheckViolation(err error) (constraint string, ok bool) {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "23514" {
+		return pg.ConstraintName, true
+	}
+	return "", false
+}
+
+// mapWriteError turns an exclusion violation into the typed error naming its rule.
+func (s *Store) mapWriteError(err error) error {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) || pg.Code != "23P01" {
+		return err
+	}
+	switch {
+	case strings.HasSuffix(pg.ConstraintName, suffixNoOverlap):
+		return &OverlapError{Table: s.cfg.Name(), Constraint: pg.ConstraintName, Detail: pg.Detail, Err: pg}
+	case strings.HasSuffix(pg.ConstraintName, suffixOneOperator):
+		return &SecondOperatorError{Table: s.cfg.Name(), Constraint: pg.ConstraintName, Detail: pg.Detail, Err: pg}
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package hot_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"meterstore"
+	"meterstore/hot"
+)
+
+func TestDetachThenInsertFailsLoudly(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	day11 := day10.Add(24 * time.Hour)
+	_, err := st.Write(ctx, append(quarterHours(maloA, obisImport, day10, 4, 20260310000001),
+		quarterHours(maloA, obisImport, day11, 4, 20260310000001)...))
+	require.NoError(t, err)
+
+	parts, err := st.Partitions(ctx)
+	require.NoError(t, err)
+	var p hot.Partition
+	for _, x := range parts {
+		if x.From.Equal(day10) {
+			p = x
+		}
+	}
+	require.Equal(t, "readings_versions_2026_03_10_0000", p.Name)
+	require.True(t, p.Attached)
+
+	require.ErrorContains(t, st.Drop(ctx, p), "attached", "an attached partition is never dropped")
+	require.NoError(t, st.Detach(ctx, p))
+
+	det, err := st.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []hot.Partition{{Name: p.Name, From: day10, To: day11}}, det)
+
+	below, err := st.RowsBelow(ctx, day11)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), below, "the detached rows are no longer in the parent")
+	n, err := st.CountRows(ctx, p.Name)
+	require.NoError(t, err)
+	require.Equal(t, int64(4), n)
+
+	// Through Write: refused, naming the detached partition.
+	_, err = st.Write(ctx, []meterstore.Row{qh(maloB, obisImport, day10.Add(time.Hour), "1", 20260310000001)})
+	require.ErrorIs(t, err, hot.ErrPartitionDetached)
+	require.ErrorContains(t, err, p.Name)
+	// Through another writer's raw SQL: no partition, so the insert fails rather than landing unseen.
+	_, err = pool.Exec(ctx, `INSERT INTO readings_versions (malo_id, obis_code, sparte, "from", "to", value, unit, quality, source_kind, version, version_scope, recorded_at, balancing_day)
+		VALUES ('51238696781', '1-0:1.29.0', 'STROM', '2026-03-10 01:00+00', '2026-03-10 01:15+00', 1, 'KWH', 'MEASURED', 'MSCONS', 20260310000001, $1, now(), '2026-03-10')`, scopeMar)
+	var pg *pgconn.PgError
+	require.ErrorAs(t, err, &pg)
+	require.Equal(t, "23514", pg.Code)
+
+	// The archiver reads the detached partition.
+	var got []meterstore.Row
+	require.NoError(t, st.Scan(ctx, hot.ScanRequest{Table: p.Name, PageRows: 3}, func(r []meterstore.Row) error { got = append(got, r...); return nil }))
+	require.Len(t, got, 4)
+
+	require.NoError(t, st.Drop(ctx, det[0]))
+	det, err = st.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Empty(t, det)
+	require.Equal(t, int64(4), count(t, st))
+}
+
+func TestArchiveLease(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	l, ok, err := st.TryArchiveLease(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok2, err := st.TryArchiveLease(ctx)
+	require.NoError(t, err)
+	require.False(t, ok2, "a contended lease is a normal outcome")
+	l.Release()
+	l, ok, err = st.TryArchiveLease(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	l.Release()
+}
+
+func TestIntegrityConstraintsOff(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, meterstore.TableSpec{Name: "readings_versions", DisableIntegrityConstraints: true})
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint WHERE contype = 'x'`).Scan(&n))
+	require.Zero(t, n)
+	_, err := st.Write(ctx, append(quarterHours(maloA, obisImport, day10.Add(15*time.Minute), 4, 20260310000001),
+		iv(maloA, obisImport, day10, time.Hour, "1", 20260310000001)))
+	require.NoError(t, err, "detection, not refusal")
+}

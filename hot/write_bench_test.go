@@ -1,0 +1,119 @@
+package hot_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/stretchr/testify/require"
+
+	"meterstore"
+	"meterstore/hot"
+)
+
+const benchBatch = 10_000
+
+func benchRows(version uint64) []meterstore.Row {
+	var rows []meterstore.Row
+	for _, m := range []string{maloA, maloB, maloC, maloD} {
+		for _, o := range []string{obisImport, obisExport} {
+			rows = append(rows, quarterHours(m, o, day10, benchBatch/8, version)...)
+		}
+	}
+	return rows
+}
+
+func numeric(s string, exp int32) pgtype.Numeric {
+	i, _ := new(big.Int).SetString(s, 10)
+	return pgtype.Numeric{Int: i, Exp: exp, Valid: true}
+}
+
+// copyValues renders rows for CopyFrom in Columns() order.
+func copyValues(cfg meterstore.TableConfig, rows []meterstore.Row) [][]any {
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		out[i] = []any{r.MaloID, r.MeloID, r.ObisCode, r.Sparte, r.From, r.To,
+			numeric(r.Value.Shift(6).Truncate(0).String(), -6), r.Unit, r.Quality, r.Resolution, r.SourceKind,
+			r.SourceDetail, r.Provenance, numeric(fmt.Sprint(r.Version), 0), r.VersionScope, r.RecordedAt,
+			pgtype.Date{Time: r.From.Truncate(24 * time.Hour), Valid: true}}
+	}
+	return out
+}
+
+// BenchmarkWriteVsCopy: batched Write (constraints on, displacement report) against
+// COPY of the same rows into an unconstrained table with the same columns.
+func BenchmarkWriteVsCopy(b *testing.B) {
+	ctx := context.Background()
+	st, pool := newStore(b, meterstore.TableSpec{Name: "readings_versions"})
+	_, err := pool.Exec(ctx, `CREATE TABLE copy_target (LIKE readings_versions)`)
+	require.NoError(b, err)
+	cols := st.Config().ColumnNames()
+	var writeDur, copyDur time.Duration
+	rowsDone := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rows := benchRows(20260310000001 + uint64(i))
+		vals := copyValues(st.Config(), rows)
+		t0 := time.Now()
+		_, err := st.Write(ctx, rows)
+		require.NoError(b, err)
+		t1 := time.Now()
+		n, err := pool.CopyFrom(ctx, pgx.Identifier{"copy_target"}, cols, pgx.CopyFromRows(vals))
+		require.NoError(b, err)
+		require.Equal(b, int64(len(rows)), n)
+		copyDur += time.Since(t1)
+		writeDur += t1.Sub(t0)
+		rowsDone += len(rows)
+	}
+	b.StopTimer()
+	w := float64(rowsDone) / writeDur.Seconds()
+	c := float64(rowsDone) / copyDur.Seconds()
+	b.ReportMetric(w, "write_rows/s")
+	b.ReportMetric(c, "copy_rows/s")
+	b.ReportMetric(w/c, "write/copy")
+}
+
+// BenchmarkScanVsCopyOut: the keyset-paged Scan against COPY (SELECT …) TO STDOUT
+// (FORMAT binary) of the same rows.
+func BenchmarkScanVsCopyOut(b *testing.B) {
+	ctx := context.Background()
+	st, pool := newStore(b, meterstore.TableSpec{Name: "readings_versions"})
+	const versions = 10
+	for v := uint64(1); v <= versions; v++ {
+		_, err := st.Write(ctx, benchRows(20260310000000+v))
+		require.NoError(b, err)
+	}
+	_, err := pool.Exec(ctx, "VACUUM ANALYZE readings_versions")
+	require.NoError(b, err)
+	total := versions * benchBatch
+	copySQL := fmt.Sprintf(`COPY (SELECT %s FROM readings_versions) TO STDOUT (FORMAT binary)`,
+		meterstore.QuoteIdents(st.Config().ColumnNames()))
+	var scanDur, copyDur time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		n := 0
+		require.NoError(b, st.Scan(ctx, hot.ScanRequest{}, func(p []meterstore.Row) error { n += len(p); return nil }))
+		require.Equal(b, total, n)
+		t1 := time.Now()
+		conn, err := pool.Acquire(ctx)
+		require.NoError(b, err)
+		tag, err := conn.Conn().PgConn().CopyTo(ctx, io.Discard, copySQL)
+		conn.Release()
+		require.NoError(b, err)
+		require.Equal(b, int64(total), tag.RowsAffected())
+		copyDur += time.Since(t1)
+		scanDur += t1.Sub(t0)
+	}
+	b.StopTimer()
+	s := float64(total*b.N) / scanDur.Seconds()
+	c := float64(total*b.N) / copyDur.Seconds()
+	b.ReportMetric(s, "scan_rows/s")
+	b.ReportMetric(c, "copy_rows/s")
+	b.ReportMetric(s/c, "scan/copy")
+}

@@ -1,0 +1,242 @@
+package meterstore
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Settings is the TOML front end over the same validated types a program builds
+// by hand: a file and a hand-built configuration pass through identical checks.
+// Unknown keys and missing ${VAR}s are errors, never silently ignored.
+//
+//	[hot]
+//	url = "${DATABASE_URL}"
+//	[cold]
+//	catalog = "sql"                  # or "rest"
+//	warehouse = "file:///var/lib/meterstore/warehouse"
+//	namespace = "metering"
+//	[[tables]]
+//	name = "readings_versions"
+//	extra_columns = [{ name = "tenant", identity = true }, { name = "bilanzkreis", check = "EIC:X" }]
+//	[tables.hot]
+//	partition_step = "1d"
+type Settings struct {
+	Hot    HotSettings    `toml:"hot"`
+	Cold   ColdSettings   `toml:"cold"`
+	Tables []TableConfig  `toml:"-"`
+	Users  []UserSettings `toml:"users"`
+}
+
+// HotSettings locate the PostgreSQL that holds the hot tier.
+type HotSettings struct {
+	URL            string `toml:"url"`
+	MaxConnections int    `toml:"max_connections"` // 0 = pgx's default
+}
+
+// ColdSettings locate the Iceberg catalog and warehouse.
+type ColdSettings struct {
+	Catalog   string `toml:"catalog"`   // "sql" (default: the catalog lives in the hot PostgreSQL) or "rest"
+	URI       string `toml:"uri"`       // REST catalog URI, or a PostgreSQL DSN for a separate SQL catalog
+	Warehouse string `toml:"warehouse"` // file:///… (also s3://… where iceberg-go supports it)
+	Namespace string `toml:"namespace"` // default "meterstore"
+}
+
+// UserSettings are the accounts of `msql serve`.
+type UserSettings struct {
+	Name     string `toml:"name"`
+	Password string `toml:"password"`
+	Scope    string `toml:"scope"` // optional "column=value" confining the user's session
+}
+
+type fileSettings struct {
+	Hot    HotSettings     `toml:"hot"`
+	Cold   ColdSettings    `toml:"cold"`
+	Tables []tableSettings `toml:"tables"`
+	Users  []UserSettings  `toml:"users"`
+}
+
+type tableSettings struct {
+	Name           string          `toml:"name"`
+	TimeModel      string          `toml:"time_model"`
+	IdentifyByMelo *bool           `toml:"identify_by_melo"`
+	SubjectColumn  string          `toml:"subject_column"`
+	ExtraColumns   []extraSettings `toml:"extra_columns"`
+	Hot            struct {
+		PartitionStep        string `toml:"partition_step"`
+		PartitionHeadroom    string `toml:"partition_headroom"`
+		IntegrityConstraints *bool  `toml:"integrity_constraints"`
+	} `toml:"hot"`
+	Archival struct {
+		SettlementLag string `toml:"settlement_lag"`
+		ArchivalStep  string `toml:"archival_step"`
+		ScanChunkRows int    `toml:"scan_chunk_rows"`
+	} `toml:"archival"`
+	Maintenance struct {
+		SnapshotRetention  string `toml:"snapshot_retention"`
+		MinSnapshotsToKeep int    `toml:"min_snapshots_to_keep"`
+	} `toml:"maintenance"`
+}
+
+type extraSettings struct {
+	Name     string   `toml:"name"`
+	Identity bool     `toml:"identity"`
+	Nullable *bool    `toml:"nullable"`
+	Values   []string `toml:"values"`
+	Check    string   `toml:"check"`
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// interpolate replaces ${VAR} with the environment's value; a missing variable is
+// an error naming it and its line.
+func interpolate(src string, lookup func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(src, func(m string) string {
+		name := envRef.FindStringSubmatch(m)[1]
+		v, ok := lookup(name)
+		if !ok {
+			line := 1 + strings.Count(src[:strings.Index(src, m)], "\n")
+			missing = append(missing, fmt.Sprintf("${%s} (line %d)", name, line))
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", &ConfigError{Setting: "environment", Problem: "not set: " + strings.Join(missing, ", "), Fix: "export the variables or write the values into the file"}
+	}
+	return out, nil
+}
+
+// LoadSettings reads a TOML configuration file.
+func LoadSettings(path string) (Settings, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read configuration: %w", err)
+	}
+	s, err := ParseSettings(string(b), os.LookupEnv)
+	if err != nil {
+		return Settings{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSettings parses TOML text; lookup resolves ${VAR}.
+func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, error) {
+	src, err := interpolate(src, lookup)
+	if err != nil {
+		return Settings{}, err
+	}
+	var fs fileSettings
+	md, err := toml.Decode(src, &fs)
+	if err != nil {
+		return Settings{}, &ConfigError{Setting: "toml", Problem: err.Error(), Fix: "fix the syntax"}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return Settings{}, &ConfigError{Setting: "keys", Problem: "unknown: " + strings.Join(keys, ", "), Fix: "remove or correct them (a typo is not silently ignored)"}
+	}
+	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Users: fs.Users}
+	for _, ts := range fs.Tables {
+		cfg, err := ts.build()
+		if err != nil {
+			return Settings{}, err
+		}
+		out.Tables = append(out.Tables, cfg)
+	}
+	return out, nil
+}
+
+func (ts tableSettings) build() (TableConfig, error) {
+	spec := TableSpec{Name: ts.Name, IdentifyByMelo: ts.IdentifyByMelo, SubjectColumn: ts.SubjectColumn}
+	switch ts.TimeModel {
+	case "", "interval":
+		spec.TimeModel = Interval
+	case "point":
+		spec.TimeModel = Point
+	default:
+		return TableConfig{}, &ConfigError{Table: ts.Name, Setting: "time_model", Problem: fmt.Sprintf("%q", ts.TimeModel), Fix: `use "interval" or "point"`}
+	}
+	for _, x := range ts.ExtraColumns {
+		c := Column{Name: x.Name, Values: x.Values, Nullable: !x.Identity}
+		if x.Identity {
+			c.Kind = Identity
+		}
+		if x.Nullable != nil {
+			c.Nullable = *x.Nullable
+		}
+		if x.Check != "" {
+			vc, err := ParseValueCheck(x.Check)
+			if err != nil {
+				return TableConfig{}, &ConfigError{Table: ts.Name, Setting: "extra_columns." + x.Name + ".check", Problem: err.Error()}
+			}
+			c.Check = vc
+		}
+		spec.Columns = append(spec.Columns, c)
+	}
+	durations := []struct {
+		key string
+		src string
+		dst *time.Duration
+	}{
+		{"hot.partition_step", ts.Hot.PartitionStep, &spec.PartitionStep},
+		{"hot.partition_headroom", ts.Hot.PartitionHeadroom, &spec.PartitionHeadroom},
+		{"archival.settlement_lag", ts.Archival.SettlementLag, &spec.SettlementLag},
+		{"archival.archival_step", ts.Archival.ArchivalStep, &spec.ArchivalStep},
+	}
+	for _, d := range durations {
+		if d.src == "" {
+			continue
+		}
+		v, err := ParseDuration(d.src)
+		if err != nil {
+			return TableConfig{}, &ConfigError{Table: ts.Name, Setting: d.key, Problem: err.Error(), Fix: `write e.g. "15m", "1h", "1d", "7d" or "10y"`}
+		}
+		*d.dst = v
+	}
+	if ts.Hot.IntegrityConstraints != nil {
+		spec.DisableIntegrityConstraints = !*ts.Hot.IntegrityConstraints
+	}
+	spec.ScanChunkRows = ts.Archival.ScanChunkRows
+	if ts.Maintenance.SnapshotRetention != "" {
+		v, err := ParseDuration(ts.Maintenance.SnapshotRetention)
+		if err != nil {
+			return TableConfig{}, &ConfigError{Table: ts.Name, Setting: "maintenance.snapshot_retention", Problem: err.Error(), Fix: `write e.g. "10y"`}
+		}
+		spec.SnapshotRetention = v
+	}
+	spec.MinSnapshotsToKeep = ts.Maintenance.MinSnapshotsToKeep
+	return spec.Build()
+}
+
+// ParseDuration reads the configuration's durations: Go's units plus d (24h) and
+// y (365d), e.g. "1d", "14d", "10y", "15m".
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, fmt.Errorf("duration %q: %w", s, err)
+		}
+		return time.Duration(v) * 24 * time.Hour, nil
+	}
+	if n, ok := strings.CutSuffix(s, "y"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, fmt.Errorf("duration %q: %w", s, err)
+		}
+		return time.Duration(v) * 365 * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: %w", s, err)
+	}
+	return d, nil
+}
