@@ -18,12 +18,12 @@ import (
 
 // Options configures Open.
 type Options struct {
-	Kind      string // "sql" (default) | "rest"
-	DSN       string // PostgreSQL holding the SQL catalog
-	URI       string // REST catalog URI
-	Warehouse string // file:///… (or an object-store scheme iceberg-go supports)
-	Namespace string // default "meterstore"
-	Name      string // catalog name, default "meterstore"
+	Kind      string        // "sql" (default) | "rest"
+	DSN       string        // PostgreSQL holding the SQL catalog
+	URI       string        // REST catalog URI
+	Warehouse string        // file:///… (or an object-store scheme iceberg-go supports)
+	Namespace string        // default "meterstore"
+	Name      string        // catalog name, default "meterstore"
 	Pool      *pgxpool.Pool // for leases (cold appends, compaction)
 
 	// BeforeCommit, when set, runs after the data files of a commit are written

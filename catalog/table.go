@@ -25,11 +25,11 @@ const (
 // TableProperties are the write properties of a cold table.
 func TableProperties() iceberg.Properties {
 	return iceberg.Properties{
-		table.PropertyFormatVersion:                       "2",
-		table.ParquetCompressionKey:                       "zstd",
-		table.ParquetCompressionLevelKey:                  "3",
-		table.ParquetRowGroupLimitKey:                     fmt.Sprint(RowGroupRows),
-		table.ParquetBloomFilterMaxBytesKey:               fmt.Sprint(BloomFilterMaxBytes),
+		table.PropertyFormatVersion:                           "2",
+		table.ParquetCompressionKey:                           "zstd",
+		table.ParquetCompressionLevelKey:                      "3",
+		table.ParquetRowGroupLimitKey:                         fmt.Sprint(RowGroupRows),
+		table.ParquetBloomFilterMaxBytesKey:                   fmt.Sprint(BloomFilterMaxBytes),
 		"write.parquet.bloom-filter-enabled.column.malo_id":   "true",
 		"write.parquet.bloom-filter-enabled.column.obis_code": "true",
 		// Version bounds decide merge elision: keep full (not truncated) metrics
@@ -218,7 +218,7 @@ func (c *Catalog) create(ctx context.Context, cfg meterstore.TableConfig, ident 
 	}
 	reqs := []table.Requirement{
 		table.AssertCurrentSchemaID(tbl.Schema().ID),
-		table.AssertDefaultSpecID(tbl.Spec().ID()),
+		table.AssertDefaultSpecID(tbl.Metadata().DefaultPartitionSpec()),
 	}
 	if _, _, err := c.cat.CommitTable(ctx, ident, reqs, updates); err != nil {
 		return fmt.Errorf("cold table %s: set schema with declared field ids: %w", cfg.Name(), err)
@@ -265,7 +265,7 @@ func (t *Table) verifyLayout() error {
 
 func describeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
 	var parts []string
-	for f := range spec.Fields() {
+	for _, f := range spec.Fields() {
 		name, _ := sc.FindColumnName(f.SourceID())
 		parts = append(parts, fmt.Sprintf("%s(%s)", f.Transform, name))
 	}
@@ -274,7 +274,7 @@ func describeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {
 
 func describeSort(so table.SortOrder, sc *iceberg.Schema) string {
 	var parts []string
-	for f := range so.Fields() {
+	for _, f := range so.Fields() {
 		name, _ := sc.FindColumnName(f.SourceID())
 		if f.Direction != table.SortASC {
 			name += " desc"

@@ -179,7 +179,7 @@ type unplannedSource struct {
 	cols []duckdb.ColumnInfo
 }
 
-func (s *unplannedSource) ColumnInfos() []duckdb.ColumnInfo       { return s.cols }
+func (s *unplannedSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
 func (s *unplannedSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (s *unplannedSource) Init()                                {}
 func (s *unplannedSource) FillChunk(duckdb.DataChunk) error {
@@ -199,7 +199,7 @@ type hotSource struct {
 	done      bool
 }
 
-func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo       { return columnInfos(s.p.cfg) }
+func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.p.cfg) }
 func (s *hotSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (s *hotSource) Init()                                {}
 

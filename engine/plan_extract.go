@@ -245,6 +245,7 @@ func (f *finder) extract(sel node, ctes map[string]bool) {
 	if len(mine) == 0 {
 		return
 	}
+	storedBalancingDay(sel, mine, total)
 	for _, c := range conjuncts(sel["where_clause"]) {
 		f.attach(c, mine, total)
 	}

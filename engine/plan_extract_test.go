@@ -213,3 +213,28 @@ func paths(fs []ColdFile) []string {
 	}
 	return out
 }
+
+func TestStoredBalancingDayRewrite(t *testing.T) {
+	conn := duckConn(t)
+	ctx := context.Background()
+	cfg := testConfig(t)
+	ts := &tableState{cfg: cfg}
+	for _, tc := range []struct {
+		sql       string
+		rewritten bool
+	}{
+		{`SELECT meter_balancing_day("from", sparte) AS d, sum(value) FROM readings GROUP BY 1`, true},
+		{`SELECT meter_balancing_day(r."from", r.sparte), sum(value) FROM readings r GROUP BY ALL`, true},
+		{`SELECT meter_balancing_day(r."from", v.sparte) FROM readings r JOIN readings_versions v USING (malo_id)`, false},
+		{`SELECT meter_balancing_day("from", sparte) FROM readings r JOIN readings_versions v USING (malo_id)`, false},
+		{`SELECT meter_balancing_day("to", sparte) FROM readings`, false},
+	} {
+		f := &finder{relations: map[string]relation{"readings": {table: ts, resolved: true}, "readings_versions": {table: ts}}}
+		root, err := serialize(ctx, conn, tc.sql)
+		require.NoError(t, err)
+		f.walk(root, nil)
+		out, err := deserialize(ctx, conn, root)
+		require.NoError(t, err)
+		require.Equal(t, tc.rewritten, !strings.Contains(out, "meter_balancing_day"), "%s → %s", tc.sql, out)
+	}
+}

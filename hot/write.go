@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -516,7 +517,7 @@ func (s *Store) columnArrays(rows []meterstore.Row) []any {
 		case "provenance":
 			out[ci] = collect(rows, func(r *meterstore.Row) *string { return r.Provenance })
 		case "version":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return fmt.Sprint(r.Version) })
+			out[ci] = collect(rows, func(r *meterstore.Row) string { return strconv.FormatUint(r.Version, 10) })
 		case "version_scope":
 			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.VersionScope })
 		case "recorded_at":

@@ -14,15 +14,31 @@ import (
 
 	"meterstore"
 	"meterstore/hot"
+	"meterstore/metering"
 )
 
-const benchBatch = 10_000
+const benchBatch = 26 * 4 * 96 // 9 984 rows: one Berlin day of 26 MaLos × 4 channels
+
+// benchMalos are valid MaLo-IDs (check digit computed by trying each last digit).
+var benchMalos = func() []string {
+	var out []string
+	for p := 4137355900; len(out) < 26; p++ {
+		for d := 0; d < 10; d++ {
+			s := fmt.Sprintf("%d%d", p, d)
+			if _, err := metering.ParseMaloID(s); err == nil {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}()
 
 func benchRows(version uint64) []meterstore.Row {
 	var rows []meterstore.Row
-	for _, m := range []string{maloA, maloB, maloC, maloD} {
-		for _, o := range []string{obisImport, obisExport} {
-			rows = append(rows, quarterHours(m, o, day10, benchBatch/8, version)...)
+	for _, m := range benchMalos {
+		for _, o := range []string{"1-0:1.29.0", "1-0:2.29.0", "1-0:3.29.0", "1-0:4.29.0"} {
+			rows = append(rows, quarterHours(m, o, day10, 96, version)...)
 		}
 	}
 	return rows

@@ -25,17 +25,17 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // shellFlags are the flags of the shell and of every command that opens a deployment.
 type shellFlags struct {
-	commands  multiFlag
-	file      string
-	format    string
-	output    string
-	scratch   bool
-	deploy    deployFlags
-	scope     multiFlag
-	noProv    bool
-	maxWidth  int
-	maxRows   int
-	interact  bool
+	commands multiFlag
+	file     string
+	format   string
+	output   string
+	scratch  bool
+	deploy   deployFlags
+	scope    multiFlag
+	noProv   bool
+	maxWidth int
+	maxRows  int
+	interact bool
 }
 
 func newFlagSet(name, usage string, io stdio) *flag.FlagSet {

@@ -1,0 +1,378 @@
+// Package archive moves settled windows from PostgreSQL to Iceberg, one
+// partition per window, ordered so that no step can lose or double a row:
+//
+//	detach the window's partition      (an insert now fails instead of landing unseen)
+//	  → stream it, keyset-paged, into Parquet files      (durable, not yet visible)
+//	  → one Iceberg commit: the files + watermark W+step  (visible, atomically)
+//	  → DROP TABLE the detached partition                 (never DELETE)
+//
+// Exactly one process archives a table at a time (a PostgreSQL advisory-lock
+// lease); a contended lease is a normal outcome, not an error. A crash at any
+// step is recovered by the next run: a detached partition whose window the
+// committed watermark covers is dropped once its rows are verified in Iceberg;
+// one it does not cover is archived again. Uncommitted files are never
+// referenced (orphan cleanup reclaims them). Invariants 1, 2 and 9 of the design.
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"meterstore"
+	"meterstore/catalog"
+	"meterstore/hot"
+)
+
+// ErrInvariant means the store is in a state archival must not touch: rows below
+// the watermark still in PostgreSQL, or a detached partition whose rows are not
+// in Iceberg. Nothing is dropped; an operator has to look.
+var ErrInvariant = errors.New("tiering invariant violated")
+
+// ErrQuarantined means the configured schema narrows the cold table's: archival
+// of the table stops (the watermark freezes) until the configuration agrees.
+var ErrQuarantined = errors.New("table quarantined: unsafe schema change")
+
+// Step names the points a crash test can stop the job at.
+type Step string
+
+const (
+	AfterDetach Step = "after-detach"
+	AfterWrite  Step = "after-write" // files written, commit not yet made
+	AfterCommit Step = "after-commit"
+	AfterDrop   Step = "after-drop"
+)
+
+// Progress is reported while a window streams.
+type Progress struct {
+	Window    time.Time // the window's start
+	Rows      int64     // rows streamed so far
+	Done      bool
+	Recovered bool // a window found detached by an earlier, interrupted run
+}
+
+// Options configure an Archiver. Zero values mean: no progress, no hooks.
+type Options struct {
+	// Progress is called as rows stream (about once per keyset page) and at the
+	// end of each window.
+	Progress func(Progress)
+	// Hook, for crash tests, is called at each Step; a non-nil error stops the
+	// job there, as a crash would.
+	Hook func(Step) error
+}
+
+// Archiver archives one table.
+type Archiver struct {
+	hot  *hot.Store
+	cold *catalog.Table
+	cfg  meterstore.TableConfig
+	opt  Options
+}
+
+// New returns an archiver for one table's two tiers.
+func New(h *hot.Store, c *catalog.Table, opt Options) *Archiver {
+	return &Archiver{hot: h, cold: c, cfg: h.Config(), opt: opt}
+}
+
+// Window is one archived window.
+type Window struct {
+	From, To  time.Time
+	Rows      int64
+	Files     int
+	Bytes     int64
+	Watermark time.Time // after this window
+	Duration  time.Duration
+	Recovered bool // finished for an earlier, interrupted run
+}
+
+// Outcome is what one run did.
+type Outcome struct {
+	Table          string
+	LeaseContended bool // another process holds the lease; nothing was done
+	Windows        []Window
+	Dropped        []string // detached partitions of an interrupted run, verified and dropped
+	Watermark      time.Time
+}
+
+// ArchivedAnything reports whether the run moved any window.
+func (o Outcome) ArchivedAnything() bool { return len(o.Windows) > 0 }
+
+func (a *Archiver) hook(s Step) error {
+	if a.opt.Hook == nil {
+		return nil
+	}
+	if err := a.opt.Hook(s); err != nil {
+		return fmt.Errorf("archive %s stopped %s: %w", a.cfg.Name(), s, err)
+	}
+	return nil
+}
+
+// Archive moves up to maxWindows settled windows, oldest first: each window
+// [W, W+step) with W+step ≤ now − settlement_lag. maxWindows ≤ 0 means no limit.
+func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (Outcome, error) {
+	out := Outcome{Table: a.cfg.Name()}
+	lease, ok, err := a.hot.TryArchiveLease(ctx)
+	if err != nil {
+		return out, err
+	}
+	if !ok {
+		out.LeaseContended = true
+		return out, nil
+	}
+	defer lease.Release()
+
+	if err := a.cold.Refresh(ctx); err != nil {
+		return out, err
+	}
+	if check, err := a.cold.CheckSchema(a.cfg); err != nil {
+		return out, err
+	} else if !check.Safe() {
+		return out, fmt.Errorf("archive %s: %w: %s", a.cfg.Name(), ErrQuarantined, check.Describe())
+	}
+	w, err := a.cold.Watermark(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Watermark = w
+	if err := a.recover(ctx, &out); err != nil {
+		return out, err
+	}
+	w = out.Watermark
+	step := a.cfg.ArchivalStep()
+	limit := now.Add(-a.cfg.SettlementLag())
+	parts, err := a.hot.Partitions(ctx)
+	if err != nil {
+		return out, err
+	}
+	if w.IsZero() {
+		// Nothing archived yet: start at the oldest partition holding rows.
+		for _, p := range parts {
+			n, err := a.hot.CountRows(ctx, p.Name)
+			if err != nil {
+				return out, err
+			}
+			if n > 0 {
+				w = p.From
+				break
+			}
+		}
+		if w.IsZero() {
+			return out, nil
+		}
+	}
+	for maxWindows <= 0 || len(out.Windows) < maxWindows {
+		end := w.Add(step)
+		if end.After(limit) {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		win, err := a.archiveWindow(ctx, parts, w, end, false)
+		if err != nil {
+			return out, err
+		}
+		out.Windows = append(out.Windows, win)
+		out.Watermark = win.Watermark
+		w = end
+	}
+	return out, nil
+}
+
+func findPartition(parts []hot.Partition, from time.Time) (hot.Partition, bool) {
+	for _, p := range parts {
+		if p.From.Equal(from) {
+			return p, true
+		}
+	}
+	return hot.Partition{}, false
+}
+
+// archiveWindow runs the four steps for [from, to).
+func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, from, to time.Time, recovered bool) (Window, error) {
+	start := time.Now()
+	win := Window{From: from, To: to, Recovered: recovered}
+	p, exists := findPartition(parts, from)
+	if exists && !recovered {
+		if err := a.hot.Detach(ctx, p); err != nil {
+			return win, err
+		}
+		if err := a.hook(AfterDetach); err != nil {
+			return win, err
+		}
+	}
+	var src catalog.RowSource = emptySource{}
+	if exists {
+		src = &partitionSource{a: a, table: p.Name, window: from}
+	}
+	res, err := a.cold.CommitWindow(ctx, hookedSource{src, a}, to)
+	if err != nil {
+		return win, fmt.Errorf("archive %s window %s: %w", a.cfg.Name(), from.Format(time.RFC3339), err)
+	}
+	win.Rows, win.Files, win.Bytes, win.Watermark = res.Rows, res.Files, res.Bytes, res.Watermark
+	if err := a.hook(AfterCommit); err != nil {
+		return win, err
+	}
+	if exists {
+		n, err := a.hot.CountRows(ctx, p.Name)
+		if err != nil {
+			return win, err
+		}
+		if n != res.Rows {
+			return win, fmt.Errorf("archive %s: partition %s holds %d rows but %d were committed; it is kept: %w",
+				a.cfg.Name(), p.Name, n, res.Rows, ErrInvariant)
+		}
+		if err := a.hot.Drop(ctx, p); err != nil {
+			return win, err
+		}
+		if err := a.hook(AfterDrop); err != nil {
+			return win, err
+		}
+	}
+	win.Duration = time.Since(start)
+	if a.opt.Progress != nil {
+		a.opt.Progress(Progress{Window: from, Rows: win.Rows, Done: true, Recovered: recovered})
+	}
+	return win, nil
+}
+
+// recover finishes what an interrupted run left: detached partitions.
+func (a *Archiver) recover(ctx context.Context, out *Outcome) error {
+	det, err := a.hot.DetachedPartitions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range det {
+		w := out.Watermark
+		switch {
+		case !p.To.After(w):
+			// Committed: its rows are in Iceberg. Verify before dropping.
+			n, err := a.hot.CountRows(ctx, p.Name)
+			if err != nil {
+				return err
+			}
+			stored, err := a.cold.CountRows(ctx, p.From, p.To)
+			if err != nil {
+				return err
+			}
+			if stored < n {
+				return fmt.Errorf("archive %s: detached partition %s holds %d rows, Iceberg only %d for its window; it is kept: %w",
+					a.cfg.Name(), p.Name, n, stored, ErrInvariant)
+			}
+			if err := a.hot.Drop(ctx, p); err != nil {
+				return err
+			}
+			out.Dropped = append(out.Dropped, p.Name)
+		case p.From.Equal(w) || w.IsZero():
+			// Detached, never committed: archive it again.
+			win, err := a.archiveWindow(ctx, []hot.Partition{p}, p.From, p.To, true)
+			if err != nil {
+				return err
+			}
+			out.Windows = append(out.Windows, win)
+			out.Watermark = win.Watermark
+		default:
+			return fmt.Errorf("archive %s: detached partition %s [%s, %s) is not the next window after watermark %s: %w",
+				a.cfg.Name(), p.Name, p.From.Format(time.RFC3339), p.To.Format(time.RFC3339), w.Format(time.RFC3339), ErrInvariant)
+		}
+	}
+	return nil
+}
+
+// partitionSource pages a detached partition by its full primary key.
+type partitionSource struct {
+	a      *Archiver
+	table  string
+	window time.Time
+	last   *meterstore.Row
+	rows   int64
+	done   bool
+}
+
+func (s *partitionSource) Next(ctx context.Context) ([]meterstore.Row, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	page, err := s.a.hot.Page(ctx, hot.ScanRequest{Table: s.table}, s.last)
+	if err != nil {
+		return nil, err
+	}
+	if len(page) == 0 {
+		s.done = true
+		return nil, io.EOF
+	}
+	s.last = &page[len(page)-1]
+	s.rows += int64(len(page))
+	if s.a.opt.Progress != nil {
+		s.a.opt.Progress(Progress{Window: s.window, Rows: s.rows})
+	}
+	return page, nil
+}
+
+type emptySource struct{}
+
+func (emptySource) Next(context.Context) ([]meterstore.Row, error) { return nil, io.EOF }
+
+// hookedSource fires AfterWrite when the source is drained: the files are then
+// written and the commit not yet made.
+type hookedSource struct {
+	catalog.RowSource
+	a *Archiver
+}
+
+func (h hookedSource) Next(ctx context.Context) ([]meterstore.Row, error) {
+	page, err := h.RowSource.Next(ctx)
+	if errors.Is(err, io.EOF) {
+		if herr := h.a.hook(AfterWrite); herr != nil {
+			return nil, herr
+		}
+	}
+	return page, err
+}
+
+// Report is the result of VerifyInvariant.
+type Report struct {
+	Table     string
+	Watermark time.Time
+	RowsBelow int64    // rows with from < watermark still in the PostgreSQL parent
+	Detached  []string // partitions detached and not dropped (an interrupted run)
+	Healthy   bool
+}
+
+func (r Report) String() string {
+	if r.Healthy {
+		return fmt.Sprintf("%s: healthy, watermark %s", r.Table, r.Watermark.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s: %d rows below watermark %s still in PostgreSQL, detached partitions %v",
+		r.Table, r.RowsBelow, r.Watermark.Format(time.RFC3339), r.Detached)
+}
+
+// VerifyInvariant checks invariant 1: no row below the watermark is still in
+// PostgreSQL, where no query looks for it.
+func (a *Archiver) VerifyInvariant(ctx context.Context) (Report, error) {
+	r := Report{Table: a.cfg.Name()}
+	if err := a.cold.Refresh(ctx); err != nil {
+		return r, err
+	}
+	w, err := a.cold.Watermark(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.Watermark = w
+	if !w.IsZero() {
+		if r.RowsBelow, err = a.hot.RowsBelow(ctx, w); err != nil {
+			return r, err
+		}
+	}
+	det, err := a.hot.DetachedPartitions(ctx)
+	if err != nil {
+		return r, err
+	}
+	for _, p := range det {
+		r.Detached = append(r.Detached, p.Name)
+	}
+	r.Healthy = r.RowsBelow == 0
+	return r, nil
+}

@@ -1,0 +1,179 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"meterstore"
+)
+
+// RowSource yields pages of rows in keyset order; io.EOF at the end.
+type RowSource interface {
+	Next(ctx context.Context) ([]meterstore.Row, error)
+}
+
+// SliceSource is a RowSource over rows already in memory, in pages of PageSize (default 50 000).
+type SliceSource struct {
+	Rows     []meterstore.Row
+	PageSize int
+	pos      int
+}
+
+func (s *SliceSource) Next(ctx context.Context) ([]meterstore.Row, error) {
+	if s.pos >= len(s.Rows) {
+		return nil, io.EOF
+	}
+	n := s.PageSize
+	if n <= 0 {
+		n = 50_000
+	}
+	end := min(s.pos+n, len(s.Rows))
+	page := s.Rows[s.pos:end]
+	s.pos = end
+	return page, nil
+}
+
+// CommitResult describes one archival commit.
+type CommitResult struct {
+	SnapshotID int64
+	Rows       int64
+	Files      int
+	Bytes      int64
+	Watermark  time.Time
+}
+
+// isCommitConflict recognises a lost compare-and-swap: iceberg-go's SQL catalog
+// returns "requirement failed" unwrapped; ErrCommitFailed covers the rest.
+func isCommitConflict(err error) bool {
+	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed"))
+}
+
+// writeFiles streams batches into data files with iceberg-go's writer. One write
+// worker, so each partition's file receives rows in source order.
+func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, batches iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+	var files []iceberg.DataFile
+	for df, err := range table.WriteRecords(ctx, tbl, ArrowSchema(t.cfg), batches, table.WithMaxWriteWorkers(1)) {
+		if err != nil {
+			return nil, fmt.Errorf("cold table %s: write data files: %w", t.cfg.Name(), err)
+		}
+		files = append(files, df)
+	}
+	return files, nil
+}
+
+// commit stages files (possibly none: an empty snapshot) with props on tbl and commits.
+func (t *Table) commitFiles(ctx context.Context, tbl *table.Table, op string, files []iceberg.DataFile, props iceberg.Properties) (*table.Table, error) {
+	tx := tbl.NewTransaction()
+	var err error
+	if len(files) == 0 {
+		err = tx.AddFiles(ctx, nil, props, false)
+	} else {
+		err = tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: stage %s: %w", t.cfg.Name(), op, err)
+	}
+	return t.commitTx(ctx, tx, op)
+}
+
+func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) (*table.Table, error) {
+	if h := t.c.opt.BeforeCommit; h != nil {
+		if err := h(ctx, t.cfg.Name(), op); err != nil {
+			return nil, fmt.Errorf("cold table %s: %s: %w", t.cfg.Name(), op, err)
+		}
+	}
+	nt, err := tx.Commit(ctx)
+	if err != nil {
+		if isCommitConflict(err) {
+			return nil, fmt.Errorf("cold table %s: %s: %w: %v", t.cfg.Name(), op, ErrCommitConflict, err)
+		}
+		return nil, fmt.Errorf("cold table %s: %s: commit: %w", t.cfg.Name(), op, err)
+	}
+	t.set(nt)
+	return nt, nil
+}
+
+// CommitWindow writes every row src yields and the new watermark in ONE Iceberg
+// commit (one snapshot): both become durable or neither. Pages are converted to
+// Arrow as the writer pulls them, so memory holds about one page. A watermark
+// lower than the current one is refused with ErrWatermarkBackwards; a window
+// with no rows still commits (an empty snapshot) so the watermark advances.
+func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (CommitResult, error) {
+	newWatermark = newWatermark.UTC()
+	tbl := t.Iceberg()
+	cur, err := watermarkFrom(tbl, tbl.CurrentSnapshot())
+	if err != nil {
+		return CommitResult{}, err
+	}
+	if newWatermark.Before(cur) {
+		return CommitResult{}, fmt.Errorf("cold table %s: watermark %s is before the current %s: %w",
+			t.cfg.Name(), formatWatermark(newWatermark), formatWatermark(cur), ErrWatermarkBackwards)
+	}
+	var rows int64
+	var srcErr error
+	batches := func(yield func(arrow.RecordBatch, error) bool) {
+		for {
+			page, err := src.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				srcErr = err
+				yield(nil, err)
+				return
+			}
+			if len(page) == 0 {
+				continue
+			}
+			for i := range page {
+				if !page[i].From.Before(newWatermark) {
+					err := fmt.Errorf("malo %s %s at %s is not below the new watermark %s: %w", page[i].MaloID, page[i].ObisCode,
+						formatWatermark(page[i].From), formatWatermark(newWatermark), ErrAboveWatermark)
+					srcErr = err
+					yield(nil, err)
+					return
+				}
+			}
+			rec, err := RowsToRecord(t.cfg, page, memory.DefaultAllocator)
+			if err != nil {
+				srcErr = err
+				yield(nil, err)
+				return
+			}
+			rows += int64(len(page))
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+	files, err := t.writeFiles(ctx, tbl, batches)
+	if err != nil {
+		if srcErr != nil {
+			return CommitResult{}, fmt.Errorf("cold table %s: row source: %w", t.cfg.Name(), srcErr)
+		}
+		return CommitResult{}, err
+	}
+	props := iceberg.Properties{WatermarkProperty: formatWatermark(newWatermark)}
+	nt, err := t.commitFiles(ctx, tbl, "archive", files, props)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	res := CommitResult{Rows: rows, Files: len(files), Watermark: newWatermark}
+	if s := nt.CurrentSnapshot(); s != nil {
+		res.SnapshotID = s.SnapshotID
+	}
+	for _, f := range files {
+		res.Bytes += f.FileSizeBytes()
+	}
+	return res, nil
+}

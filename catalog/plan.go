@@ -1,0 +1,211 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// PlanRequest selects the files a read needs.
+type PlanRequest struct {
+	SnapshotID *int64            // nil = current snapshot
+	From, To   time.Time         // half-open range on "from"; zero = unbounded
+	Eq         map[string]string // equality on partition / merge-key (text) columns
+}
+
+// DataFile is one Parquet file to read, with the statistics elision needs.
+type DataFile struct {
+	Path       string // local filesystem path (file:// stripped) readable by read_parquet
+	Records    int64
+	Partition  map[string]any // partition field name → value (from_month: months since 1970-01)
+	FromMin    *time.Time     // nil = statistic missing
+	FromMax    *time.Time
+	VersionMin *uint64
+	VersionMax *uint64
+	SizeBytes  int64
+}
+
+const planCacheMax = 256
+
+func (r PlanRequest) key(snap int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|%d|%d", snap, unixOrZero(r.From), unixOrZero(r.To))
+	for _, k := range slices.Sorted(maps.Keys(r.Eq)) {
+		fmt.Fprintf(&b, "|%s=%s", k, r.Eq[k])
+	}
+	return b.String()
+}
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func (t *Table) rowFilter(from, to time.Time, eq map[string]string) (iceberg.BooleanExpression, error) {
+	var preds []iceberg.BooleanExpression
+	if !from.IsZero() {
+		preds = append(preds, iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(from.UnixMicro())))
+	}
+	if !to.IsZero() {
+		preds = append(preds, iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(to.UnixMicro())))
+	}
+	for _, k := range slices.Sorted(maps.Keys(eq)) {
+		if k == "from" || k == "to" {
+			return nil, fmt.Errorf("plan: equality on %q is not supported; use the From/To range", k)
+		}
+		if _, ok := t.Iceberg().Schema().FindFieldByName(k); !ok {
+			return nil, fmt.Errorf("plan: table %s has no column %q", t.cfg.Name(), k)
+		}
+		preds = append(preds, iceberg.EqualTo(iceberg.Reference(k), eq[k]))
+	}
+	switch len(preds) {
+	case 0:
+		return iceberg.AlwaysTrue{}, nil
+	case 1:
+		return preds[0], nil
+	}
+	return iceberg.NewAnd(preds[0], preds[1], preds[2:]...), nil
+}
+
+// PlanFiles returns the data files a read of req must scan, pruned by partition
+// and column statistics through iceberg-go's planner, with decoded bounds of
+// "from" and "version", and the snapshot planned (0 for an empty table).
+// Results are cached per snapshot id and request: a snapshot never changes.
+func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) ([]DataFile, int64, error) {
+	tbl := t.Iceberg()
+	var snap *table.Snapshot
+	if req.SnapshotID != nil {
+		snap = tbl.SnapshotByID(*req.SnapshotID)
+		if snap == nil {
+			return nil, 0, fmt.Errorf("cold table %s: snapshot %d: %w", t.cfg.Name(), *req.SnapshotID, ErrNoSnapshot)
+		}
+	} else {
+		snap = tbl.CurrentSnapshot()
+	}
+	if snap == nil {
+		return nil, 0, nil
+	}
+	key := req.key(snap.SnapshotID)
+	t.planMu.Lock()
+	if files, ok := t.planCache[key]; ok {
+		t.planMu.Unlock()
+		return slices.Clone(files), snap.SnapshotID, nil
+	}
+	t.planMu.Unlock()
+
+	filter, err := t.rowFilter(req.From, req.To, req.Eq)
+	if err != nil {
+		return nil, 0, err
+	}
+	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("cold table %s: plan files: %w", t.cfg.Name(), err)
+	}
+	files, err := t.describeFiles(tbl, tasks)
+	if err != nil {
+		return nil, 0, err
+	}
+	t.planMu.Lock()
+	if len(t.planCache) >= planCacheMax {
+		clear(t.planCache)
+	}
+	t.planCache[key] = files
+	t.planMu.Unlock()
+	return slices.Clone(files), snap.SnapshotID, nil
+}
+
+// LocalPath strips the file:// scheme of a warehouse location.
+func LocalPath(loc string) string {
+	if p, ok := strings.CutPrefix(loc, "file://"); ok {
+		return p
+	}
+	return loc
+}
+
+func (t *Table) describeFiles(tbl *table.Table, tasks []table.FileScanTask) ([]DataFile, error) {
+	sc := tbl.Schema()
+	fromF, _ := sc.FindFieldByName("from")
+	verF, _ := sc.FindFieldByName("version")
+	specs := tbl.Metadata().PartitionSpecs()
+	seen := map[string]bool{}
+	var out []DataFile
+	for _, task := range tasks {
+		f := task.File
+		if seen[f.FilePath()] {
+			continue
+		}
+		seen[f.FilePath()] = true
+		df := DataFile{Path: LocalPath(f.FilePath()), Records: f.Count(), SizeBytes: f.FileSizeBytes(), Partition: map[string]any{}}
+		pv := f.Partition()
+		for _, spec := range specs {
+			if spec.ID() != int(f.SpecID()) {
+				continue
+			}
+			for _, pf := range spec.Fields() {
+				if v, ok := pv[pf.FieldID]; ok {
+					df.Partition[pf.Name] = v
+				}
+			}
+		}
+		lo, hi := f.LowerBoundValues(), f.UpperBoundValues()
+		var err error
+		if df.FromMin, err = boundTime(fromF.Type, lo[fromF.ID]); err != nil {
+			return nil, err
+		}
+		if df.FromMax, err = boundTime(fromF.Type, hi[fromF.ID]); err != nil {
+			return nil, err
+		}
+		if df.VersionMin, err = boundVersion(verF.Type, lo[verF.ID]); err != nil {
+			return nil, err
+		}
+		if df.VersionMax, err = boundVersion(verF.Type, hi[verF.ID]); err != nil {
+			return nil, err
+		}
+		out = append(out, df)
+	}
+	return out, nil
+}
+
+func boundTime(typ iceberg.Type, b []byte) (*time.Time, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	lit, err := iceberg.LiteralFromBytes(typ, b)
+	if err != nil {
+		return nil, fmt.Errorf("decode from bound: %w", err)
+	}
+	tl, ok := lit.(iceberg.TypedLiteral[iceberg.Timestamp])
+	if !ok {
+		return nil, fmt.Errorf("decode from bound: literal %T", lit)
+	}
+	v := tl.Value().ToTime().UTC()
+	return &v, nil
+}
+
+func boundVersion(typ iceberg.Type, b []byte) (*uint64, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	lit, err := iceberg.LiteralFromBytes(typ, b)
+	if err != nil {
+		return nil, fmt.Errorf("decode version bound: %w", err)
+	}
+	dl, ok := lit.(iceberg.TypedLiteral[iceberg.Decimal])
+	if !ok {
+		return nil, fmt.Errorf("decode version bound: literal %T", lit)
+	}
+	bi := dl.Value().Val.BigInt()
+	if bi.Sign() < 0 || !bi.IsUint64() {
+		return nil, fmt.Errorf("decode version bound: %s out of range", bi)
+	}
+	v := bi.Uint64()
+	return &v, nil
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meterstore"
+	"meterstore/catalog"
+	"meterstore/engine"
+	"meterstore/hot"
+	"meterstore/internal/pglocal"
+)
+
+// deployFlags pick the deployment a command works on: a configuration file, a
+// DSN plus warehouse, or (neither) the embedded default under $MSQL_HOME.
+type deployFlags struct {
+	config      string
+	dsn         string
+	warehouse   string
+	home        string
+	keepRunning bool
+}
+
+func (f *deployFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "meterstore.toml of a deployment (tables, [hot] url, [cold] catalog and warehouse)")
+	fs.StringVar(&f.dsn, "dsn", "", "PostgreSQL of a deployment (hot tier and SQL catalog); with --warehouse")
+	fs.StringVar(&f.warehouse, "warehouse", "", "Iceberg warehouse URI of a deployment, e.g. file:///srv/warehouse; with --dsn")
+	fs.StringVar(&f.home, "home", "", "data directory of the embedded default (default $MSQL_HOME, else ~/.local/share/msql)")
+	fs.BoolVar(&f.keepRunning, "keep-running", false, "leave the embedded PostgreSQL running when msql exits")
+}
+
+// demoTable is the embedded default's table: the demo's shape, a tenant identity column.
+func demoTable() meterstore.TableConfig {
+	return meterstore.TableSpec{
+		Name: "readings_versions",
+		Columns: []meterstore.Column{
+			{Name: "tenant", Kind: meterstore.Identity},
+		},
+	}.MustBuild()
+}
+
+// deployment is an opened deployment: both tiers and an engine over them.
+type deployment struct {
+	pool     *pgxpool.Pool
+	cat      *catalog.Catalog
+	tables   []deployedTable
+	engine   *engine.Engine
+	server   *pglocal.Server // the embedded cluster this process started, if any
+	embedded bool
+	home     string
+}
+
+type deployedTable struct {
+	cfg  meterstore.TableConfig
+	hot  *hot.Store
+	cold *catalog.Table
+}
+
+func (d *deployment) Close() error {
+	var errs []error
+	if d.engine != nil {
+		errs = append(errs, d.engine.Close())
+	}
+	if d.cat != nil {
+		errs = append(errs, d.cat.Close())
+	}
+	if d.pool != nil {
+		d.pool.Close()
+	}
+	if d.server != nil {
+		errs = append(errs, d.server.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+func (d *deployment) table(name string) (deployedTable, error) {
+	if name == "" {
+		return d.tables[0], nil
+	}
+	for _, t := range d.tables {
+		if t.cfg.Name() == name || t.cfg.ResolvedName() == name {
+			return t, nil
+		}
+	}
+	var names []string
+	for _, t := range d.tables {
+		names = append(names, t.cfg.Name())
+	}
+	return deployedTable{}, withHint(fmt.Errorf("%w: no table %q", errUsage, name), "--table "+strings.Join(names, " | "))
+}
+
+func defaultHome() string {
+	if h := os.Getenv("MSQL_HOME"); h != "" {
+		return h
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "msql")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "msql")
+	}
+	return filepath.Join(home, ".local", "share", "msql")
+}
+
+// open connects to the chosen deployment and creates its tables if missing.
+func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
+	var (
+		tables    []meterstore.TableConfig
+		dsn       = f.dsn
+		warehouse = f.warehouse
+		catKind   = "sql"
+		catURI    string
+		namespace string
+		d         = &deployment{}
+	)
+	switch {
+	case f.config != "":
+		s, err := meterstore.LoadSettings(f.config)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Tables) == 0 {
+			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
+		}
+		tables = s.Tables
+		if dsn == "" {
+			dsn = s.Hot.URL
+		}
+		if warehouse == "" {
+			warehouse = s.Cold.Warehouse
+		}
+		if s.Cold.Catalog != "" {
+			catKind = s.Cold.Catalog
+		}
+		catURI, namespace = s.Cold.URI, s.Cold.Namespace
+	case f.dsn != "" || f.warehouse != "":
+		if f.dsn == "" || f.warehouse == "" {
+			return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
+		}
+		tables = []meterstore.TableConfig{demoTable()}
+	default:
+		home := f.home
+		if home == "" {
+			home = defaultHome()
+		}
+		srv, pgDSN, err := startEmbedded(ctx, home, f.keepRunning, io)
+		if err != nil {
+			return nil, err
+		}
+		d.server, d.embedded, d.home = srv, true, home
+		dsn = pgDSN
+		wh := filepath.Join(home, "warehouse")
+		if err := os.MkdirAll(wh, 0o755); err != nil {
+			d.Close()
+			return nil, err
+		}
+		warehouse = "file://" + wh
+		tables = []meterstore.TableConfig{demoTable()}
+	}
+	if dsn == "" {
+		d.Close()
+		return nil, withHint(errors.New("no PostgreSQL for the hot tier"), "set [hot] url in the configuration, or pass --dsn")
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	d.pool = pool
+	if err := pool.Ping(ctx); err != nil {
+		d.Close()
+		return nil, withHint(fmt.Errorf("connect to PostgreSQL %s: %w", redact(dsn), err), "check --dsn / [hot] url, and that the server runs")
+	}
+	opt := catalog.Options{Kind: catKind, DSN: dsn, Warehouse: warehouse, Namespace: namespace, Pool: pool}
+	if catKind == "rest" {
+		opt.URI = catURI
+	} else if catURI != "" {
+		opt.DSN = catURI
+	}
+	d.cat, err = catalog.Open(ctx, opt)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("open Iceberg catalog: %w", err)
+	}
+	var engTables []engine.Table
+	for _, cfg := range tables {
+		h := hot.New(pool, cfg)
+		if err := h.CreateTables(ctx, time.Now()); err != nil {
+			d.Close()
+			return nil, err
+		}
+		c, err := d.cat.CreateTable(ctx, cfg)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.tables = append(d.tables, deployedTable{cfg: cfg, hot: h, cold: c})
+		engTables = append(engTables, engine.Table{Config: cfg, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)})
+	}
+	d.engine, err = engine.Open(ctx, engine.Config{Tables: engTables})
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(dsn)"
+	}
+	return u.Redacted()
+}
+
+// startEmbedded starts (initialising on first use) the private cluster under
+// home/pg. A cluster left running by --keep-running is reused and left running.
+func startEmbedded(ctx context.Context, home string, keep bool, io stdio) (*pglocal.Server, string, error) {
+	bin, err := pglocal.FindBinaries()
+	if err != nil {
+		return nil, "", withHint(err, "apt-get install postgresql")
+	}
+	data := filepath.Join(home, "pg")
+	if port, ok := runningPort(data); ok {
+		return nil, fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", pglocal.Superuser, port), nil
+	}
+	if !pglocal.Initialised(data) {
+		fmt.Fprintf(io.err, "msql: initialising the embedded PostgreSQL in %s\n", data)
+		if err := pglocal.Init(ctx, bin, data); err != nil {
+			return nil, "", err
+		}
+	}
+	srv, err := pglocal.Start(ctx, bin, data, pglocal.Options{Detach: keep})
+	if err != nil {
+		return nil, "", err
+	}
+	if keep {
+		return nil, srv.DSN("postgres"), nil
+	}
+	return srv, srv.DSN("postgres"), nil
+}
+
+var syscallZero = syscall.Signal(0)
+
+// runningPort reads the port of a cluster already running in data.
+func runningPort(data string) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 4 {
+		return 0, false
+	}
+	pid, err1 := strconv.Atoi(strings.TrimSpace(lines[0]))
+	port, err2 := strconv.Atoi(strings.TrimSpace(lines[3]))
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	if p, err := os.FindProcess(pid); err != nil || p.Signal(syscallZero) != nil {
+		return 0, false
+	}
+	return port, true
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"meterstore"
+	"meterstore/catalog"
+	"meterstore/hot"
+)
+
+// HotTierOf adapts a hot.Store to the engine.
+func HotTierOf(s *hot.Store) HotTier { return hotTier{s} }
+
+type hotTier struct{ s *hot.Store }
+
+func (h hotTier) request(req HotScan) hot.ScanRequest {
+	table := req.Table
+	if table == h.s.Config().Name() {
+		table = ""
+	}
+	return hot.ScanRequest{From: req.From, To: req.To, Eq: req.Eq, MaxVersion: req.MaxVersion,
+		RecordedAtMax: req.RecordedAtMax, Columns: req.Columns, Table: table}
+}
+
+func (h hotTier) Page(ctx context.Context, req HotScan, after *meterstore.Row) ([]meterstore.Row, error) {
+	return h.s.Page(ctx, h.request(req), after)
+}
+
+func (h hotTier) ScanSQL(req HotScan) string { return h.s.ScanSQL(h.request(req)) }
+
+func (h hotTier) Detached(ctx context.Context) ([]DetachedPartition, error) {
+	ps, err := h.s.DetachedPartitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DetachedPartition, len(ps))
+	for i, p := range ps {
+		out[i] = DetachedPartition{Name: p.Name, From: p.From, To: p.To}
+	}
+	return out, nil
+}
+
+// ColdTierOf adapts a catalog.Table to the engine.
+func ColdTierOf(t *catalog.Table) ColdTier { return coldTier{t} }
+
+type coldTier struct{ t *catalog.Table }
+
+func (c coldTier) Watermark(ctx context.Context, snapshot int64) (int64, time.Time, error) {
+	if snapshot == 0 {
+		if err := c.t.Refresh(ctx); err != nil {
+			return 0, time.Time{}, err
+		}
+		snap := c.t.CurrentSnapshotID()
+		if snap == 0 {
+			return 0, time.Time{}, nil
+		}
+		w, err := c.t.WatermarkAt(ctx, snap)
+		return snap, w, err
+	}
+	w, err := c.t.WatermarkAt(ctx, snapshot)
+	if errors.Is(err, catalog.ErrNoSnapshot) {
+		return 0, time.Time{}, errors.Join(ErrNoSnapshot, err)
+	}
+	return snapshot, w, err
+}
+
+func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (ColdPlan, error) {
+	if snapshot == 0 {
+		return ColdPlan{}, nil
+	}
+	snap := snapshot
+	files, planned, err := c.t.PlanFiles(ctx, catalog.PlanRequest{SnapshotID: &snap, From: from, To: to, Eq: eq})
+	if err != nil {
+		return ColdPlan{}, err
+	}
+	out := ColdPlan{SnapshotID: planned}
+	for _, f := range files {
+		out.Files = append(out.Files, ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
+			VersionMin: f.VersionMin, VersionMax: f.VersionMax})
+	}
+	return out, nil
+}

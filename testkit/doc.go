@@ -1,0 +1,29 @@
+// Package testkit is MeterStore's proof kit, published so a deployment can
+// check the store against its own table configuration and volumes: a seeded
+// workload generator and an independent oracle.
+//
+// # Workload
+//
+// A Workload describes synthetic but realistic German metering traffic: valid
+// MaLo-IDs (check digit computed by asking metering.ParseMaloID), real BDEW
+// operator codes, all four Sparten with their units, 15- and 1-minute grids,
+// a range spanning a DST change, household load and PV feed-in shapes, gas
+// and heat with a daily shape, 1 % SUBSTITUTED values, rare late corrections
+// at the next version, gaps, identical redeliveries, tenants and point-table
+// Zählerstände. The seed alone replays a workload: every random draw comes
+// from math/rand/v2 PCG streams derived from Workload.Seed, never from the
+// clock.
+//
+//	b, err := testkit.NewWorkload(0x5EED).Generate()
+//	for _, d := range b.Deliveries { /* ingest d.Series in this order */ }
+//
+// # Oracle
+//
+// Oracle is a deliberately different implementation of resolution: a Go map
+// fold over the rows Encode produces, keeping every version of every reading
+// and picking the latest version per (merge key, version_scope) at query
+// time, under optional version and recorded_at ceilings. It never runs SQL, so
+// it cannot share a mistake with resolution.sql. It answers row counts, sums
+// (resolved and naive), sums per MaLo/channel/balancing day, the winning rows,
+// completeness and the readings known at an instant.
+package testkit
