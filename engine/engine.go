@@ -131,6 +131,13 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		if err := e.registerTableFunctions(conn); err != nil {
 			return err
 		}
+		// DuckDB 1.5.6's top_n_window_elimination raises "INTERNAL Error: Failed
+		// to cast expression to type" on the resolution plan (ROW_NUMBER … = 1 over
+		// a UNION of read_parquet and a table function, with a range filter).
+		// Resolution does not need it: the rank filter keeps one row per key.
+		if _, err := conn.ExecContext(ctx, "SET GLOBAL disabled_optimizers = 'top_n_window_elimination'"); err != nil {
+			return err
+		}
 		if cfg.Threads > 0 {
 			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", cfg.Threads)); err != nil {
 				return err

@@ -31,8 +31,19 @@ type Oracle struct {
 	readings map[string]*reading
 }
 
+// reading holds every version of one merge key, in recording order (a
+// handful at most, so a slice beats a map).
 type reading struct {
-	versions map[uint64]meterstore.Row
+	versions []meterstore.Row
+}
+
+func (e *reading) version(v uint64) (meterstore.Row, bool) {
+	for _, r := range e.versions {
+		if r.Version == v {
+			return r, true
+		}
+	}
+	return meterstore.Row{}, false
 }
 
 // NewOracle returns an empty oracle for the table cfg describes: its merge
@@ -111,7 +122,7 @@ func (o *Oracle) Record(rows ...meterstore.Row) (Recorded, error) {
 		prev, ok := batch[k][r.Version]
 		if !ok {
 			if e := o.readings[k]; e != nil {
-				prev, ok = e.versions[r.Version]
+				prev, ok = e.version(r.Version)
 			}
 		}
 		if ok {
@@ -131,10 +142,10 @@ func (o *Oracle) Record(rows ...meterstore.Row) (Recorded, error) {
 	for _, p := range add {
 		e := o.readings[p.key]
 		if e == nil {
-			e = &reading{versions: map[uint64]meterstore.Row{}}
+			e = &reading{}
 			o.readings[p.key] = e
 		}
-		e.versions[p.row.Version] = p.row
+		e.versions = append(e.versions, p.row)
 		res.New++
 	}
 	return res, nil
@@ -208,28 +219,40 @@ func inRange(t, from, to time.Time) bool {
 	return (from.IsZero() || !t.Before(from)) && (to.IsZero() || t.Before(to))
 }
 
-// fold visits the winners (win) or every admitted version (all) of readings
-// whose from lies in [from, to).
+// fold visits the winners (all = false) or every admitted version (all =
+// true) of the readings whose from lies in [from, to). Winners are picked
+// per version_scope: the highest admitted version in each scope.
 func (v View) fold(from, to time.Time, all bool, visit func(meterstore.Row)) {
+	var best []int
 	for _, e := range v.o.readings {
-		var best map[string]meterstore.Row
-		for _, r := range e.versions {
-			if !inRange(r.From, from, to) || !v.admits(r) {
+		if !inRange(e.versions[0].From, from, to) {
+			continue // every version of a reading shares its from
+		}
+		best = best[:0]
+		for i, r := range e.versions {
+			if !v.admits(r) {
 				continue
 			}
 			if all {
 				visit(r)
 				continue
 			}
-			if best == nil {
-				best = map[string]meterstore.Row{}
+			found := false
+			for j, b := range best {
+				if e.versions[b].VersionScope == r.VersionScope {
+					found = true
+					if r.Version > e.versions[b].Version {
+						best[j] = i
+					}
+					break
+				}
 			}
-			if cur, ok := best[r.VersionScope]; !ok || r.Version > cur.Version {
-				best[r.VersionScope] = r
+			if !found {
+				best = append(best, i)
 			}
 		}
-		for _, r := range best {
-			visit(r)
+		for _, i := range best {
+			visit(e.versions[i])
 		}
 	}
 }

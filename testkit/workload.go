@@ -42,8 +42,8 @@ var StromOnly = Mix{Strom: 1}
 // NewWorkload and Fixture return workloads with the design page's rates.
 type Workload struct {
 	// Seed alone replays a workload: every draw comes from PCG streams derived
-	// from it (and from the identities of MaLo, channel and day, so growing
-	// Days or MaLos does not change the values already generated).
+	// from it and from the MaLo and the day, so growing Days does not change
+	// the days already generated.
 	Seed uint64
 	// MaLos is the number of Marktlokationen; 0 = DefaultMaLos.
 	MaLos int

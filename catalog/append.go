@@ -1,0 +1,301 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+
+	"meterstore"
+	"meterstore/internal/pglock"
+)
+
+// AppendEffect is what a cold append did with one row (same meaning as the hot tier).
+type AppendEffect uint8
+
+const (
+	// Inserted: the first assertion for its reading.
+	Inserted AppendEffect = iota + 1
+	// Superseded: written, and it displaces the previous winner (ColdDisplacement.Displaced).
+	Superseded
+	// Shadowed: written, but a higher version already wins.
+	Shadowed
+	// Duplicate: the same assertion is stored; nothing written.
+	Duplicate
+)
+
+func (e AppendEffect) String() string {
+	switch e {
+	case Inserted:
+		return "inserted"
+	case Superseded:
+		return "superseded"
+	case Shadowed:
+		return "shadowed"
+	case Duplicate:
+		return "duplicate"
+	}
+	return "unknown"
+}
+
+// ColdDisplacement reports the effect of one input row, in input order.
+type ColdDisplacement struct {
+	Row       meterstore.Row
+	Effect    AppendEffect
+	Displaced *meterstore.Row // the previous winner, for Superseded
+}
+
+// Cold-append tuning.
+const (
+	ColdAppendLeaseWait = 14 * time.Second
+	coldAppendAttempts  = 5
+	// overlapLookback widens the read for the operator check so a stored interval
+	// that starts before the written ones but overlaps them is seen.
+	overlapLookback = 32 * 24 * time.Hour
+)
+
+// LeaseName is the advisory-lock name serialising cold writers of a table.
+func LeaseName(table string) string { return "cold-append:" + table }
+
+func operatorOf(scope string) string {
+	op, _, _ := strings.Cut(scope, ":")
+	return op
+}
+
+// readingKey is the merge key of a row.
+func (t *Table) readingKey(r *meterstore.Row) string {
+	var b strings.Builder
+	b.WriteString(r.MaloID)
+	b.WriteByte(0)
+	b.WriteString(r.ObisCode)
+	b.WriteByte(0)
+	b.WriteString(r.From.UTC().Format(time.RFC3339Nano))
+	if t.cfg.IdentifyByMelo() {
+		b.WriteByte(0)
+		if r.MeloID != nil {
+			b.WriteString(*r.MeloID)
+		}
+	}
+	b.WriteString(t.channelIdentity(r))
+	return b.String()
+}
+
+// channelKey identifies a channel (merge key without "from").
+func (t *Table) channelKey(r *meterstore.Row) string {
+	var b strings.Builder
+	b.WriteString(r.MaloID)
+	b.WriteByte(0)
+	b.WriteString(r.ObisCode)
+	if t.cfg.IdentifyByMelo() {
+		b.WriteByte(0)
+		if r.MeloID != nil {
+			b.WriteString(*r.MeloID)
+		}
+	}
+	b.WriteString(t.channelIdentity(r))
+	return b.String()
+}
+
+func (t *Table) channelIdentity(r *meterstore.Row) string {
+	var b strings.Builder
+	for i, c := range t.cfg.ExtraColumns() {
+		if c.Kind != meterstore.Identity || i >= len(r.Extra) {
+			continue
+		}
+		b.WriteByte(0)
+		if r.Extra[i] != nil {
+			b.WriteString(*r.Extra[i])
+		}
+	}
+	return b.String()
+}
+
+func rowEnd(r *meterstore.Row) time.Time {
+	if r.To != nil {
+		return *r.To
+	}
+	return r.From.Add(time.Microsecond) // a point reading occupies its instant
+}
+
+// AppendCold appends late corrections (rows below the watermark) in one commit
+// that keeps the watermark unchanged, under the table's cold-append lease.
+// Exact duplicates are skipped; a different assertion under a stored version
+// (ErrRestatement) and a second network operator for a reading
+// (ErrSecondOperator) refuse the whole call, writing nothing. A commit lost to
+// another writer is reloaded, re-checked and re-applied a bounded number of times.
+func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	if t.c.opt.Pool == nil {
+		return nil, errors.New("catalog: cold appends need Options.Pool for the cold-append lease")
+	}
+	lease, err := pglock.Acquire(ctx, t.c.opt.Pool, LeaseName(t.cfg.Name()), ColdAppendLeaseWait)
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: cold append: %w", t.cfg.Name(), err)
+	}
+	defer lease.Release()
+
+	var lastErr error
+	for attempt := 0; attempt < coldAppendAttempts; attempt++ {
+		if err := t.Refresh(ctx); err != nil {
+			return nil, err
+		}
+		out, err := t.appendColdOnce(ctx, rows)
+		if err == nil {
+			return out, nil
+		}
+		if !errors.Is(err, ErrCommitConflict) {
+			return nil, err
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
+	}
+	return nil, fmt.Errorf("cold table %s: cold append gave up after %d attempts: %w", t.cfg.Name(), coldAppendAttempts, lastErr)
+}
+
+func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
+	tbl := t.Iceberg()
+	wm, err := watermarkFrom(tbl, tbl.CurrentSnapshot())
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := rows[0].From, rows[0].From
+	malos := map[string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		if !r.From.Before(wm) {
+			return nil, fmt.Errorf("cold table %s: malo %s %s at %s is not below the watermark %s (it belongs to the hot tier): %w",
+				t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), formatWatermark(wm), ErrAboveWatermark)
+		}
+		malos[r.MaloID] = true
+		if r.From.Before(lo) {
+			lo = r.From
+		}
+		if e := rowEnd(r); e.After(hi) {
+			hi = e
+		}
+	}
+	// What is stored for these readings: the rows' MaLos over their range.
+	var preds []iceberg.BooleanExpression
+	preds = append(preds, iceberg.IsIn(iceberg.Reference("malo_id"), slices.Sorted(mapsKeys(malos))...))
+	preds = append(preds, iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(lo.Add(-overlapLookback).UnixMicro())))
+	preds = append(preds, iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(hi.UnixMicro())))
+	stored, err := t.readFiltered(ctx, tbl, nil, iceberg.NewAnd(preds[0], preds[1], preds[2]))
+	if err != nil {
+		return nil, err
+	}
+	byReading := map[string][]meterstore.Row{}
+	byChannel := map[string][]meterstore.Row{}
+	for i := range stored {
+		s := &stored[i]
+		byReading[t.readingKey(s)] = append(byReading[t.readingKey(s)], *s)
+		byChannel[t.channelKey(s)] = append(byChannel[t.channelKey(s)], *s)
+	}
+
+	out := make([]ColdDisplacement, len(rows))
+	var write []meterstore.Row
+	for i := range rows {
+		r := rows[i]
+		out[i].Row = r
+		op := operatorOf(r.VersionScope)
+		for _, s := range byChannel[t.channelKey(&r)] {
+			if s.From.Before(rowEnd(&r)) && r.From.Before(rowEnd(&s)) && operatorOf(s.VersionScope) != op {
+				return nil, fmt.Errorf("cold table %s: malo %s %s at %s: operator %s, but %s already delivered an overlapping reading (version scope %s): %w",
+					t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), op, operatorOf(s.VersionScope), s.VersionScope, ErrSecondOperator)
+			}
+		}
+		key := t.readingKey(&r)
+		existing := byReading[key]
+		var winner *meterstore.Row
+		dup := false
+		for j := range existing {
+			s := &existing[j]
+			if s.Version == r.Version {
+				if !meterstore.SameAssertion(*s, r) {
+					return nil, fmt.Errorf("cold table %s: malo %s %s at %s version %d: stored value %s %s %s, restated as %s %s %s: %w",
+						t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, s.Value, s.Unit, s.Quality, r.Value, r.Unit, r.Quality, ErrRestatement)
+				}
+				dup = true
+			}
+			if winner == nil || s.Version > winner.Version {
+				winner = s
+			}
+		}
+		switch {
+		case dup:
+			out[i].Effect = Duplicate
+			continue
+		case winner == nil:
+			out[i].Effect = Inserted
+		case winner.Version < r.Version:
+			out[i].Effect = Superseded
+			w := *winner
+			out[i].Displaced = &w
+		default:
+			out[i].Effect = Shadowed
+		}
+		write = append(write, r)
+		// Later rows of this call see this one (a batch carrying a reading twice).
+		byReading[key] = append(byReading[key], r)
+		byChannel[t.channelKey(&r)] = append(byChannel[t.channelKey(&r)], r)
+	}
+	if len(write) == 0 {
+		return out, nil
+	}
+	sortRowsKeyset(write)
+	rec, err := RowsToRecord(t.cfg, write, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	files, err := t.writeFiles(ctx, tbl, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) })
+	if err != nil {
+		return nil, err
+	}
+	props := iceberg.Properties{WatermarkProperty: formatWatermark(wm)}
+	if _, err := t.commitFiles(ctx, tbl, "cold append", files, props); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func mapsKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func sortRowsKeyset(rows []meterstore.Row) {
+	slices.SortStableFunc(rows, func(a, b meterstore.Row) int {
+		if c := strings.Compare(a.MaloID, b.MaloID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.ObisCode, b.ObisCode); c != 0 {
+			return c
+		}
+		if c := a.From.Compare(b.From); c != 0 {
+			return c
+		}
+		switch {
+		case a.Version < b.Version:
+			return -1
+		case a.Version > b.Version:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,176 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"meterstore"
+)
+
+var errCrash = errors.New("simulated crash before commit")
+
+func archivedTable(t *testing.T, e *env) (*Table, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	w := day0.Add(24 * time.Hour)
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: genRows(day0, 96, opA, 1)}, w)
+	require.NoError(t, err)
+	return tb, w
+}
+
+func TestWatermarkAtomicWithData(t *testing.T) {
+	ctx := context.Background()
+	var crash bool
+	e := newEnv(t, func(o *Options) {
+		o.BeforeCommit = func(ctx context.Context, table, op string) error {
+			if crash {
+				return errCrash
+			}
+			return nil
+		}
+	})
+	tb, w := archivedTable(t, e)
+	before := readAll(t, tb)
+	snap := tb.CurrentSnapshotID()
+
+	crash = true
+	_, err := tb.CommitWindow(ctx, &SliceSource{Rows: genRows(w, 96, opA, 1)}, w.Add(24*time.Hour))
+	require.ErrorIs(t, err, errCrash)
+	crash = false
+
+	tb2, err := e.cat.Table(ctx, e.cfg)
+	require.NoError(t, err)
+	require.Equal(t, snap, tb2.CurrentSnapshotID())
+	got, err := tb2.Watermark(ctx)
+	require.NoError(t, err)
+	require.True(t, got.Equal(w), "watermark unchanged after a failed commit")
+	require.Equal(t, rowSet(before), rowSet(readAll(t, tb2)), "no rows from the failed commit")
+
+	// The failed attempt's files are orphans; cleanup finds them.
+	orphans, err := tb2.DeleteOrphanFiles(ctx, 0, true)
+	require.NoError(t, err)
+	require.NotEmpty(t, orphans)
+}
+
+func TestWatermarkParentChainWalk(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, w := archivedTable(t, e)
+
+	// An out-of-band append (plain iceberg-go) without the property.
+	rows := []meterstore.Row{mkRow(malos[0], opA, day0.Add(-time.Hour), "1.5", 1, opA)}
+	rec, err := RowsToRecord(e.cfg, rows, memory.DefaultAllocator)
+	require.NoError(t, err)
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	require.NoError(t, err)
+	_, err = tb.Iceberg().Append(ctx, rdr, nil)
+	require.NoError(t, err)
+	require.NoError(t, tb.Refresh(ctx))
+
+	snaps, err := tb.Snapshots(ctx)
+	require.NoError(t, err)
+	require.Len(t, snaps, 2)
+	require.NotNil(t, snaps[0].Watermark)
+	require.Nil(t, snaps[1].Watermark)
+	require.Equal(t, snaps[1].ID, tb.CurrentSnapshotID())
+
+	got, err := tb.Watermark(ctx)
+	require.NoError(t, err)
+	require.True(t, got.Equal(w), "walked past the snapshot without the property")
+	got, err = tb.WatermarkAt(ctx, snaps[1].ID)
+	require.NoError(t, err)
+	require.True(t, got.Equal(w))
+
+	// Snapshot resolution.
+	s, err := tb.SnapshotByID(ctx, snaps[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, "append", s.Operation)
+	_, err = tb.SnapshotByID(ctx, 42)
+	require.ErrorIs(t, err, ErrNoSnapshot)
+	s, err = tb.SnapshotAt(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, snaps[1].ID, s.ID)
+	_, err = tb.SnapshotAt(ctx, snaps[0].CommittedAt.Add(-time.Second))
+	require.ErrorIs(t, err, ErrNoSnapshot)
+}
+
+func TestAppendColdGuards(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, w := archivedTable(t, e)
+	snapsBefore, _ := tb.Snapshots(ctx)
+
+	at := day0.Add(10 * time.Hour)
+	corr := mkRow(malos[1], opA, at, "7.250000", 2, opA)
+
+	// Two concurrent appends of the same correction: one Inserted... rather
+	// Superseded (version 1 is stored), one Duplicate.
+	tbB, err := e.cat.Table(ctx, e.cfg)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	effects := make([]AppendEffect, 2)
+	errs := make([]error, 2)
+	for i, h := range []*Table{tb, tbB} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := h.AppendCold(ctx, []meterstore.Row{corr})
+			errs[i] = err
+			if err == nil {
+				effects[i] = out[0].Effect
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.ElementsMatch(t, []AppendEffect{Superseded, Duplicate}, effects)
+
+	require.NoError(t, tb.Refresh(ctx))
+	got, err := tb.Watermark(ctx)
+	require.NoError(t, err)
+	require.True(t, got.Equal(w), "cold append keeps the watermark")
+	snaps, _ := tb.Snapshots(ctx)
+	require.Len(t, snaps, len(snapsBefore)+1, "one commit for the correction, none for the duplicate")
+	require.True(t, snaps[len(snaps)-1].Watermark.Equal(w))
+	stored, err := tb.ReadRows(ctx, PlanRequest{From: at, To: at.Add(time.Minute), Eq: map[string]string{"malo_id": malos[1]}})
+	require.NoError(t, err)
+	require.Len(t, stored, 2)
+
+	// A brand-new reading below the watermark: Inserted. An older version: Shadowed.
+	newR := mkRow(malos[2], opA, day0.Add(-24*time.Hour), "3", 1, opA)
+	old := mkRow(malos[1], opA, at, "6.5", 0, opA)
+	out, err := tb.AppendCold(ctx, []meterstore.Row{newR, old})
+	require.NoError(t, err)
+	require.Equal(t, Inserted, out[0].Effect)
+	require.Equal(t, Shadowed, out[1].Effect)
+
+	// Restatement refused, nothing written.
+	n0 := len(readAll(t, tb))
+	bad := corr
+	bad.Value = corr.Value.Add(corr.Value)
+	_, err = tb.AppendCold(ctx, []meterstore.Row{mkRow(malos[3], opA, day0.Add(-48*time.Hour), "1", 1, opA), bad})
+	require.ErrorIs(t, err, ErrRestatement)
+	require.ErrorIs(t, err, ErrConflict)
+	require.Len(t, readAll(t, tb), n0)
+
+	// A second network operator refused.
+	other := mkRow(malos[1], opA, at, "7.25", 3, opB)
+	_, err = tb.AppendCold(ctx, []meterstore.Row{other})
+	require.ErrorIs(t, err, ErrSecondOperator)
+
+	// At or above the watermark: the hot tier's business.
+	_, err = tb.AppendCold(ctx, []meterstore.Row{mkRow(malos[1], opA, w, "1", 5, opA)})
+	require.ErrorIs(t, err, ErrAboveWatermark)
+	require.Len(t, readAll(t, tb), n0)
+}
