@@ -1,0 +1,160 @@
+// Package store is the MeterStore handle a reporting job or an ingest service
+// holds: every configured table's two tiers, its archiver, and one engine over
+// them. Writes route each interval to the tier that owns it (invariant 7);
+// reads go through the engine.
+//
+//	st, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{cfg}})
+//	out, err := st.Append(ctx, series...)          // late corrections go to Iceberg
+//	res, err := st.Query(ctx, "SELECT sum(value) FROM readings WHERE malo_id = $1", malo)
+//	fmt.Println(res.Provenance)                    // the watermark it was computed against
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meterstore"
+	"meterstore/archive"
+	"meterstore/catalog"
+	"meterstore/engine"
+	"meterstore/hot"
+)
+
+// Config assembles a store from resources the caller owns: MeterStore never owns
+// a connection it did not open.
+type Config struct {
+	Pool    *pgxpool.Pool // the hot tier's PostgreSQL
+	Catalog *catalog.Catalog
+	Tables  []meterstore.TableConfig
+	// DuckDBPath is the engine's DuckDB file; empty is in-memory.
+	DuckDBPath string
+	// Now is the clock (partitions are pre-created around it); nil is time.Now.
+	Now func() time.Time
+	// ArchiveProgress receives archival progress; ArchiveHook stops archival at a
+	// step, for crash tests.
+	ArchiveProgress func(archive.Progress)
+	ArchiveHook     func(archive.Step) error
+	// BetweenBoundaryReads, for tests, runs inside Append after the first
+	// routing pass and before the boundary is read again.
+	BetweenBoundaryReads func()
+}
+
+// Store is an opened deployment.
+type Store struct {
+	cfg    Config
+	tables []*Table
+	eng    *engine.Engine
+}
+
+// Table is one configured table: its tiers and archiver.
+type Table struct {
+	st       *Store
+	cfg      meterstore.TableConfig
+	hot      *hot.Store
+	cold     *catalog.Table
+	archiver *archive.Archiver
+}
+
+// Open creates every table in both tiers if missing (CREATE … IF NOT EXISTS; the
+// cold table's format and layout are verified) and opens the engine.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Pool == nil || cfg.Catalog == nil || len(cfg.Tables) == 0 {
+		return nil, errors.New("store: Pool, Catalog and at least one table are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Store{cfg: cfg}
+	var et []engine.Table
+	for _, tc := range cfg.Tables {
+		h := hot.New(cfg.Pool, tc)
+		if err := h.CreateTables(ctx, cfg.Now()); err != nil {
+			return nil, err
+		}
+		c, err := cfg.Catalog.CreateTable(ctx, tc)
+		if err != nil {
+			return nil, err
+		}
+		t := &Table{st: s, cfg: tc, hot: h, cold: c,
+			archiver: archive.New(h, c, archive.Options{Progress: cfg.ArchiveProgress, Hook: cfg.ArchiveHook})}
+		s.tables = append(s.tables, t)
+		et = append(et, engine.Table{Config: tc, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)})
+	}
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et})
+	if err != nil {
+		return nil, err
+	}
+	s.eng = eng
+	return s, nil
+}
+
+// Close releases the engine. The pool and catalog belong to the caller.
+func (s *Store) Close() error { return s.eng.Close() }
+
+// Engine is the SQL session over every table.
+func (s *Store) Engine() *engine.Engine { return s.eng }
+
+// Tables lists the configured tables in declaration order.
+func (s *Store) Tables() []*Table { return append([]*Table(nil), s.tables...) }
+
+// Table finds a table by physical or resolved name.
+func (s *Store) Table(name string) (*Table, bool) {
+	for _, t := range s.tables {
+		if t.cfg.Name() == name || t.cfg.ResolvedName() == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// only is the single table of a one-table store; an error names the choice otherwise.
+func (s *Store) only() (*Table, error) {
+	if len(s.tables) == 1 {
+		return s.tables[0], nil
+	}
+	return nil, fmt.Errorf("store has %d tables; choose one with Table(name)", len(s.tables))
+}
+
+// Query runs a SELECT through the engine.
+func (s *Store) Query(ctx context.Context, q string, args ...any) (*engine.Result, error) {
+	return s.eng.Query(ctx, q, args...)
+}
+
+// Append routes deliveries to the single table (see Table.Append).
+func (s *Store) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
+	t, err := s.only()
+	if err != nil {
+		return AppendOutcome{}, err
+	}
+	return t.Append(ctx, series...)
+}
+
+// Config is the table's declaration.
+func (t *Table) Config() meterstore.TableConfig { return t.cfg }
+
+// Hot and Cold expose the tiers for operations the store does not wrap.
+func (t *Table) Hot() *hot.Store             { return t.hot }
+func (t *Table) Cold() *catalog.Table        { return t.cold }
+func (t *Table) Archiver() *archive.Archiver { return t.archiver }
+
+// Archive moves settled windows to Iceberg under the table's lease.
+func (t *Table) Archive(ctx context.Context, now time.Time, maxWindows int) (archive.Outcome, error) {
+	return t.archiver.Archive(ctx, now, maxWindows)
+}
+
+// VerifyInvariant checks that no row below the watermark is still in PostgreSQL.
+func (t *Table) VerifyInvariant(ctx context.Context) (archive.Report, error) {
+	return t.archiver.VerifyInvariant(ctx)
+}
+
+// Watermark is the committed tiering watermark (zero when nothing is archived).
+func (t *Table) Watermark(ctx context.Context) (time.Time, error) {
+	if err := t.cold.Refresh(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return t.cold.Watermark(ctx)
+}
