@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
 	"meterstore"
@@ -254,11 +252,7 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]Co
 		return out, nil
 	}
 	sortRowsKeyset(write)
-	rec, err := RowsToRecord(t.cfg, write, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
-	files, err := t.writeFiles(ctx, tbl, func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) })
+	files, err := t.writeFiles(ctx, tbl, rowPages(write, 50_000))
 	if err != nil {
 		return nil, err
 	}

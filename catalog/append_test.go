@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
@@ -173,4 +175,97 @@ func TestAppendColdGuards(t *testing.T) {
 	_, err = tb.AppendCold(ctx, []meterstore.Row{mkRow(malos[1], opA, w, "1", 5, opA)})
 	require.ErrorIs(t, err, ErrAboveWatermark)
 	require.Len(t, readAll(t, tb), n0)
+}
+
+// A foreign writer commits between AppendCold's read and its commit: the
+// compare-and-swap fails, AppendCold reloads, re-checks the guards against the
+// new state and re-applies; every row ends up stored exactly once.
+func TestAppendColdRetriesForeignCommit(t *testing.T) {
+	ctx := context.Background()
+	var foreign []meterstore.Row
+	var e *env
+	calls := 0
+	e = newEnv(t, func(o *Options) {
+		o.BeforeCommit = func(ctx context.Context, table, op string) error {
+			if op != "cold append" {
+				return nil
+			}
+			calls++
+			if len(foreign) == 0 {
+				return nil
+			}
+			// Another process: its own catalog state, a plain iceberg-go append.
+			other, err := e.cat.Table(ctx, e.cfg)
+			if err != nil {
+				return err
+			}
+			rec, err := RowsToRecord(e.cfg, foreign, memory.DefaultAllocator)
+			if err != nil {
+				return err
+			}
+			rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+			if err != nil {
+				return err
+			}
+			foreign = nil
+			_, err = other.Iceberg().Append(ctx, rdr, nil)
+			return err
+		}
+	})
+	tb, w := archivedTable(t, e)
+	snaps0, _ := tb.Snapshots(ctx)
+
+	// 1. An unrelated foreign row lands in between: the correction is re-applied once.
+	unrelated := mkRow(malos[3], opA, day0.Add(-72*time.Hour), "4.5", 1, opA)
+	corr := mkRow(malos[0], opA, day0.Add(2*time.Hour), "8.125", 2, opA)
+	foreign = []meterstore.Row{unrelated}
+	calls = 0
+	out, err := tb.AppendCold(ctx, []meterstore.Row{corr})
+	require.NoError(t, err)
+	require.Equal(t, 2, calls, "one lost commit, one retry")
+	require.Equal(t, Superseded, out[0].Effect)
+	got := rowSet(readAll(t, tb))
+	require.Equal(t, 1, got[rowKey(corr)])
+	require.Equal(t, 1, got[rowKey(unrelated)])
+	require.Len(t, readAll(t, tb), 4*96+2)
+	snaps, _ := tb.Snapshots(ctx)
+	require.Len(t, snaps, len(snaps0)+2, "the foreign snapshot and ours")
+	require.Nil(t, snaps[len(snaps)-2].Watermark)
+	require.True(t, snaps[len(snaps)-1].Watermark.Equal(w), "ours keeps the watermark")
+
+	// 2. The foreign writer stored the very same correction: the re-check finds
+	// it and the retry writes nothing (Duplicate), so it is not stored twice.
+	same := mkRow(malos[2], opA, day0.Add(3*time.Hour), "2.75", 2, opA)
+	foreign = []meterstore.Row{same}
+	calls = 0
+	out, err = tb.AppendCold(ctx, []meterstore.Row{same})
+	require.NoError(t, err)
+	require.Equal(t, 1, calls, "the retry had nothing left to commit")
+	require.Equal(t, Duplicate, out[0].Effect)
+	got = rowSet(readAll(t, tb))
+	require.Equal(t, 1, got[rowKey(same)])
+	require.Len(t, readAll(t, tb), 4*96+3)
+
+	// 3. A conflicting restatement committed in between: the retry refuses.
+	restated := mkRow(malos[2], opA, day0.Add(4*time.Hour), "9.5", 2, opA)
+	mine := restated
+	mine.Value = decimal.RequireFromString("9.75")
+	foreign = []meterstore.Row{restated}
+	_, err = tb.AppendCold(ctx, []meterstore.Row{mine})
+	require.ErrorIs(t, err, ErrRestatement)
+	got = rowSet(readAll(t, tb))
+	require.Equal(t, 1, got[rowKey(restated)])
+	require.Zero(t, got[rowKey(mine)])
+
+	// The lost attempts' data files (one per attempt) are orphans, with their
+	// manifests; no committed file is.
+	orphans, err := tb.DeleteOrphanFiles(ctx, 0, true)
+	require.NoError(t, err)
+	var data []string
+	for _, o := range orphans {
+		if strings.HasSuffix(o, ".parquet") {
+			data = append(data, o)
+		}
+	}
+	require.Len(t, data, 3)
 }

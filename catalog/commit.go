@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -56,19 +53,6 @@ type CommitResult struct {
 // returns "requirement failed" unwrapped; ErrCommitFailed covers the rest.
 func isCommitConflict(err error) bool {
 	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed"))
-}
-
-// writeFiles streams batches into data files with iceberg-go's writer. One write
-// worker, so each partition's file receives rows in source order.
-func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, batches iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
-	var files []iceberg.DataFile
-	for df, err := range table.WriteRecords(ctx, tbl, ArrowSchema(t.cfg), batches, table.WithMaxWriteWorkers(1)) {
-		if err != nil {
-			return nil, fmt.Errorf("cold table %s: write data files: %w", t.cfg.Name(), err)
-		}
-		files = append(files, df)
-	}
-	return files, nil
 }
 
 // commit stages files (possibly none: an empty snapshot) with props on tbl and commits.
@@ -121,7 +105,7 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 	}
 	var rows int64
 	var srcErr error
-	batches := func(yield func(arrow.RecordBatch, error) bool) {
+	pages := func(yield func([]meterstore.Row, error) bool) {
 		for {
 			page, err := src.Next(ctx)
 			if errors.Is(err, io.EOF) {
@@ -132,9 +116,6 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 				yield(nil, err)
 				return
 			}
-			if len(page) == 0 {
-				continue
-			}
 			for i := range page {
 				if !page[i].From.Before(newWatermark) {
 					err := fmt.Errorf("malo %s %s at %s is not below the new watermark %s: %w", page[i].MaloID, page[i].ObisCode,
@@ -144,19 +125,13 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 					return
 				}
 			}
-			rec, err := RowsToRecord(t.cfg, page, memory.DefaultAllocator)
-			if err != nil {
-				srcErr = err
-				yield(nil, err)
-				return
-			}
 			rows += int64(len(page))
-			if !yield(rec, nil) {
+			if !yield(page, nil) {
 				return
 			}
 		}
 	}
-	files, err := t.writeFiles(ctx, tbl, batches)
+	files, err := t.writeFiles(ctx, tbl, pages)
 	if err != nil {
 		if srcErr != nil {
 			return CommitResult{}, fmt.Errorf("cold table %s: row source: %w", t.cfg.Name(), srcErr)

@@ -189,10 +189,27 @@ func checkFooter(t *testing.T, path string) {
 			require.LessOrEqual(t, f.Size(), int64(BloomFilterMaxBytes), "bloom filter size bounded")
 			t.Logf("bloom filter %s rg %d: %d bytes", sc.Column(ci).Name(), rg, f.Size())
 		}
-		for _, ci := range []int{fromIdx} {
+		// Page index: column index + offset index on every column, readable.
+		pir, err := r.GetPageIndexReader().RowGroup(rg)
+		require.NoError(t, err)
+		for ci := 0; ci < rgm.NumColumns(); ci++ {
 			cc, _ := rgm.ColumnChunk(ci)
-			t.Logf("page index for from: column index %v, offset index %v", cc.GetColumnIndexLocation() != nil, cc.GetOffsetIndexLocation() != nil)
+			require.NotNil(t, cc.GetColumnIndexLocation(), "column index for %s", sc.Column(ci).Name())
+			require.NotNil(t, cc.GetOffsetIndexLocation(), "offset index for %s", sc.Column(ci).Name())
+			oi, err := pir.GetOffsetIndex(ci)
+			require.NoError(t, err)
+			require.NotEmpty(t, oi.GetPageLocations(), sc.Column(ci).Name())
+			cix, err := pir.GetColumnIndex(ci)
+			require.NoError(t, err)
+			require.NotNil(t, cix, sc.Column(ci).Name())
 		}
+		// The sort order is declared in the footer.
+		require.Equal(t, []parquet.SortingColumn{
+			{ColumnIdx: int32(maloIdx), NullsFirst: true},
+			{ColumnIdx: int32(obisIdx), NullsFirst: true},
+			{ColumnIdx: int32(fromIdx), NullsFirst: true},
+		}, rgm.SortingColumns())
+		require.LessOrEqual(t, rgm.NumRows(), int64(RowGroupRows))
 		// Sortedness: (malo_id, obis_code, from) ascending.
 		rgr := r.RowGroup(rg)
 		malo := readStrings(t, rgr, maloIdx)

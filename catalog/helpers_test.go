@@ -104,7 +104,10 @@ func sortKeyset(rows []meterstore.Row) {
 		if !a.From.Equal(b.From) {
 			return a.From.Before(b.From)
 		}
-		return a.Version < b.Version
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return *a.Extra[0] < *b.Extra[0]
 	})
 }
 

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -147,7 +145,7 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult,
 		if int64(len(rows)) != count {
 			return CompactResult{}, fmt.Errorf("cold table %s: compact: read %d rows from files holding %d", t.cfg.Name(), len(rows), count)
 		}
-		files, err := t.writeFiles(ctx, tbl, pages(t.cfg, rows, 50_000))
+		files, err := t.writeFiles(ctx, tbl, rowPages(rows, 50_000))
 		if err != nil {
 			return CompactResult{}, err
 		}
@@ -173,17 +171,6 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult,
 	res.FilesRemoved, res.FilesAdded = len(remove), len(add)
 	res.SnapshotID = nt.CurrentSnapshot().SnapshotID
 	return res, nil
-}
-
-func pages(cfg meterstore.TableConfig, rows []meterstore.Row, n int) func(func(arrow.RecordBatch, error) bool) {
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		for i := 0; i < len(rows); i += n {
-			rec, err := RowsToRecord(cfg, rows[i:min(i+n, len(rows))], memory.DefaultAllocator)
-			if !yield(rec, err) || err != nil {
-				return
-			}
-		}
-	}
 }
 
 func partitionKey(f iceberg.DataFile) string {

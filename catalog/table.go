@@ -237,6 +237,11 @@ func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (*Table
 	if v := tbl.Metadata().Version(); v != 2 {
 		return nil, fmt.Errorf("cold table %s has format version %d: %w", cfg.Name(), v, ErrFormatVersion)
 	}
+	// The resolved view, created for tables that predate it and replaced when
+	// the merge key changed (idempotent: an up-to-date view is only read).
+	if _, err := c.ensureView(ctx, cfg, tbl); err != nil {
+		return nil, fmt.Errorf("cold table %s: resolved view: %w", cfg.Name(), err)
+	}
 	return t, nil
 }
 
@@ -290,6 +295,9 @@ func (c *Catalog) PurgeTable(ctx context.Context, cfg meterstore.TableConfig) er
 	p, ok := c.cat.(icecat.PurgeableTable)
 	if !ok {
 		return fmt.Errorf("cold table %s: the %s catalog cannot purge", cfg.Name(), c.opt.Kind)
+	}
+	if err := c.dropView(ctx, cfg); err != nil {
+		return fmt.Errorf("cold table %s: purge: %w", cfg.Name(), err)
 	}
 	if err := p.PurgeTable(ctx, ident); err != nil {
 		if errors.Is(err, icecat.ErrNoSuchTable) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -41,6 +42,24 @@ type ColdTier interface {
 	// Plan returns the files of snapshot that may hold rows with "from" in
 	// [from, to) (zero = unbounded) and the given column equalities.
 	Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (ColdPlan, error)
+	// SnapshotAt resolves an instant to the newest snapshot of the table's main
+	// history committed at or before it; ErrNoSnapshot (wrapped) when the instant
+	// predates the table's first snapshot.
+	SnapshotAt(ctx context.Context, at time.Time) (int64, error)
+	// Snapshots lists the table's snapshots, oldest first.
+	Snapshots(ctx context.Context) ([]SnapshotInfo, error)
+	// DataDirectory is the local directory holding the table's Parquet files
+	// ("" when they are not on a local file system): a confined session's DuckDB
+	// may read below it and nowhere else.
+	DataDirectory() string
+}
+
+// SnapshotInfo is one Iceberg snapshot, as system.snapshots shows it.
+type SnapshotInfo struct {
+	ID          int64
+	CommittedAt time.Time
+	Watermark   *time.Time // nil where the snapshot carries none (a foreign writer)
+	Operation   string
 }
 
 // HotTier reads one table's PostgreSQL side.
@@ -52,6 +71,9 @@ type HotTier interface {
 	Detached(ctx context.Context) ([]DetachedPartition, error)
 	// ScanSQL is the SQL the first page of a scan sends, for EXPLAIN.
 	ScanSQL(req HotScan) string
+	// RowsBelow counts rows with "from" < w still in the PostgreSQL parent: each
+	// is an invariant violation (a row no query looks for).
+	RowsBelow(ctx context.Context, w time.Time) (int64, error)
 }
 
 // DetachedPartition is a hot partition between detach and drop.
@@ -88,11 +110,26 @@ type tableState struct {
 // Engine is an embedded DuckDB session over every configured table. It is safe
 // for concurrent use; each statement runs on its own pooled connection.
 type Engine struct {
-	db     *sql.DB
-	tables []*tableState
-	scans  scanRegistry
-	view   view // the read mode and confinement of this handle
-	shared *Engine
+	db      *sql.DB
+	catalog string // the DuckDB catalog name of db ("memory" in memory)
+	tables  []*tableState
+	scans   scanRegistry
+	view    view // the read mode and confinement of this handle
+	shared  *Engine
+	cfg     Config
+
+	// confined is a second DuckDB database for confined handles, walled off
+	// from the file system (see confinedDB). Created on first use.
+	confinedOnce sync.Once
+	confinedDB   *duckDB
+	confinedErr  error
+	sysMu        sync.Mutex
+	lastSystem   map[string][]systemRow
+}
+
+type duckDB struct {
+	db      *sql.DB
+	catalog string
 }
 
 // Open creates the DuckDB database, registers the metering functions, the hot
@@ -101,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if len(cfg.Tables) == 0 {
 		return nil, errors.New("engine: no tables configured")
 	}
-	e := &Engine{}
+	e := &Engine{cfg: cfg}
 	e.shared = e
 	seen := map[string]bool{}
 	for _, t := range cfg.Tables {
@@ -113,18 +150,33 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		e.tables = append(e.tables, &tableState{cfg: t.Config, hot: t.Hot, cold: t.Cold})
 	}
-	connector, err := duckdb.NewConnector(cfg.DuckDBPath, nil)
+	d, err := e.openDuckDB(ctx, cfg.DuckDBPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.db, e.catalog = d.db, d.catalog
+	return e, nil
+}
+
+// openDuckDB opens one DuckDB database with everything a session needs, then
+// runs the extra statements (the wall of a confined database) last.
+func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*duckDB, error) {
+	connector, err := duckdb.NewConnector(path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
-	e.db = sql.OpenDB(connector)
-	conn, err := e.db.Conn(ctx)
+	db := sql.OpenDB(connector)
+	conn, err := db.Conn(ctx)
 	if err != nil {
-		e.db.Close()
+		db.Close()
 		return nil, err
 	}
 	defer conn.Close()
+	out := &duckDB{db: db}
 	setup := func() error {
+		if err := conn.QueryRowContext(ctx, "SELECT current_database()").Scan(&out.catalog); err != nil {
+			return err
+		}
 		if err := udf.Register(conn); err != nil {
 			return err
 		}
@@ -138,8 +190,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		if _, err := conn.ExecContext(ctx, "SET GLOBAL disabled_optimizers = 'top_n_window_elimination'"); err != nil {
 			return err
 		}
-		if cfg.Threads > 0 {
-			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", cfg.Threads)); err != nil {
+		if e.cfg.Threads > 0 {
+			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", e.cfg.Threads)); err != nil {
 				return err
 			}
 		}
@@ -152,18 +204,32 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 				}
 			}
 		}
+		if err := createSystemTables(ctx, conn, out.catalog); err != nil {
+			return err
+		}
+		for _, q := range extra {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
 		return nil
 	}
 	if err := setup(); err != nil {
-		e.db.Close()
-		return nil, fmt.Errorf("engine: %w", err)
+		db.Close()
+		return nil, err
 	}
-	return e, nil
+	return out, nil
 }
 
 // Close releases the DuckDB database. Handles derived with AsOf, Scoped, … share
 // it; close the engine Open returned, once.
-func (e *Engine) Close() error { return e.shared.db.Close() }
+func (e *Engine) Close() error {
+	err := e.shared.db.Close()
+	if c := e.shared.confinedDB; c != nil {
+		err = errors.Join(err, c.db.Close())
+	}
+	return err
+}
 
 // DB is the unrestricted DuckDB handle, for in-process callers only (the shell's
 // --scratch and .export, Parquet export). It bypasses the planner: readings

@@ -70,20 +70,27 @@ func (e *Engine) relations() map[string]relation {
 //	        cold: read_parquet(planned files) WHERE from < W   (resolved, or elided per run of files)
 //	        hot:  meter_hot_scan(token)       WHERE from ≥ W   (always resolved)
 //	    ─ json_deserialize_sql ─▶ SQL DuckDB runs
-func (e *Engine) plan(ctx context.Context, conn *sql.Conn, q string, args []any) (*plan, error) {
+func (e *Engine) plan(ctx context.Context, conn *sql.Conn, catalog string, q string, args []any) (*plan, error) {
 	root, err := serialize(ctx, conn, q)
 	if err != nil {
 		return nil, err
 	}
-	f := &finder{relations: e.relations()}
+	if err := e.expandTableFunctions(ctx, conn, root, args); err != nil {
+		return nil, err
+	}
+	f := &finder{relations: e.relations(), catalog: catalog}
 	f.walk(root, nil)
 	if f.refused != nil {
 		return nil, f.refused
 	}
+	if err := e.rewriteSystemRefs(ctx, conn, catalog, f.system); err != nil {
+		return nil, err
+	}
 	if err := evaluate(ctx, conn, f.refs, args); err != nil {
 		return nil, err
 	}
-	p := &plan{hotTables: map[*tableState]tablePin{}, prov: Provenance{Mode: e.view.mode, Watermarks: map[string]time.Time{}, hotRows: &rowCounter{}}}
+	p := &plan{hotTables: map[*tableState]tablePin{}, prov: Provenance{Mode: e.view.mode, Watermarks: map[string]time.Time{},
+		hotRows: &rowCounter{}, KnownAt: e.view.knownAt, MaxVersion: e.view.maxVersion, Scope: e.Scope()}}
 	pins := map[*tableState]*tablePin{}
 	for i, ref := range f.refs {
 		if err := e.rewrite(ctx, conn, p, pins, ref, i); err != nil {
@@ -115,7 +122,20 @@ func (e *Engine) pin(ctx context.Context, pins map[*tableState]*tablePin, t *tab
 		return pin, nil
 	}
 	pin := &tablePin{}
-	snap, w, err := t.cold.Watermark(ctx, e.view.snapshot)
+	want := e.view.snapshot
+	if e.view.mode == AsOfMode {
+		if e.view.asOfTime != nil {
+			id, err := t.cold.SnapshotAt(ctx, *e.view.asOfTime)
+			if err != nil {
+				return nil, fmt.Errorf("as of %s, table %s: %w", e.view.asOfTime.Format(time.RFC3339Nano), t.cfg.Name(), err)
+			}
+			want = id
+		}
+		if want == 0 {
+			return nil, fmt.Errorf("as-of read of %s without a snapshot: %w", t.cfg.Name(), ErrNoSnapshot)
+		}
+	}
+	snap, w, err := t.cold.Watermark(ctx, want)
 	if err != nil {
 		return nil, fmt.Errorf("read watermark of %s: %w", t.cfg.Name(), err)
 	}

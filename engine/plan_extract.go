@@ -72,6 +72,8 @@ func (r *timeRange) lowerHi(t time.Time) {
 type finder struct {
 	relations map[string]relation // lower-case name → relation
 	refs      []*reference
+	system    []systemRef
+	catalog   string // the session database's catalog name ("" = "memory")
 	refused   error
 }
 
@@ -167,8 +169,25 @@ func (f *finder) base(x node, ctes map[string]bool) {
 	if ctes[lname] && schema == "" {
 		return
 	}
-	if catalog != "" && !strings.EqualFold(catalog, "memory") {
+	own := f.catalog
+	if own == "" {
+		own = "memory"
+	}
+	if catalog != "" && !strings.EqualFold(catalog, own) {
 		f.refuse(fmt.Errorf("%w: relation %s.%s: other databases are not readable here", ErrNotAQuery, catalog, name))
+		return
+	}
+	if strings.EqualFold(schema, "system") {
+		if _, ok := systemTables[lname]; !ok {
+			f.refuse(fmt.Errorf("%w: unknown system table %q (system.tables, system.config, system.resolution, system.snapshots)", ErrNotAQuery, name))
+			return
+		}
+		for _, r := range f.system {
+			if sameNode(r.n, x) {
+				return
+			}
+		}
+		f.system = append(f.system, systemRef{n: x, name: lname})
 		return
 	}
 	rel, ok := f.relations[lname]

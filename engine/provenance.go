@@ -21,7 +21,13 @@ type Provenance struct {
 	Tables      []string
 	SnapshotIDs []int64
 	ColdFiles   int
-	hotRows     *rowCounter
+	// KnownAt is the transaction-time ceiling of an AsKnownAt read, MaxVersion
+	// the version ceiling of an AsOf read; nil when none.
+	KnownAt    *time.Time
+	MaxVersion *uint64
+	// Scope is the handle's confinement as sorted "column=value" pairs.
+	Scope   []string
+	hotRows *rowCounter
 }
 
 func (p *Provenance) finish() {
@@ -66,6 +72,12 @@ func (p *Provenance) String() string {
 	fmt.Fprintf(&b, " · tiers %s · mode %s", p.Tiers, p.Mode)
 	if len(p.SnapshotIDs) > 0 {
 		fmt.Fprintf(&b, " · snapshot %d", p.SnapshotIDs[0])
+	}
+	if p.MaxVersion != nil {
+		fmt.Fprintf(&b, " · versions ≤ %d", *p.MaxVersion)
+	}
+	if p.KnownAt != nil {
+		fmt.Fprintf(&b, " · known at %s", p.KnownAt.UTC().Format(time.RFC3339))
 	}
 	return b.String()
 }

@@ -98,12 +98,12 @@ type Rows struct {
 // plus one hot page, whatever the result size.
 func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	conn, err := e.shared.db.Conn(ctx)
+	conn, catalog, err := e.conn(ctx)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	p, err := e.plan(ctx, conn, q, args)
+	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		conn.Close()
 		cancel()
@@ -179,12 +179,12 @@ type Description struct {
 // Describe plans a statement without running it: a syntax error, an unknown
 // column or relation is reported here.
 func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Description, error) {
-	conn, err := e.shared.db.Conn(ctx)
+	conn, catalog, err := e.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	p, err := e.plan(ctx, conn, q, args)
+	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		return nil, err
 	}
@@ -218,12 +218,12 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 // PostgreSQL — then DuckDB's own plan of the rewritten statement.
 func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, error) {
 	q, _ = stripExplain(q)
-	conn, err := e.shared.db.Conn(ctx)
+	conn, catalog, err := e.conn(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	p, err := e.plan(ctx, conn, q, args)
+	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		return "", err
 	}

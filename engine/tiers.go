@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"meterstore"
@@ -29,6 +30,10 @@ func (h hotTier) Page(ctx context.Context, req HotScan, after *meterstore.Row) (
 }
 
 func (h hotTier) ScanSQL(req HotScan) string { return h.s.ScanSQL(h.request(req)) }
+
+func (h hotTier) RowsBelow(ctx context.Context, w time.Time) (int64, error) {
+	return h.s.RowsBelow(ctx, w)
+}
 
 func (h hotTier) Detached(ctx context.Context) ([]DetachedPartition, error) {
 	ps, err := h.s.DetachedPartitions(ctx)
@@ -61,9 +66,53 @@ func (c coldTier) Watermark(ctx context.Context, snapshot int64) (int64, time.Ti
 	}
 	w, err := c.t.WatermarkAt(ctx, snapshot)
 	if errors.Is(err, catalog.ErrNoSnapshot) {
+		// The cached metadata may predate the snapshot: look again before refusing.
+		if rerr := c.t.Refresh(ctx); rerr != nil {
+			return 0, time.Time{}, rerr
+		}
+		w, err = c.t.WatermarkAt(ctx, snapshot)
+	}
+	if errors.Is(err, catalog.ErrNoSnapshot) {
 		return 0, time.Time{}, errors.Join(ErrNoSnapshot, err)
 	}
 	return snapshot, w, err
+}
+
+func (c coldTier) SnapshotAt(ctx context.Context, at time.Time) (int64, error) {
+	if err := c.t.Refresh(ctx); err != nil {
+		return 0, err
+	}
+	s, err := c.t.SnapshotAt(ctx, at)
+	if errors.Is(err, catalog.ErrNoSnapshot) {
+		return 0, errors.Join(ErrNoSnapshot, err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.ID, nil
+}
+
+func (c coldTier) Snapshots(ctx context.Context) ([]SnapshotInfo, error) {
+	if err := c.t.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	snaps, err := c.t.Snapshots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SnapshotInfo, len(snaps))
+	for i, s := range snaps {
+		out[i] = SnapshotInfo{ID: s.ID, CommittedAt: s.CommittedAt, Watermark: s.Watermark, Operation: s.Operation}
+	}
+	return out, nil
+}
+
+func (c coldTier) DataDirectory() string {
+	loc := c.t.Iceberg().Location()
+	if !strings.HasPrefix(loc, "file://") && !strings.HasPrefix(loc, "/") {
+		return ""
+	}
+	return catalog.LocalPath(loc)
 }
 
 func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (ColdPlan, error) {

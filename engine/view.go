@@ -42,6 +42,7 @@ var ErrScope = errors.New("scope refused")
 type view struct {
 	mode       ReadMode
 	snapshot   int64      // AsOf: the pinned snapshot
+	asOfTime   *time.Time // AsOf by instant: each table's snapshot current at it
 	maxVersion *uint64    // AsOf: the version ceiling, enforced below the projection
 	knownAt    *time.Time // AsKnownAt: only versions recorded at or before it
 	scope      map[string]string
@@ -73,21 +74,40 @@ func (e *Engine) InReadMode(m ReadMode) (*Engine, error) {
 		return nil, errors.New("use AsOf to pin a snapshot")
 	}
 	v := e.view.clone()
-	v.mode, v.snapshot, v.maxVersion = m, 0, nil
+	v.mode, v.snapshot, v.maxVersion, v.asOfTime = m, 0, nil, nil
 	return e.derive(v), nil
 }
 
 // AsOf pins every table to an Iceberg snapshot (cold tier only) with an optional
 // version ceiling. The snapshot must exist: planning fails with ErrNoSnapshot
 // rather than falling back to current data.
+//
+// Snapshot ids belong to one Iceberg table: in a catalog of several tables a
+// statement reading a table that does not know the id fails the same way. Use
+// AsOfTime to pin every table of a catalog to one instant. The version ceiling
+// is a filter inside each rewritten relation, below resolution and below the
+// statement's projection, so no statement can escape it; it bounds both
+// resolved and raw relations.
 func (e *Engine) AsOf(snapshotID int64, maxVersion *uint64) *Engine {
 	v := e.view.clone()
-	v.mode, v.snapshot = AsOfMode, snapshotID
+	v.mode, v.snapshot, v.asOfTime = AsOfMode, snapshotID, nil
+	v.maxVersion = nil
 	if maxVersion != nil {
 		mv := *maxVersion
 		v.maxVersion = &mv
 	}
 	return e.derive(v)
+}
+
+// AsOfTime pins each table to the newest snapshot of its main history committed
+// at or before t (cold tier only), with an optional version ceiling. An instant
+// before a table's first snapshot fails with ErrNoSnapshot when the table is
+// read — never a fallback to current data.
+func (e *Engine) AsOfTime(t time.Time, maxVersion *uint64) *Engine {
+	out := e.AsOf(0, maxVersion)
+	tt := t.UTC()
+	out.view.asOfTime = &tt
+	return out
 }
 
 // AsKnownAt reads both tiers as they were known at t: only versions with

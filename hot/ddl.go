@@ -45,6 +45,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 const (
 	suffixNoOverlap   = "_no_overlap"
 	suffixOneOperator = "_one_operator"
+	suffixStraddle    = "_straddle"
 )
 
 // CHECK constraint names on the parent (inherited by every partition).

@@ -11,10 +11,13 @@
 //   - EnsurePartitions: UTC-aligned partitions named <table>_YYYY_MM_DD_HHMM, created
 //     under an advisory lock so concurrent writers of a new day do not fail, each with
 //     two EXCLUDE USING gist constraints (no overlap within a version; one network
-//     operator per reading) unless integrity constraints are disabled.
-//   - Write: one transaction per call, prior state read in that transaction, one
-//     INSERT … SELECT FROM unnest(…) ON CONFLICT (primary key) DO NOTHING per batch,
-//     a Displacement per row (Inserted, Superseded, Shadowed, Duplicate).
+//     operator per reading) over a 64-bit hash of the reading's identity, unless
+//     integrity constraints are disabled.
+//   - Write: one transaction per call, prior state read in that transaction, the
+//     rows classified new sent with one binary COPY (never an UPDATE; a key that
+//     appeared meanwhile is ErrConcurrentWrite), intervals crossing a partition
+//     boundary checked against the neighbours, a Displacement per row (Inserted,
+//     Superseded, Shadowed, Duplicate).
 //   - Scan: keyset-paged by the full primary key, one page in memory, no transaction
 //     held across pages.
 //   - Partitions / Detach / Drop / TryArchiveLease for the archiver.

@@ -69,7 +69,9 @@ type OverlapError struct {
 	Table      string
 	Constraint string
 	Detail     string // PostgreSQL's detail: the conflicting keys
-	Err        *pgconn.PgError
+	// Err is the exclusion violation; nil when Write's check across partition
+	// boundaries found the overlap (Constraint then says so).
+	Err *pgconn.PgError
 }
 
 func (e *OverlapError) Error() string {
@@ -77,7 +79,12 @@ func (e *OverlapError) Error() string {
 		e.Table, e.Constraint, e.Detail)
 }
 
-func (e *OverlapError) Unwrap() []error { return []error{ErrOverlap, e.Err} }
+func (e *OverlapError) Unwrap() []error {
+	if e.Err == nil { // found by Write's check across partitions, not by a constraint
+		return []error{ErrOverlap}
+	}
+	return []error{ErrOverlap, e.Err}
+}
 
 // SecondOperatorError reports the "one network operator per reading" rule.
 type SecondOperatorError struct {
@@ -122,4 +129,11 @@ func (s *Store) mapWriteError(err error) error {
 		return &SecondOperatorError{Table: s.cfg.Name(), Constraint: pg.ConstraintName, Detail: pg.Detail, Err: pg}
 	}
 	return err
+}
+
+// isUniqueViolation reports a unique_violation (23505): on Write's COPY it means
+// a row classified as absent appeared meanwhile, written past the reading locks.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
 }

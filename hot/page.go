@@ -23,23 +23,16 @@ func (s *Store) Page(ctx context.Context, req ScanRequest, after *meterstore.Row
 	return plan.fetch(ctx, cursor)
 }
 
-// fetch runs one page query.
+// fetch runs one page query: the rows after cursor (nil for the first page), at
+// most p.pageRows of them, decoded from the wire bytes. Scan and Page both use it.
 func (p *scanPlan) fetch(ctx context.Context, cursor []any) ([]meterstore.Row, error) {
 	sql, args := p.sql(cursor)
 	rows, err := p.s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", p.table, err)
 	}
-	defer rows.Close()
-	out := make([]meterstore.Row, 0, p.pageRows)
-	for rows.Next() {
-		r, err := p.dec.decode(rows)
-		if err != nil {
-			return nil, fmt.Errorf("scan %s: %w", p.table, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := p.dec.readAll(rows, make([]meterstore.Row, 0, p.pageRows))
+	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", p.table, err)
 	}
 	return out, nil

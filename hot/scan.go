@@ -3,14 +3,9 @@ package hot
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/shopspring/decimal"
 
 	"meterstore"
 )
@@ -51,23 +46,9 @@ func (s *Store) Scan(ctx context.Context, req ScanRequest, page func([]meterstor
 	}
 	var cursor []any
 	for {
-		sql, args := plan.sql(cursor)
-		rows, err := s.pool.Query(ctx, sql, args...)
+		out, err := plan.fetch(ctx, cursor)
 		if err != nil {
-			return fmt.Errorf("scan %s: %w", plan.table, err)
-		}
-		out := make([]meterstore.Row, 0, plan.pageRows)
-		for rows.Next() {
-			r, err := plan.dec.decode(rows)
-			if err != nil {
-				rows.Close()
-				return fmt.Errorf("scan %s: %w", plan.table, err)
-			}
-			out = append(out, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("scan %s: %w", plan.table, err)
+			return err
 		}
 		if len(out) > 0 {
 			if err := page(out); err != nil {
@@ -217,140 +198,4 @@ func (p *scanPlan) cursorOf(r meterstore.Row) []any {
 		}
 	}
 	return out
-}
-
-// decoder turns selected columns into meterstore.Row values with reused holders.
-type decoder struct {
-	cols   []string
-	dest   []any
-	assign []func(*meterstore.Row)
-	nExtra int
-}
-
-func (s *Store) newDecoder(cols []string) *decoder {
-	d := &decoder{cols: cols, nExtra: len(s.cfg.ExtraColumns())}
-	extraIdx := map[string]int{}
-	for i, c := range s.cfg.ExtraColumns() {
-		extraIdx[c.Name] = i
-	}
-	str := func(set func(*meterstore.Row, string)) {
-		var v string
-		d.dest = append(d.dest, &v)
-		d.assign = append(d.assign, func(r *meterstore.Row) { set(r, v) })
-	}
-	nstr := func(set func(*meterstore.Row, *string)) {
-		var v *string
-		d.dest = append(d.dest, &v)
-		d.assign = append(d.assign, func(r *meterstore.Row) { set(r, v); v = nil })
-	}
-	for _, c := range cols {
-		switch c {
-		case "malo_id":
-			str(func(r *meterstore.Row, v string) { r.MaloID = v })
-		case "melo_id":
-			nstr(func(r *meterstore.Row, v *string) { r.MeloID = v })
-		case "obis_code":
-			str(func(r *meterstore.Row, v string) { r.ObisCode = v })
-		case "sparte":
-			str(func(r *meterstore.Row, v string) { r.Sparte = v })
-		case "unit":
-			str(func(r *meterstore.Row, v string) { r.Unit = v })
-		case "quality":
-			str(func(r *meterstore.Row, v string) { r.Quality = v })
-		case "resolution":
-			nstr(func(r *meterstore.Row, v *string) { r.Resolution = v })
-		case "source_kind":
-			str(func(r *meterstore.Row, v string) { r.SourceKind = v })
-		case "source_detail":
-			nstr(func(r *meterstore.Row, v *string) { r.SourceDetail = v })
-		case "provenance":
-			nstr(func(r *meterstore.Row, v *string) { r.Provenance = v })
-		case "version_scope":
-			str(func(r *meterstore.Row, v string) { r.VersionScope = v })
-		case "from", "recorded_at", "balancing_day":
-			var v time.Time
-			d.dest = append(d.dest, &v)
-			switch c {
-			case "from":
-				d.assign = append(d.assign, func(r *meterstore.Row) { r.From = v.UTC() })
-			case "recorded_at":
-				d.assign = append(d.assign, func(r *meterstore.Row) { r.RecordedAt = v.UTC() })
-			default:
-				d.assign = append(d.assign, func(r *meterstore.Row) {
-					r.BalancingDay = time.Date(v.Year(), v.Month(), v.Day(), 0, 0, 0, 0, time.UTC)
-				})
-			}
-		case "to":
-			var v *time.Time
-			d.dest = append(d.dest, &v)
-			d.assign = append(d.assign, func(r *meterstore.Row) {
-				if v != nil {
-					t := v.UTC()
-					r.To = &t
-				}
-				v = nil
-			})
-		case "value":
-			var v pgtype.Numeric
-			d.dest = append(d.dest, &v)
-			d.assign = append(d.assign, func(r *meterstore.Row) { r.Value = numericDecimal(v) })
-		case "version":
-			var v pgtype.Numeric
-			d.dest = append(d.dest, &v)
-			d.assign = append(d.assign, func(r *meterstore.Row) { r.Version = numericUint64(v) })
-		default:
-			i := extraIdx[c]
-			nstr(func(r *meterstore.Row, v *string) {
-				r.Extra[i] = v
-			})
-		}
-	}
-	return d
-}
-
-func (d *decoder) selectList(prefix string) string {
-	q := make([]string, len(d.cols))
-	for i, c := range d.cols {
-		q[i] = prefix + meterstore.QuoteIdent(c)
-	}
-	return strings.Join(q, ", ")
-}
-
-func (d *decoder) decode(rows pgx.Rows) (meterstore.Row, error) {
-	var r meterstore.Row
-	if err := rows.Scan(d.dest...); err != nil {
-		return r, err
-	}
-	if d.nExtra > 0 {
-		r.Extra = make([]*string, d.nExtra)
-	}
-	for _, a := range d.assign {
-		a(&r)
-	}
-	return r, nil
-}
-
-func numericDecimal(n pgtype.Numeric) decimal.Decimal {
-	if !n.Valid || n.Int == nil {
-		return decimal.Decimal{}
-	}
-	return decimal.NewFromBigInt(n.Int, n.Exp)
-}
-
-var ten = big.NewInt(10)
-
-func numericUint64(n pgtype.Numeric) uint64 {
-	if !n.Valid || n.Int == nil {
-		return 0
-	}
-	if n.Exp == 0 {
-		return n.Int.Uint64()
-	}
-	v := new(big.Int).Set(n.Int)
-	if n.Exp > 0 {
-		v.Mul(v, new(big.Int).Exp(ten, big.NewInt(int64(n.Exp)), nil))
-	} else {
-		v.Quo(v, new(big.Int).Exp(ten, big.NewInt(int64(-n.Exp)), nil))
-	}
-	return v.Uint64()
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"meterstore"
 	"meterstore/internal/pglock"
@@ -56,9 +58,6 @@ type Displacement struct {
 	Superseded *meterstore.Row
 }
 
-// insertBatchRows is the number of rows sent per INSERT statement.
-const insertBatchRows = 10_000
-
 // lockBuckets is the number of advisory-lock buckets readings hash into: writers
 // of the same readings serialise, so the prior state each reads is the state its
 // insert lands on.
@@ -70,10 +69,16 @@ const lockBuckets = 64
 // sparte↔unit, version scope covering "from" for the Sparte, "to" per time model,
 // extra columns canonicalised); balancing_day is derived from the calendar, never
 // taken from the caller. Partitions for the rows' range are ensured (in their own
-// short transaction). Then, in one transaction: the prior state of the rows'
-// readings is read, each row is classified (Inserted, Superseded, Shadowed,
-// Duplicate), and the new rows go in with one INSERT … SELECT FROM unnest(…)
-// ON CONFLICT (primary key) DO NOTHING per batch.
+// short transaction). Then, in one transaction: the readings' advisory locks are
+// taken, the prior state of the rows' readings is read, each row is classified
+// (Inserted, Superseded, Shadowed, Duplicate), and exactly the rows classified
+// new go in with one binary COPY into the parent (numbers as binary numerics).
+// Nothing is ever updated: a duplicate is never sent, and a new row whose primary
+// key appeared meanwhile (a writer bypassing the locks) fails the COPY with a
+// unique violation, reported as ErrConcurrentWrite — what the former INSERT …
+// ON CONFLICT DO NOTHING reported as a short count. Intervals crossing a
+// partition boundary are then checked against the neighbouring partitions
+// (checkAcrossPartitions).
 //
 // A row restating a different assertion under a stored (merge key, version) fails
 // the whole call with *RestatementError; an exclusion violation fails it with
@@ -115,15 +120,18 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 	if err != nil {
 		return nil, err
 	}
-	state := map[string][]meterstore.Row{}
-	for _, p := range prior {
-		k := s.mergeKey(p)
-		state[k] = append(state[k], p)
+	state := make(map[string][]meterstore.Row, len(rows))
+	var kb []byte
+	for i := range prior {
+		kb = s.appendMergeKey(kb[:0], &prior[i])
+		k := string(kb)
+		state[k] = append(state[k], prior[i])
 	}
 	ds := make([]Displacement, len(rows))
 	var fresh []meterstore.Row
 	for i, r := range rows {
-		k := s.mergeKey(r)
+		kb = s.appendMergeKey(kb[:0], &rows[i])
+		k := string(kb)
 		ds[i].Row = r
 		var cur *meterstore.Row
 		dup := false
@@ -156,14 +164,19 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 		state[k] = append(state[k], r)
 		fresh = append(fresh, r)
 	}
-	for start := 0; start < len(fresh); start += insertBatchRows {
-		batch := fresh[start:min(start+insertBatchRows, len(fresh))]
-		var n int
-		if err := tx.QueryRow(ctx, s.insertSQL(), s.columnArrays(batch)...).Scan(&n); err != nil {
+	if len(fresh) > 0 {
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{s.cfg.Name()}, s.cfg.ColumnNames(), s.copySource(fresh))
+		if err != nil {
+			if isUniqueViolation(err) {
+				return nil, fmt.Errorf("write %s: %w: %w", s.cfg.Name(), ErrConcurrentWrite, err)
+			}
 			return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), s.mapWriteError(err))
 		}
-		if n != len(batch) {
-			return nil, fmt.Errorf("write %s: %d of %d new rows were already present: %w", s.cfg.Name(), len(batch)-n, len(batch), ErrConcurrentWrite)
+		if n != int64(len(fresh)) {
+			return nil, fmt.Errorf("write %s: %d of %d new rows stored: %w", s.cfg.Name(), n, len(fresh), ErrConcurrentWrite)
+		}
+		if err := s.checkAcrossPartitions(ctx, tx, fresh); err != nil {
+			return nil, err
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -319,27 +332,30 @@ func allNullable(cols []meterstore.Column) bool {
 
 // mergeKey renders a row's merge key as a map key.
 func (s *Store) mergeKey(r meterstore.Row) string {
-	var b strings.Builder
-	b.WriteString(r.MaloID)
-	b.WriteByte(0)
-	b.WriteString(r.ObisCode)
-	b.WriteByte(0)
-	fmt.Fprint(&b, r.From.UnixMicro())
+	return string(s.appendMergeKey(make([]byte, 0, 64), &r))
+}
+
+func (s *Store) appendMergeKey(b []byte, r *meterstore.Row) []byte {
+	b = append(b, r.MaloID...)
+	b = append(b, 0)
+	b = append(b, r.ObisCode...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, r.From.UnixMicro(), 10)
 	if s.cfg.IdentifyByMelo() {
-		b.WriteByte(0)
+		b = append(b, 0)
 		if r.MeloID != nil {
-			b.WriteString(*r.MeloID)
+			b = append(b, *r.MeloID...)
 		}
 	}
 	for i, col := range s.cfg.ExtraColumns() {
 		if col.Kind == meterstore.Identity {
-			b.WriteByte(0)
+			b = append(b, 0)
 			if i < len(r.Extra) && r.Extra[i] != nil {
-				b.WriteString(*r.Extra[i])
+				b = append(b, *r.Extra[i]...)
 			}
 		}
 	}
-	return b.String()
+	return b
 }
 
 // lockReadings takes transaction-scoped advisory locks on the buckets the rows'
@@ -442,111 +458,82 @@ func (s *Store) lookup(ctx context.Context, q querier, rows []meterstore.Row, lo
 	if err != nil {
 		return nil, fmt.Errorf("read prior state of %s: %w", s.cfg.Name(), err)
 	}
-	defer res.Close()
-	var out []meterstore.Row
-	for res.Next() {
-		r, err := dec.decode(res)
-		if err != nil {
-			return nil, fmt.Errorf("read prior state of %s: %w", s.cfg.Name(), err)
-		}
-		out = append(out, r)
-	}
-	if err := res.Err(); err != nil {
+	out, err := dec.readAll(res, make([]meterstore.Row, 0, len(rows)))
+	if err != nil {
 		return nil, fmt.Errorf("read prior state of %s: %w", s.cfg.Name(), err)
 	}
 	return out, nil
 }
 
-// insertSQL is the batched insert: one array parameter per column, expanded with
-// unnest, ON CONFLICT on the primary key DO NOTHING (never DO UPDATE, and never a
-// bare DO NOTHING, which would also swallow exclusion violations), returning the
-// number of rows inserted.
-func (s *Store) insertSQL() string {
+// copySource feeds fresh rows to COPY (binary) in Columns() order. Numbers go
+// as binary numerics, never through a text cast.
+func (s *Store) copySource(rows []meterstore.Row) pgx.CopyFromSource {
 	cols := s.cfg.Columns()
-	var params, sel []string
-	for i, c := range cols {
-		typ, cast := "text[]", ""
-		switch c.Type {
-		case meterstore.TypeTimestamp:
-			typ = "timestamptz[]"
-		case meterstore.TypeDate:
-			typ = "date[]"
-		case meterstore.TypeDecimal18_6, meterstore.TypeDecimal20_0:
-			cast = "::" + c.Type.PostgresType()
-		}
-		params = append(params, fmt.Sprintf("$%d::%s", i+1, typ))
-		sel = append(sel, "u."+meterstore.QuoteIdent(c.Name)+cast)
-	}
-	names := meterstore.QuoteIdents(s.cfg.ColumnNames())
-	return fmt.Sprintf(`WITH ins AS (INSERT INTO %s (%s) SELECT %s FROM unnest(%s) AS u(%s) ON CONFLICT (%s) DO NOTHING RETURNING 1) SELECT count(*)::int FROM ins`,
-		meterstore.QuoteIdent(s.cfg.Name()), names, strings.Join(sel, ", "), strings.Join(params, ", "), names,
-		meterstore.QuoteIdents(s.cfg.PrimaryKey()))
+	src := &copyRows{rows: rows, idx: -1, vals: make([]any, len(cols)), kinds: make([]colKind, len(cols)), extra: make([]int, len(cols))}
+	d := s.newDecoder(s.cfg.ColumnNames())
+	copy(src.kinds, d.kinds)
+	copy(src.extra, d.extraIdx)
+	return src
 }
 
-// columnArrays builds the insert's array parameters, in Columns() order.
-func (s *Store) columnArrays(rows []meterstore.Row) []any {
-	cols := s.cfg.Columns()
-	out := make([]any, len(cols))
-	n := len(rows)
-	for ci, c := range cols {
-		switch c.Name {
-		case "malo_id":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.MaloID })
-		case "melo_id":
-			out[ci] = collect(rows, func(r *meterstore.Row) *string { return r.MeloID })
-		case "obis_code":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.ObisCode })
-		case "sparte":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.Sparte })
-		case "from":
-			out[ci] = collect(rows, func(r *meterstore.Row) time.Time { return r.From })
-		case "to":
-			out[ci] = collect(rows, func(r *meterstore.Row) *time.Time { return r.To })
-		case "value":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.Value.String() })
-		case "unit":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.Unit })
-		case "quality":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.Quality })
-		case "resolution":
-			out[ci] = collect(rows, func(r *meterstore.Row) *string { return r.Resolution })
-		case "source_kind":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.SourceKind })
-		case "source_detail":
-			out[ci] = collect(rows, func(r *meterstore.Row) *string { return r.SourceDetail })
-		case "provenance":
-			out[ci] = collect(rows, func(r *meterstore.Row) *string { return r.Provenance })
-		case "version":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return strconv.FormatUint(r.Version, 10) })
-		case "version_scope":
-			out[ci] = collect(rows, func(r *meterstore.Row) string { return r.VersionScope })
-		case "recorded_at":
-			out[ci] = collect(rows, func(r *meterstore.Row) time.Time { return r.RecordedAt })
-		case "balancing_day":
-			out[ci] = collect(rows, func(r *meterstore.Row) time.Time { return r.BalancingDay })
-		default:
-			idx := -1
-			for j, x := range s.cfg.ExtraColumns() {
-				if x.Name == c.Name {
-					idx = j
-				}
-			}
-			vals := make([]*string, n)
-			for i := range rows {
-				if idx >= 0 && idx < len(rows[i].Extra) {
-					vals[i] = rows[i].Extra[idx]
-				}
-			}
-			out[ci] = vals
-		}
-	}
-	return out
+type copyRows struct {
+	rows  []meterstore.Row
+	idx   int
+	vals  []any
+	kinds []colKind
+	extra []int
 }
 
-func collect[T any](rows []meterstore.Row, f func(*meterstore.Row) T) []T {
-	out := make([]T, len(rows))
-	for i := range rows {
-		out[i] = f(&rows[i])
+func (c *copyRows) Next() bool { c.idx++; return c.idx < len(c.rows) }
+func (c *copyRows) Err() error { return nil }
+
+func (c *copyRows) Values() ([]any, error) {
+	r := &c.rows[c.idx]
+	for i, k := range c.kinds {
+		var v any
+		switch k {
+		case kMalo:
+			v = r.MaloID
+		case kMelo:
+			v = r.MeloID
+		case kObis:
+			v = r.ObisCode
+		case kSparte:
+			v = r.Sparte
+		case kFrom:
+			v = r.From
+		case kTo:
+			v = r.To
+		case kValue:
+			v = pgtype.Numeric{Int: r.Value.Coefficient(), Exp: r.Value.Exponent(), Valid: true}
+		case kUnit:
+			v = r.Unit
+		case kQuality:
+			v = r.Quality
+		case kResolution:
+			v = r.Resolution
+		case kSourceKind:
+			v = r.SourceKind
+		case kSourceDetail:
+			v = r.SourceDetail
+		case kProvenance:
+			v = r.Provenance
+		case kVersion:
+			v = pgtype.Numeric{Int: new(big.Int).SetUint64(r.Version), Valid: true}
+		case kVersionScope:
+			v = r.VersionScope
+		case kRecordedAt:
+			v = r.RecordedAt
+		case kBalancingDay:
+			v = pgtype.Date{Time: r.BalancingDay, Valid: true}
+		case kExtra:
+			var e *string
+			if j := c.extra[i]; j < len(r.Extra) {
+				e = r.Extra[j]
+			}
+			v = e
+		}
+		c.vals[i] = v
 	}
-	return out
+	return c.vals, nil
 }

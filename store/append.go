@@ -14,21 +14,30 @@ import (
 // Effect is what a write did to one reading; the same four in both tiers.
 type Effect = hot.Effect
 
+// The four effects of a write (see hot.Effect).
 const (
-	Inserted   = hot.Inserted
+	// Inserted is the first value for this reading.
+	Inserted = hot.Inserted
+	// Superseded: this row became current and Displacement.Superseded stopped being.
 	Superseded = hot.Superseded
-	Shadowed   = hot.Shadowed
-	Duplicate  = hot.Duplicate
+	// Shadowed: stored, but an existing higher version still wins.
+	Shadowed = hot.Shadowed
+	// Duplicate: already present at this version; nothing was written.
+	Duplicate = hot.Duplicate
 )
 
 // Tier says where a row was written.
 type Tier uint8
 
+// The two tiers.
 const (
+	// HotTier is PostgreSQL: rows at or above the watermark.
 	HotTier Tier = iota + 1
+	// ColdTier is Iceberg: rows below the watermark (late corrections).
 	ColdTier
 )
 
+// String names the tier.
 func (t Tier) String() string {
 	if t == ColdTier {
 		return "cold"
@@ -37,57 +46,126 @@ func (t Tier) String() string {
 }
 
 // Displacement is one written row, where it went, what it did, and the row that
-// stopped being current (for Superseded).
+// stopped being current (for Superseded). It was observed inside the write (the
+// hot transaction, or under the cold-append lease), never by a separate read.
 type Displacement struct {
 	Row        meterstore.Row
 	Tier       Tier
 	Effect     Effect
 	Superseded *meterstore.Row
+	// Round is 1 for the first routing pass, 2 for a row the second boundary read
+	// re-routed to Iceberg because an archival moved the boundary in between. For
+	// such a row the round-2 displacement is the authoritative one.
+	Round int
 }
 
 // AppendOutcome is the result of Append, covering both tiers and both routing passes.
 type AppendOutcome struct {
-	HotRows       int // rows written to PostgreSQL (Duplicates included)
-	ColdRows      int // rows written to Iceberg: late corrections
-	Rerouted      int // rows the second pass moved because an archival ran in between
+	HotRows       int // rows sent to PostgreSQL (Duplicates included)
+	ColdRows      int // rows sent to Iceberg: late corrections (Duplicates included)
+	Rerouted      int // rows the second pass re-sent to Iceberg because an archival ran in between
 	Displacements []Displacement
 }
 
 // HadLateCorrections reports whether any interval was below the boundary and went to Iceberg.
 func (o AppendOutcome) HadLateCorrections() bool { return o.ColdRows > 0 }
 
-// Append writes deliveries, routing every interval to the tier that owns it: a
-// row below the watermark is a late correction and goes to Iceberg, where
-// queries look for it, never to PostgreSQL, where it would be invisible
-// (invariant 7). It reads the boundary, writes, then reads the boundary again:
-// if an archival moved it in between, the rows written to PostgreSQL below the
-// new boundary are appended to Iceberg too (both passes are idempotent, so a
-// row already archived is a Duplicate) and the partition the write recreated
-// below the watermark is dropped once its rows are verified in Iceberg.
-func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
-	var rows []meterstore.Row
-	for _, s := range series {
-		r, err := t.cfg.Encode(s)
-		if err != nil {
-			return AppendOutcome{}, err
+// Changed returns the displacements that changed what a resolved query returns
+// (Inserted and Superseded).
+func (o AppendOutcome) Changed() []Displacement {
+	var out []Displacement
+	for _, d := range o.Displacements {
+		if d.Effect.ChangedCurrentValue() {
+			out = append(out, d)
 		}
-		rows = append(rows, r...)
+	}
+	return out
+}
+
+// detachedRetries bounds how often Append waits for an archival run that holds
+// the partition a row belongs to detached (between its detach and its commit).
+const detachedRetries = 20
+
+// Append writes interval deliveries (Lastgänge), routing every interval to the
+// tier that owns it: a row below the watermark is a late correction and goes to
+// Iceberg, where queries look for it, never to PostgreSQL, where it would be
+// invisible (invariant 7). It reads the boundary, writes (cold first, so a
+// cold-append lease timeout — ErrLockTimeout — leaves nothing changed), then
+// reads the boundary again: if an archival moved it in between, the rows written
+// to PostgreSQL below the new boundary are appended to Iceberg too (both passes
+// are idempotent, so a row the archival already moved is a Duplicate), and a
+// partition the write recreated below the watermark is detached, its rows
+// appended to Iceberg, and dropped.
+//
+// A row restating a different value under a stored version, and a second network
+// operator for a reading, are refused in both tiers (wrapping ErrConflict). A
+// table declaring a subject column refuses a subject reference the store's
+// registry does not back (ErrUnknownSubject). Append is refused on a point table:
+// register readings go through AppendReadings.
+func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
+	if t.cfg.TimeModel() == meterstore.Point {
+		return AppendOutcome{}, fmt.Errorf("append to %s: %w: it holds register readings (a Zählerstandsgang); use AppendReadings, or Append on an interval table",
+			t.cfg.Name(), ErrWrongTimeModel)
+	}
+	rows, err := t.encode(series)
+	if err != nil {
+		return AppendOutcome{}, err
+	}
+	if err := t.checkSubjects(ctx, rows); err != nil {
+		return AppendOutcome{}, err
 	}
 	return t.appendRows(ctx, rows)
 }
 
+func (t *Table) encode(series []meterstore.StoredSeries) ([]meterstore.Row, error) {
+	if err := t.usable(); err != nil {
+		return nil, err
+	}
+	var rows []meterstore.Row
+	for _, s := range series {
+		r, err := t.cfg.Encode(s)
+		if err != nil {
+			return nil, fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
 func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOutcome, error) {
 	var out AppendOutcome
-	w1, err := t.Watermark(ctx)
-	if err != nil {
-		return out, err
+	if len(rows) == 0 {
+		return out, nil
 	}
-	hotRows, coldRows := split(rows, w1)
-	if err := t.writeHot(ctx, hotRows, &out); err != nil {
-		return out, err
-	}
-	if err := t.writeCold(ctx, coldRows, &out); err != nil {
-		return out, err
+	var w1 time.Time
+	var hotRows []meterstore.Row // every row this call wrote to PostgreSQL
+	pending := rows
+	for attempt := 0; ; attempt++ {
+		var err error
+		if w1, err = t.Watermark(ctx); err != nil {
+			return out, err
+		}
+		h, c := split(pending, w1)
+		// Cold first: the lease may time out, and then nothing has changed.
+		if err := t.writeCold(ctx, c, 1, &out); err != nil {
+			return out, err
+		}
+		n, err := t.writeHot(ctx, h, 1, &out)
+		hotRows = append(hotRows, h[:n]...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, hot.ErrPartitionDetached) || attempt >= detachedRetries {
+			return out, err
+		}
+		// An archival holds a window detached: its commit moves the boundary past
+		// these rows shortly. Route what is left again against the new boundary.
+		pending = h[n:]
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 25 * time.Millisecond):
+		}
 	}
 	if f := t.st.cfg.BetweenBoundaryReads; f != nil {
 		f()
@@ -99,15 +177,17 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 	if w2.After(w1) {
 		_, below := split(hotRows, w2)
 		if len(below) > 0 {
-			second := AppendOutcome{}
-			if err := t.writeCold(ctx, below, &second); err != nil {
-				return out, fmt.Errorf("append: re-route %d rows after the watermark moved to %s: %w", len(below), w2.Format(time.RFC3339), err)
+			var second AppendOutcome
+			if err := t.writeCold(ctx, below, 2, &second); err != nil {
+				return out, fmt.Errorf("append to %s: re-route %d rows after the watermark moved to %s: %w",
+					t.cfg.Name(), len(below), w2.Format(time.RFC3339), err)
 			}
 			out.Rerouted = len(below)
+			out.ColdRows += second.ColdRows
 			out.Displacements = append(out.Displacements, second.Displacements...)
-			if err := t.dropRecreatedBelow(ctx, w2); err != nil {
-				return out, err
-			}
+		}
+		if err := t.moveRecreatedBelow(ctx, w2); err != nil {
+			return out, err
 		}
 	}
 	return out, nil
@@ -128,41 +208,63 @@ func split(rows []meterstore.Row, w time.Time) (hotRows, coldRows []meterstore.R
 // writeBatch bounds one hot transaction.
 const writeBatch = 20_000
 
-func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, out *AppendOutcome) error {
+// writeHot writes rows in batches of writeBatch (one transaction each) and
+// returns how many were written before an error.
+func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) (int, error) {
+	written := 0
 	for len(rows) > 0 {
 		n := min(len(rows), writeBatch)
 		ds, err := t.hot.Write(ctx, rows[:n])
 		if err != nil {
-			return err
+			return written, fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
 		}
+		written += n
 		for _, d := range ds {
-			out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: HotTier, Effect: d.Effect, Superseded: d.Superseded})
+			out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: HotTier, Effect: d.Effect, Superseded: d.Superseded, Round: round})
 		}
 		out.HotRows += n
 		rows = rows[n:]
 	}
-	return nil
+	return written, nil
 }
 
-func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, out *AppendOutcome) error {
+// coldEffect maps the catalog's effect onto the store's (the same four meanings).
+func coldEffect(e catalog.AppendEffect) Effect {
+	switch e {
+	case catalog.Inserted:
+		return Inserted
+	case catalog.Superseded:
+		return Superseded
+	case catalog.Shadowed:
+		return Shadowed
+	case catalog.Duplicate:
+		return Duplicate
+	}
+	return Effect(0)
+}
+
+func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	ds, err := t.cold.AppendCold(ctx, rows)
 	if err != nil {
-		return err
+		return fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
 	}
 	for _, d := range ds {
-		out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: ColdTier, Effect: Effect(d.Effect), Superseded: d.Displaced})
+		out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: ColdTier, Effect: coldEffect(d.Effect), Superseded: d.Displaced, Round: round})
 	}
 	out.ColdRows += len(rows)
 	return nil
 }
 
-// dropRecreatedBelow removes hot partitions entirely below w whose rows the
-// re-route put in Iceberg: a write that landed after archival dropped a window
-// recreated its partition below the watermark, where no query reads.
-func (t *Table) dropRecreatedBelow(ctx context.Context, w time.Time) error {
+// moveRecreatedBelow handles hot partitions entirely below w: a write that landed
+// after an archival dropped a window recreated its partition below the
+// watermark, where no query reads. Such a partition may also hold another
+// writer's rows, so it is detached first (an insert into it now fails and is
+// re-routed by its own Append), every row it holds is appended to Iceberg
+// (idempotently: rows already there are Duplicates), and only then is it dropped.
+func (t *Table) moveRecreatedBelow(ctx context.Context, w time.Time) error {
 	parts, err := t.hot.Partitions(ctx)
 	if err != nil {
 		return err
@@ -171,19 +273,23 @@ func (t *Table) dropRecreatedBelow(ctx context.Context, w time.Time) error {
 		if p.To.After(w) {
 			continue
 		}
-		n, err := t.hot.CountRows(ctx, p.Name)
-		if err != nil {
-			return err
-		}
-		stored, err := t.cold.ReadRows(ctx, catalog.PlanRequest{From: p.From, To: p.To})
-		if err != nil {
-			return err
-		}
-		if int64(len(stored)) < n {
-			return fmt.Errorf("append: partition %s below the watermark holds %d rows, Iceberg %d; kept for an operator", p.Name, n, len(stored))
-		}
 		if err := t.hot.Detach(ctx, p); err != nil {
 			return err
+		}
+		var after *meterstore.Row
+		for {
+			page, err := t.hot.Page(ctx, hot.ScanRequest{Table: p.Name}, after)
+			if err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				break
+			}
+			if _, err := t.cold.AppendCold(ctx, page); err != nil {
+				return fmt.Errorf("append to %s: move partition %s recreated below the watermark %s to Iceberg (it stays detached for an operator): %w",
+					t.cfg.Name(), p.Name, w.Format(time.RFC3339), err)
+			}
+			after = &page[len(page)-1]
 		}
 		if err := t.hot.Drop(ctx, p); err != nil {
 			return err
@@ -192,14 +298,11 @@ func (t *Table) dropRecreatedBelow(ctx context.Context, w time.Time) error {
 	return nil
 }
 
-// ErrBelowBoundary is returned by a HotWriter for an interval below the boundary it
-// was opened at.
-var ErrBelowBoundary = errors.New("interval below the tiering boundary")
-
 // HotWriter is the bulk path for steady-state ingest of current data. It reads
 // the boundary once and refuses — never routes — any interval below it: routing
 // on a stale boundary could place a row below the true watermark, refusing
-// cannot. Reopen one per ingest run; the margin is the settlement lag.
+// cannot. Reopen one per ingest run; the margin is the settlement lag. Use
+// Append for a backfill or a catch-up. A HotWriter is safe for concurrent use.
 type HotWriter struct {
 	t        *Table
 	boundary time.Time
@@ -207,6 +310,9 @@ type HotWriter struct {
 
 // HotWriter opens a writer at the current boundary.
 func (t *Table) HotWriter(ctx context.Context) (*HotWriter, error) {
+	if err := t.usable(); err != nil {
+		return nil, err
+	}
 	w, err := t.Watermark(ctx)
 	if err != nil {
 		return nil, err
@@ -214,27 +320,28 @@ func (t *Table) HotWriter(ctx context.Context) (*HotWriter, error) {
 	return &HotWriter{t: t, boundary: w}, nil
 }
 
-// Boundary is the watermark the writer was opened at.
+// Boundary is the watermark the writer was opened at (zero: nothing archived).
 func (w *HotWriter) Boundary() time.Time { return w.boundary }
 
-// Append writes deliveries to PostgreSQL; nothing is written if any interval is
-// below the boundary.
+// Append writes deliveries to PostgreSQL. If any interval is below the boundary
+// the whole call is refused with ErrBelowBoundary, naming the interval and
+// pointing at Table.Append, and nothing is written. Displacements are as for
+// Table.Append (all HotTier, Round 1).
 func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
-	var rows []meterstore.Row
-	for _, s := range series {
-		r, err := w.t.cfg.Encode(s)
-		if err != nil {
-			return AppendOutcome{}, err
+	rows, err := w.t.encode(series)
+	if err != nil {
+		return AppendOutcome{}, err
+	}
+	for _, x := range rows {
+		if !w.boundary.IsZero() && x.From.Before(w.boundary) {
+			return AppendOutcome{}, fmt.Errorf("hot writer for %s: malo %s %s interval at %s: %w %s; late corrections must go through Append, which routes them to Iceberg",
+				w.t.cfg.Name(), x.MaloID, x.ObisCode, x.From.Format(time.RFC3339), ErrBelowBoundary, w.boundary.Format(time.RFC3339))
 		}
-		for _, x := range r {
-			if !w.boundary.IsZero() && x.From.Before(w.boundary) {
-				return AppendOutcome{}, fmt.Errorf("malo %s %s interval at %s: %w %s; late corrections must go through Append, which routes them to Iceberg",
-					x.MaloID, x.ObisCode, x.From.Format(time.RFC3339), ErrBelowBoundary, w.boundary.Format(time.RFC3339))
-			}
-		}
-		rows = append(rows, r...)
+	}
+	if err := w.t.checkSubjects(ctx, rows); err != nil {
+		return AppendOutcome{}, err
 	}
 	var out AppendOutcome
-	err := w.t.writeHot(ctx, rows, &out)
+	_, err = w.t.writeHot(ctx, rows, 1, &out)
 	return out, err
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,8 +40,11 @@ type Config struct {
 	ArchiveProgress func(archive.Progress)
 	ArchiveHook     func(archive.Step) error
 	// BetweenBoundaryReads, for tests, runs inside Append after the first
-	// routing pass and before the boundary is read again.
+	// routing pass and before the boundary is read again. Nil: nothing runs.
 	BetweenBoundaryReads func()
+	// Subjects is the subject registry backing tables that declare a subject
+	// column; nil means no registry (subject references are then not checked).
+	Subjects *SubjectRegistry
 }
 
 // Store is an opened deployment.
@@ -57,6 +61,15 @@ type Table struct {
 	hot      *hot.Store
 	cold     *catalog.Table
 	archiver *archive.Archiver
+	purged   atomic.Bool
+}
+
+// usable refuses a table purged through this handle.
+func (t *Table) usable() error {
+	if t.purged.Load() {
+		return fmt.Errorf("table %s: %w", t.cfg.Name(), ErrPurged)
+	}
+	return nil
 }
 
 // Open creates every table in both tiers if missing (CREATE … IF NOT EXISTS; the
@@ -73,11 +86,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	for _, tc := range cfg.Tables {
 		h := hot.New(cfg.Pool, tc)
 		if err := h.CreateTables(ctx, cfg.Now()); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open store: %w", err)
 		}
 		c, err := cfg.Catalog.CreateTable(ctx, tc)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open store: %w", err)
 		}
 		t := &Table{st: s, cfg: tc, hot: h, cold: c,
 			archiver: archive.New(h, c, archive.Options{Progress: cfg.ArchiveProgress, Hook: cfg.ArchiveHook})}
@@ -86,7 +99,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.eng = eng
 	return s, nil
@@ -119,26 +132,85 @@ func (s *Store) only() (*Table, error) {
 	return nil, fmt.Errorf("store has %d tables; choose one with Table(name)", len(s.tables))
 }
 
+// onlyOf is the single table of time model m; an error names the choice otherwise.
+func (s *Store) onlyOf(m meterstore.TimeModel) (*Table, error) {
+	var found []*Table
+	for _, t := range s.tables {
+		if t.cfg.TimeModel() == m {
+			found = append(found, t)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("store has %d %s tables; choose one with Table(name)", len(found), m)
+}
+
 // Query runs a SELECT through the engine.
 func (s *Store) Query(ctx context.Context, q string, args ...any) (*engine.Result, error) {
 	return s.eng.Query(ctx, q, args...)
 }
 
-// Append routes deliveries to the single table (see Table.Append).
+// Append routes deliveries to the store's single interval table (see Table.Append).
 func (s *Store) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
-	t, err := s.only()
+	t, err := s.onlyOf(meterstore.Interval)
 	if err != nil {
 		return AppendOutcome{}, err
 	}
 	return t.Append(ctx, series...)
 }
 
+// AppendReadings routes register readings to the store's single point table
+// (see Table.AppendReadings).
+func (s *Store) AppendReadings(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
+	t, err := s.onlyOf(meterstore.Point)
+	if err != nil {
+		return AppendOutcome{}, err
+	}
+	return t.AppendReadings(ctx, series...)
+}
+
+// AppendAuthoritative writes values the operator authored to the store's
+// single interval table (see Table.AppendAuthoritative).
+func (s *Store) AppendAuthoritative(ctx context.Context, series ...meterstore.StoredSeries) (AuthoritativeOutcome, error) {
+	t, err := s.onlyOf(meterstore.Interval)
+	if err != nil {
+		return AuthoritativeOutcome{}, err
+	}
+	return t.AppendAuthoritative(ctx, series...)
+}
+
+// Series starts a typed read of one MaLo on the store's single interval table
+// (see Table.Series). The identifier is parsed here; a wrong check digit is
+// reported by the terminal.
+func (s *Store) Series(malo string) *SeriesQuery {
+	t, err := s.onlyOf(meterstore.Interval)
+	if err != nil {
+		return &SeriesQuery{q: query{err: err}}
+	}
+	return t.Series(malo)
+}
+
+// Readings starts a typed read of one MaLo's registers on the store's single
+// point table (see Table.Readings).
+func (s *Store) Readings(malo string) *ReadingsQuery {
+	t, err := s.onlyOf(meterstore.Point)
+	if err != nil {
+		return &ReadingsQuery{q: query{err: err}}
+	}
+	return t.Readings(malo)
+}
+
 // Config is the table's declaration.
 func (t *Table) Config() meterstore.TableConfig { return t.cfg }
 
-// Hot and Cold expose the tiers for operations the store does not wrap.
-func (t *Table) Hot() *hot.Store             { return t.hot }
-func (t *Table) Cold() *catalog.Table        { return t.cold }
+// Hot exposes the PostgreSQL tier for operations the store does not wrap.
+func (t *Table) Hot() *hot.Store { return t.hot }
+
+// Cold exposes the Iceberg tier for operations the store does not wrap.
+func (t *Table) Cold() *catalog.Table { return t.cold }
+
+// Archiver is the table's archival job.
 func (t *Table) Archiver() *archive.Archiver { return t.archiver }
 
 // Archive moves settled windows to Iceberg under the table's lease.

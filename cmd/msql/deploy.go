@@ -11,15 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meterstore"
+	"meterstore/archive"
 	"meterstore/catalog"
 	"meterstore/engine"
-	"meterstore/hot"
 	"meterstore/internal/pglocal"
+	"meterstore/store"
 )
 
 // deployFlags pick the deployment a command works on: a configuration file, a
@@ -50,27 +50,25 @@ func demoTable() meterstore.TableConfig {
 	}.MustBuild()
 }
 
-// deployment is an opened deployment: both tiers and an engine over them.
+// deployment is an opened deployment: the store (both tiers of every table,
+// their archivers, one engine) and the resources msql opened for it.
 type deployment struct {
 	pool     *pgxpool.Pool
 	cat      *catalog.Catalog
-	tables   []deployedTable
+	store    *store.Store
 	engine   *engine.Engine
 	server   *pglocal.Server // the embedded cluster this process started, if any
 	embedded bool
 	home     string
+	dsn      string
+	tables   []meterstore.TableConfig
 }
 
-type deployedTable struct {
-	cfg  meterstore.TableConfig
-	hot  *hot.Store
-	cold *catalog.Table
-}
-
+// Close releases everything in reverse order of opening and joins the errors.
 func (d *deployment) Close() error {
 	var errs []error
-	if d.engine != nil {
-		errs = append(errs, d.engine.Close())
+	if d.store != nil {
+		errs = append(errs, d.store.Close())
 	}
 	if d.cat != nil {
 		errs = append(errs, d.cat.Close())
@@ -84,20 +82,20 @@ func (d *deployment) Close() error {
 	return errors.Join(errs...)
 }
 
-func (d *deployment) table(name string) (deployedTable, error) {
+// table finds a configured table by physical or resolved name ("" = the first).
+func (d *deployment) table(name string) (*store.Table, error) {
+	ts := d.store.Tables()
 	if name == "" {
-		return d.tables[0], nil
+		return ts[0], nil
 	}
-	for _, t := range d.tables {
-		if t.cfg.Name() == name || t.cfg.ResolvedName() == name {
-			return t, nil
-		}
+	if t, ok := d.store.Table(name); ok {
+		return t, nil
 	}
 	var names []string
-	for _, t := range d.tables {
-		names = append(names, t.cfg.Name())
+	for _, t := range ts {
+		names = append(names, t.Config().Name())
 	}
-	return deployedTable{}, withHint(fmt.Errorf("%w: no table %q", errUsage, name), "--table "+strings.Join(names, " | "))
+	return nil, withHint(fmt.Errorf("%w: no table %q", errUsage, name), "--table "+strings.Join(names, " | "))
 }
 
 func defaultHome() string {
@@ -114,10 +112,32 @@ func defaultHome() string {
 	return filepath.Join(home, ".local", "share", "msql")
 }
 
-// open connects to the chosen deployment and creates its tables if missing.
+// homeDir is the embedded default's data directory.
+func (f *deployFlags) homeDir() string {
+	if f.home != "" {
+		return f.home
+	}
+	return defaultHome()
+}
+
+// open connects to the chosen deployment and opens the store over it, creating
+// the tables if missing.
 func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
+	d, err := f.connect(ctx, io)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.openStore(ctx, nil); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// connect reaches the deployment's PostgreSQL and Iceberg catalog without
+// creating any table.
+func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error) {
 	var (
-		tables    []meterstore.TableConfig
 		dsn       = f.dsn
 		warehouse = f.warehouse
 		catKind   = "sql"
@@ -134,7 +154,7 @@ func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
 		if len(s.Tables) == 0 {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
-		tables = s.Tables
+		d.tables = s.Tables
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -149,12 +169,9 @@ func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
 		if f.dsn == "" || f.warehouse == "" {
 			return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
 		}
-		tables = []meterstore.TableConfig{demoTable()}
+		d.tables = []meterstore.TableConfig{demoTable()}
 	default:
-		home := f.home
-		if home == "" {
-			home = defaultHome()
-		}
+		home := f.homeDir()
 		srv, pgDSN, err := startEmbedded(ctx, home, f.keepRunning, io)
 		if err != nil {
 			return nil, err
@@ -167,12 +184,13 @@ func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
 			return nil, err
 		}
 		warehouse = "file://" + wh
-		tables = []meterstore.TableConfig{demoTable()}
+		d.tables = []meterstore.TableConfig{demoTable()}
 	}
 	if dsn == "" {
 		d.Close()
 		return nil, withHint(errors.New("no PostgreSQL for the hot tier"), "set [hot] url in the configuration, or pass --dsn")
 	}
+	d.dsn = dsn
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		d.Close()
@@ -194,27 +212,53 @@ func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
 		d.Close()
 		return nil, fmt.Errorf("open Iceberg catalog: %w", err)
 	}
-	var engTables []engine.Table
-	for _, cfg := range tables {
-		h := hot.New(pool, cfg)
-		if err := h.CreateTables(ctx, time.Now()); err != nil {
-			d.Close()
-			return nil, err
-		}
-		c, err := d.cat.CreateTable(ctx, cfg)
-		if err != nil {
-			d.Close()
-			return nil, err
-		}
-		d.tables = append(d.tables, deployedTable{cfg: cfg, hot: h, cold: c})
-		engTables = append(engTables, engine.Table{Config: cfg, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)})
-	}
-	d.engine, err = engine.Open(ctx, engine.Config{Tables: engTables})
+	return d, nil
+}
+
+// openStore creates the tables in both tiers if missing and opens the store.
+func (d *deployment) openStore(ctx context.Context, progress func(archive.Progress)) error {
+	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, ArchiveProgress: progress})
 	if err != nil {
-		d.Close()
+		return err
+	}
+	d.store, d.engine = st, st.Engine()
+	return nil
+}
+
+// existingTables names the configured tables that already exist in PostgreSQL.
+func (d *deployment) existingTables(ctx context.Context) ([]string, error) {
+	var names []string
+	for _, t := range d.tables {
+		var n int
+		if err := d.pool.QueryRow(ctx, "SELECT count(*) FROM pg_class c WHERE c.relname = $1 AND c.relkind IN ('r','p')", t.Name()).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			names = append(names, t.Name())
+		}
+	}
+	var catalogTables int
+	if err := d.pool.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname = 'iceberg_tables'").Scan(&catalogTables); err != nil {
 		return nil, err
 	}
-	return d, nil
+	if catalogTables > 0 {
+		rows, err := d.pool.Query(ctx, "SELECT table_name FROM iceberg_tables")
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				return nil, err
+			}
+			names = append(names, "iceberg:"+n)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
 }
 
 func redact(dsn string) string {

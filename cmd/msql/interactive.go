@@ -1,67 +1,220 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
+
+	"github.com/chzyer/readline"
 )
 
-// interactive is the read-eval-print loop.
-func interactive(ctx context.Context, sess session, p *printer, io stdio) error {
-	fmt.Fprintf(io.out, "msql %s — statements end with ;  .help for commands, .quit to leave\n", version)
-	in := bufio.NewScanner(io.in)
-	in.Buffer(make([]byte, 1<<20), 1<<24)
-	var sp splitter
-	prompt := func() {
-		if sp.pending() == "" {
-			fmt.Fprint(io.out, "msql> ")
-		} else {
-			fmt.Fprint(io.out, "   -> ")
-		}
+// shell is one msql session: statements, dot-commands and the settings they change.
+type shell struct {
+	sess   session
+	es     *engineSession // nil in --scratch
+	p      *printer
+	io     stdio
+	rl     *readline.Instance
+	ctx    context.Context
+	quit   bool
+	depth  int // .read nesting
+	cancel struct {
+		sync.Mutex
+		f context.CancelFunc
 	}
-	prompt()
-	for in.Scan() {
-		line := in.Text()
-		if sp.pending() == "" && strings.HasPrefix(strings.TrimSpace(line), ".") {
-			quit, err := dotCommand(ctx, sess, p, strings.TrimSpace(line))
-			if err != nil {
-				fmt.Fprintf(io.err, "error: %v\n", err)
-			}
-			if quit {
-				return nil
-			}
-			prompt()
-			continue
-		}
-		for _, stmt := range sp.feed(line + "\n") {
-			if err := runStatement(ctx, sess, p, stmt); err != nil {
-				fmt.Fprintf(io.err, "error: %v\n", err)
-			}
-		}
-		prompt()
-	}
-	fmt.Fprintln(io.out)
-	return in.Err()
 }
 
-func dotCommand(ctx context.Context, sess session, p *printer, line string) (bool, error) {
-	fields := strings.Fields(line)
-	switch fields[0] {
-	case ".quit", ".exit", ".q":
-		return true, nil
-	case ".help":
-		fmt.Fprintln(p.out, ".help  .quit  .mode FORMAT  .maxrows N")
-	case ".mode":
-		if len(fields) != 2 {
-			return false, fmt.Errorf(".mode takes one of %s", strings.Join(formats, ", "))
-		}
-		if err := validFormat(fields[1]); err != nil {
-			return false, err
-		}
-		p.format = fields[1]
-	default:
-		return false, fmt.Errorf("unknown command %s; .help lists them", fields[0])
+func newShell(ctx context.Context, sess session, p *printer, io stdio) *shell {
+	sh := &shell{sess: sess, p: p, io: io, ctx: ctx}
+	sh.es, _ = sess.(*engineSession)
+	return sh
+}
+
+// historyPath is where the interactive shell keeps its history: $MSQL_HISTORY,
+// else msql_history under $MSQL_HOME when that is set, else ~/.msql_history.
+func historyPath() string {
+	if h := os.Getenv("MSQL_HISTORY"); h != "" {
+		return h
 	}
-	return false, nil
+	if h := os.Getenv("MSQL_HOME"); h != "" {
+		return filepath.Join(h, "msql_history")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".msql_history")
+	}
+	return ""
+}
+
+// interactive is the read-eval-print loop: line editing, history (Ctrl-R),
+// completion, multi-line statements ended by ';'. Ctrl-C clears the line being
+// typed or cancels the running statement; Ctrl-D on an empty line leaves.
+func interactive(ctx context.Context, sess session, p *printer, io stdio) error {
+	sh := newShell(ctx, sess, p, io)
+	p.pager = os.Getenv("MSQL_PAGER") != "off"
+	hist := historyPath()
+	if hist != "" {
+		_ = os.MkdirAll(filepath.Dir(hist), 0o755)
+	}
+	rl, err := readline.NewEx(&readline.Config{
+		Prompt:                 "msql> ",
+		HistoryFile:            hist,
+		HistoryLimit:           5000,
+		DisableAutoSaveHistory: true,
+		HistorySearchFold:      true,
+		AutoComplete:           newCompleter(sh),
+		InterruptPrompt:        "^C",
+		EOFPrompt:              "",
+	})
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	sh.rl = rl
+
+	// Ctrl-C while a statement runs arrives as SIGINT (the terminal is not in raw
+	// mode then): cancel that statement, never the shell.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+			sh.cancel.Lock()
+			if sh.cancel.f != nil {
+				sh.cancel.f()
+			}
+			sh.cancel.Unlock()
+		}
+	}()
+
+	fmt.Fprintf(p.out, "msql %s — statements end with ;  .help for commands, .quit or Ctrl-D to leave\n", version)
+	if sh.es != nil {
+		fmt.Fprintf(p.out, "%s\n", sh.es.describe())
+	}
+	var sp splitter
+	var entry strings.Builder // the statement as typed, for history
+	for !sh.quit {
+		if sp.pending() == "" {
+			rl.SetPrompt("msql> ")
+		} else {
+			rl.SetPrompt("   -> ")
+		}
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			if sp.pending() == "" && line == "" {
+				fmt.Fprintln(p.out, "(.quit or Ctrl-D to leave)")
+			}
+			sp = splitter{}
+			entry.Reset()
+			continue
+		}
+		if errors.Is(err, io_EOF) {
+			if sp.pending() != "" {
+				sp = splitter{}
+				entry.Reset()
+				fmt.Fprintln(p.out)
+				continue
+			}
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if onlyComments(sp.pending()) && strings.HasPrefix(strings.TrimSpace(line), ".") {
+			sp = splitter{}
+			entry.Reset()
+			_ = rl.SaveHistory(strings.TrimSpace(line))
+			sh.dotCommand(strings.TrimSpace(line))
+			continue
+		}
+		if entry.Len() > 0 {
+			entry.WriteByte(' ')
+		}
+		entry.WriteString(strings.TrimSpace(line))
+		stmts := sp.feed(line + "\n")
+		if len(stmts) > 0 {
+			_ = rl.SaveHistory(entry.String())
+			entry.Reset()
+			if rest := strings.TrimSpace(sp.pending()); rest != "" {
+				entry.WriteString(rest)
+			}
+		}
+		for _, stmt := range stmts {
+			sh.runInteractive(stmt)
+		}
+	}
+	fmt.Fprintln(p.out)
+	return nil
+}
+
+var io_EOF = io.EOF
+
+// runInteractive runs one statement with Ctrl-C wired to its context and
+// reports an error without leaving the shell.
+func (sh *shell) runInteractive(stmt string) {
+	err := sh.runCancellable(stmt)
+	sh.report(err)
+}
+
+func (sh *shell) runCancellable(stmt string) error {
+	ctx, cancel := context.WithCancel(sh.ctx)
+	defer cancel()
+	sh.cancel.Lock()
+	sh.cancel.f = cancel
+	sh.cancel.Unlock()
+	defer func() {
+		sh.cancel.Lock()
+		sh.cancel.f = nil
+		sh.cancel.Unlock()
+	}()
+	err := runStatement(ctx, sh.sess, sh.p, stmt)
+	if err != nil && ctx.Err() != nil && sh.ctx.Err() == nil {
+		return errCancelled
+	}
+	return err
+}
+
+var errCancelled = errors.New("statement cancelled")
+
+func (sh *shell) report(err error) {
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(sh.io.err, "Error: %v\n", err)
+	var h *hinted
+	if errors.As(err, &h) && h.hint != "" {
+		fmt.Fprintf(sh.io.err, "Try: %s\n", h.hint)
+	}
+}
+
+// runText runs statements and dot-commands (a dot-command is a line starting
+// with '.' outside a statement), stopping at the first failure.
+func (sh *shell) runText(text string) error {
+	var sp splitter
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if onlyComments(sp.pending()) && strings.HasPrefix(strings.TrimSpace(line), ".") {
+			sp = splitter{}
+			if err := sh.dot(strings.TrimSpace(line)); err != nil {
+				return err
+			}
+			if sh.quit {
+				return nil
+			}
+			continue
+		}
+		for _, stmt := range sp.feed(line) {
+			if err := runStatement(sh.ctx, sh.sess, sh.p, stmt); err != nil {
+				return err
+			}
+		}
+	}
+	if rest := sp.pending(); rest != "" && !onlyComments(rest) {
+		return runStatement(sh.ctx, sh.sess, sh.p, rest)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 // table is a result ready to print.
 type table struct {
 	columns []string
+	types   []string // DuckDB type names, when known
 	rows    [][]any
 }
 
@@ -36,10 +37,9 @@ func cell(v any, nullText string) string {
 	switch x := v.(type) {
 	case nil:
 		return nullText
+	case civilDate:
+		return time.Time(x).Format("2006-01-02")
 	case time.Time:
-		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 && x.Location() == time.UTC {
-			return x.Format("2006-01-02")
-		}
 		return x.UTC().Format("2006-01-02 15:04:05.999999Z07:00")
 	case decimal.Decimal:
 		return x.String()
@@ -51,8 +51,38 @@ func cell(v any, nullText string) string {
 	return fmt.Sprint(v)
 }
 
+// civilDate is a DATE value (the driver hands DATE over as a time.Time at midnight UTC).
+type civilDate time.Time
+
+// withDates marks the values of DATE columns so they print as dates.
+func withDates(t table) table {
+	var dates []int
+	for i, typ := range t.types {
+		if typ == "DATE" {
+			dates = append(dates, i)
+		}
+	}
+	if len(dates) == 0 {
+		return t
+	}
+	out := t
+	out.rows = make([][]any, len(t.rows))
+	for r, row := range t.rows {
+		nr := append([]any(nil), row...)
+		for _, i := range dates {
+			if tm, ok := nr[i].(time.Time); ok {
+				nr[i] = civilDate(tm)
+			}
+		}
+		out.rows[r] = nr
+	}
+	return out
+}
+
 func jsonValue(v any) any {
 	switch x := v.(type) {
+	case civilDate:
+		return cell(x, "")
 	case time.Time:
 		return cell(x, "")
 	case decimal.Decimal:
@@ -65,6 +95,7 @@ func jsonValue(v any) any {
 
 // render writes t in format; maxWidth bounds a table column (0 = unbounded).
 func render(w io.Writer, t table, format string, maxWidth int, nullText string) error {
+	t = withDates(t)
 	switch format {
 	case "csv":
 		cw := csv.NewWriter(w)
@@ -206,12 +237,16 @@ func renderTable(w io.Writer, t table, maxWidth int, nullText string) error {
 	}
 	fmt.Fprintf(w, "─%s─\n", strings.Join(seps, "─┼─"))
 	right := make([]bool, len(t.columns))
-	if len(t.rows) > 0 {
-		for i, v := range t.rows[0] {
-			switch v.(type) {
+	for i := range t.columns {
+		for _, r := range t.rows { // the first non-NULL value decides
+			if r[i] == nil {
+				continue
+			}
+			switch r[i].(type) {
 			case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, decimal.Decimal:
 				right[i] = true
 			}
+			break
 		}
 	}
 	for _, r := range cells {

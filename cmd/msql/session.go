@@ -2,17 +2,112 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"meterstore/engine"
 )
 
+// session runs one statement and reports how far a running one has got.
+type session interface {
+	run(ctx context.Context, stmt string) (table, string, error)
+	// hotRows is the number of rows streamed from PostgreSQL by the statement
+	// running now (0 when none, or for a session without tiers).
+	hotRows() int64
+}
+
+// scratchSession is a bare DuckDB: any statement runs, unrestricted.
+type scratchSession struct{ db *sql.DB }
+
+func (s *scratchSession) run(ctx context.Context, stmt string) (table, string, error) {
+	rows, err := s.db.QueryContext(ctx, stmt)
+	if err != nil {
+		return table{}, "", err
+	}
+	t, err := collect(rows)
+	return t, "", err
+}
+
+func (s *scratchSession) hotRows() int64 { return 0 }
+
 // engineSession runs statements through the engine: queries only, split across
-// the tiers, with provenance.
+// the tiers, with provenance. Its view (read mode, AsOf pin, known-at instant,
+// scope) is rebuilt from the deployment's engine on every change, so a scope
+// given once survives every later derivation.
 type engineSession struct {
-	eng *engine.Engine
-	d   *deployment
+	d       *deployment
+	eng     *engine.Engine // the current view
+	scopes  [][2]string
+	mode    engine.ReadMode
+	asOf    *asOfPin
+	knownAt *time.Time
+	running atomic.Pointer[engine.Provenance]
+}
+
+type asOfPin struct {
+	snapshot   int64
+	maxVersion *uint64
+	label      string
+}
+
+func newEngineSession(d *deployment, scopes []string) (*engineSession, error) {
+	s := &engineSession{d: d}
+	for _, sc := range scopes {
+		col, val, ok := strings.Cut(sc, "=")
+		if !ok {
+			return nil, fmt.Errorf("%w: --scope %q: use column=value", errUsage, sc)
+		}
+		s.scopes = append(s.scopes, [2]string{col, val})
+	}
+	return s, s.rebuild()
+}
+
+// rebuild derives the current view: scope first, then read mode, pin and ceiling.
+func (s *engineSession) rebuild() error {
+	eng := s.d.engine
+	var err error
+	for _, sc := range s.scopes {
+		if eng, err = eng.Scoped(sc[0], sc[1]); err != nil {
+			return err
+		}
+	}
+	if s.asOf != nil {
+		eng = eng.AsOf(s.asOf.snapshot, s.asOf.maxVersion)
+	} else if eng, err = eng.InReadMode(s.mode); err != nil {
+		return err
+	}
+	if s.knownAt != nil {
+		eng = eng.AsKnownAt(*s.knownAt)
+	}
+	s.eng = eng
+	return nil
+}
+
+// describe is the session's view in one line, for .help and the banner.
+func (s *engineSession) describe() string {
+	parts := []string{"mode " + s.mode.String()}
+	if s.asOf != nil {
+		parts[0] = "as of " + s.asOf.label
+	}
+	if s.knownAt != nil {
+		parts = append(parts, "known at "+s.knownAt.Format(time.RFC3339))
+	}
+	if sc := s.eng.Scope(); len(sc) > 0 {
+		parts = append(parts, "scope "+strings.Join(sc, ","))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (s *engineSession) hotRows() int64 {
+	if p := s.running.Load(); p != nil {
+		return p.HotRows()
+	}
+	return 0
 }
 
 func (s *engineSession) run(ctx context.Context, stmt string) (table, string, error) {
@@ -23,35 +118,104 @@ func (s *engineSession) run(ctx context.Context, stmt string) (table, string, er
 		}
 		return table{columns: []string{"explain"}, rows: lines(text)}, "", nil
 	}
-	res, err := s.eng.Query(ctx, stmt)
-	if err != nil {
-		if errors.Is(err, engine.ErrNotAQuery) {
-			return table{}, "", withHint(err, "statements other than queries are refused here; use --scratch for ad-hoc DuckDB work, or .export to write files")
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		t, prov, err := s.runOnce(ctx, stmt)
+		if !errors.Is(err, engine.ErrBoundaryMoved) {
+			if errors.Is(err, engine.ErrNotAQuery) {
+				return table{}, "", withHint(err, "only queries run here; use --scratch for ad-hoc DuckDB work, or .export to write files")
+			}
+			return t, prov, err
 		}
+		lastErr = err
+	}
+	return table{}, "", lastErr
+}
+
+// runOnce streams the statement so the progress indicator can watch the rows
+// coming from PostgreSQL while it runs.
+func (s *engineSession) runOnce(ctx context.Context, stmt string) (table, string, error) {
+	rows, err := s.eng.Rows(ctx, stmt)
+	if err != nil {
 		return table{}, "", err
 	}
-	return table{columns: res.Columns, rows: res.Rows}, res.Provenance.String(), nil
+	s.running.Store(rows.Provenance)
+	defer s.running.Store(nil)
+	t, err := collectRows(rows.Rows, false)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return table{}, "", err
+	}
+	return t, rows.Provenance.String(), nil
+}
+
+func collect(rows *sql.Rows) (table, error) { return collectRows(rows, true) }
+
+// collectRows reads every row; closeRows closes them afterwards (the engine's
+// Rows close themselves, checking the boundary).
+func collectRows(rows *sql.Rows, closeRows bool) (table, error) {
+	if closeRows {
+		defer rows.Close()
+	}
+	cols, err := rows.ColumnTypes()
+	if err != nil {
+		return table{}, err
+	}
+	t := table{}
+	for _, c := range cols {
+		t.columns = append(t.columns, c.Name())
+		t.types = append(t.types, c.DatabaseTypeName())
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return table{}, err
+		}
+		for i, v := range vals {
+			vals[i] = engine.Normalize(v)
+		}
+		t.rows = append(t.rows, vals)
+	}
+	return t, rows.Err()
 }
 
 func explainOf(stmt string) (string, bool) {
-	if len(stmt) > 8 && (stmt[:8] == "EXPLAIN " || stmt[:8] == "explain ") {
-		return stmt[8:], true
+	s := strings.TrimSpace(stmt)
+	if len(s) > 8 && strings.EqualFold(s[:8], "EXPLAIN ") {
+		return s[8:], true
 	}
 	return "", false
 }
 
 func lines(s string) [][]any {
 	var out [][]any
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '\n' {
-			if i > start || i < len(s) {
-				out = append(out, []any{s[start:i]})
-			}
-			start = i + 1
-		}
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		out = append(out, []any{l})
 	}
 	return out
 }
 
-var _ = fmt.Sprint
+// parseInstant reads a timestamp the way users type one: RFC 3339, or a date
+// or "date time" in UTC.
+func parseInstant(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a timestamp; use 2026-01-31, 2026-01-31 12:00 (UTC) or RFC 3339", s)
+}
+
+func parseUint(s string) (*uint64, error) {
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a version (yyyymmddNNNNNN)", s)
+	}
+	return &v, nil
+}

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,8 +10,10 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
-	"meterstore/engine"
+	"golang.org/x/term"
+
 	"meterstore/udf"
 )
 
@@ -35,7 +37,7 @@ type shellFlags struct {
 	noProv   bool
 	maxWidth int
 	maxRows  int
-	interact bool
+	null     string
 }
 
 func newFlagSet(name, usage string, io stdio) *flag.FlagSet {
@@ -79,6 +81,7 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 	fs.BoolVar(&f.noProv, "no-provenance", false, "do not print the provenance line under results")
 	fs.IntVar(&f.maxWidth, "max-width", 40, "truncate table cells wider than this (0 = no limit)")
 	fs.IntVar(&f.maxRows, "max-rows", 0, "print at most this many rows of a result in table mode (0 = all)")
+	fs.StringVar(&f.null, "null", "NULL", "how table, markdown and line output show NULL")
 	f.deploy.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -118,26 +121,23 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 		defer d.Close()
-		eng := d.engine
-		for _, s := range f.scope {
-			col, val, ok := strings.Cut(s, "=")
-			if !ok {
-				return fmt.Errorf("%w: --scope %q: use column=value", errUsage, s)
-			}
-			if eng, err = eng.Scoped(col, val); err != nil {
-				return err
-			}
+		es, err := newEngineSession(d, f.scope)
+		if err != nil {
+			return err
 		}
-		sess = &engineSession{eng: eng, d: d}
+		sess = es
 	}
-	p := &printer{out: out, errOut: io.err, format: f.format, maxWidth: f.maxWidth, maxRows: f.maxRows, provenance: !f.noProv && f.format == "table"}
+	p := &printer{out: out, errOut: io.err, format: f.format, maxWidth: f.maxWidth, maxRows: f.maxRows,
+		provenance: !f.noProv, nullText: f.null, tty: io.tty && f.output == "", pager: true}
+	if f, ok := io.err.(*os.File); ok && io.tty {
+		p.progress = term.IsTerminal(int(f.Fd()))
+	}
+	sh := newShell(ctx, sess, p, io)
 	switch {
 	case len(f.commands) > 0:
 		for _, c := range f.commands {
-			for _, stmt := range splitAll(c) {
-				if err := runStatement(ctx, sess, p, stmt); err != nil {
-					return err
-				}
+			if err := sh.runText(c); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -146,13 +146,13 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		return runScript(ctx, sess, p, string(b))
+		return sh.runText(string(b))
 	case !io.tty:
 		b, err := readAll(io.in)
 		if err != nil {
 			return err
 		}
-		return runScript(ctx, sess, p, b)
+		return sh.runText(b)
 	}
 	return interactive(ctx, sess, p, io)
 }
@@ -160,15 +160,6 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 func readAll(r io.Reader) (string, error) {
 	b, err := io.ReadAll(r)
 	return string(b), err
-}
-
-func runScript(ctx context.Context, sess session, p *printer, script string) error {
-	for _, stmt := range splitAll(script) {
-		if err := runStatement(ctx, sess, p, stmt); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func commandNames() []string {
@@ -180,48 +171,8 @@ func commandNames() []string {
 	return out
 }
 
-// session runs one statement.
-type session interface {
-	run(ctx context.Context, stmt string) (table, string, error)
-}
-
-// scratchSession is a bare DuckDB: any statement runs, unrestricted.
-type scratchSession struct{ db *sql.DB }
-
-func (s *scratchSession) run(ctx context.Context, stmt string) (table, string, error) {
-	rows, err := s.db.QueryContext(ctx, stmt)
-	if err != nil {
-		return table{}, "", err
-	}
-	t, err := collect(rows)
-	return t, "", err
-}
-
-func collect(rows *sql.Rows) (table, error) {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return table{}, err
-	}
-	t := table{columns: cols}
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return table{}, err
-		}
-		for i, v := range vals {
-			vals[i] = engine.Normalize(v)
-		}
-		t.rows = append(t.rows, vals)
-	}
-	return t, rows.Err()
-}
-
-// printer renders results and their provenance.
+// printer renders results and their provenance, and owns the shell's output
+// settings (.mode, .maxrows, .timer, .output, …).
 type printer struct {
 	out, errOut io.Writer
 	format      string
@@ -229,25 +180,71 @@ type printer struct {
 	maxRows     int
 	provenance  bool
 	nullText    string
+	timer       bool
+	tty         bool // stdout is the terminal: dim provenance, pager
+	progress    bool // stderr is the terminal: progress of long statements
+	pager       bool
+	once        io.WriteCloser // .once: the next result only
+	file        io.WriteCloser // .output FILE
+}
+
+// target is where the next result goes.
+func (p *printer) target() io.Writer {
+	if p.once != nil {
+		return p.once
+	}
+	return p.out
+}
+
+func (p *printer) toTerminal() bool { return p.tty && p.once == nil && p.file == nil }
+
+func (p *printer) endResult() {
+	if p.once != nil {
+		p.once.Close()
+		p.once = nil
+	}
 }
 
 func runStatement(ctx context.Context, sess session, p *printer, stmt string) error {
+	start := time.Now()
+	stopProgress := startProgress(ctx, sess, p)
 	t, prov, err := sess.run(ctx, stmt)
+	stopProgress()
+	elapsed := time.Since(start)
 	if err != nil {
+		p.endResult()
 		return err
 	}
+	return p.print(t, prov, elapsed)
+}
+
+// print renders one result, through the pager when it is taller than the terminal.
+func (p *printer) print(t table, prov string, elapsed time.Duration) error {
+	defer p.endResult()
 	shown := t
 	if p.maxRows > 0 && len(t.rows) > p.maxRows && p.format == "table" {
 		shown.rows = t.rows[:p.maxRows]
 	}
-	if err := render(p.out, shown, p.format, p.maxWidth, p.nullText); err != nil {
+	var buf bytes.Buffer
+	if err := render(&buf, shown, p.format, p.maxWidth, p.nullText); err != nil {
 		return err
 	}
 	if len(shown.rows) < len(t.rows) {
-		fmt.Fprintf(p.out, "(%d more rows not shown; .maxrows 0 shows all)\n", len(t.rows)-len(shown.rows))
+		fmt.Fprintf(&buf, "(%d more rows not shown; .maxrows 0 shows all)\n", len(t.rows)-len(shown.rows))
 	}
-	if p.provenance && prov != "" {
-		fmt.Fprintf(p.out, "\x1b[2m%s\x1b[0m\n", prov)
+	if p.provenance && prov != "" && p.format == "table" {
+		if p.toTerminal() {
+			fmt.Fprintf(&buf, "\x1b[2m%s\x1b[0m\n", prov)
+		} else {
+			fmt.Fprintf(&buf, "-- %s\n", prov)
+		}
 	}
-	return nil
+	if p.timer {
+		fmt.Fprintf(&buf, "Run Time: %.3fs\n", elapsed.Seconds())
+	}
+	if p.toTerminal() && p.pager {
+		return page(p.out, buf.Bytes())
+	}
+	_, err := p.target().Write(buf.Bytes())
+	return err
 }

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meterstore"
+	"meterstore/catalog"
+	"meterstore/hot"
+	"meterstore/metering"
+	"meterstore/store"
+)
+
+// archival: one window of the hot week archived, against pgx reading the same
+// rows into Go values (the read limit archival cannot beat).
+func (b *bench) archival() ([]result, error) {
+	t := b.table()
+	parts, err := t.Hot().Partitions(b.ctx)
+	if err != nil {
+		return nil, err
+	}
+	var p hot.Partition
+	for _, x := range parts {
+		if !x.From.Before(b.fx.watermark) {
+			p = x
+			break
+		}
+	}
+	start := time.Now()
+	var n int
+	if err := t.Hot().Scan(b.ctx, hot.ScanRequest{Table: p.Name}, func(rows []meterstore.Row) error { n += len(rows); return nil }); err != nil {
+		return nil, err
+	}
+	read := time.Since(start)
+	start = time.Now()
+	out, err := t.Archive(b.ctx, p.To.Add(b.cfg.SettlementLag()), 1)
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	if len(out.Windows) != 1 || out.Windows[0].Rows != int64(n) {
+		return nil, fmt.Errorf("archival moved %v windows, expected one of %d rows", out.Windows, n)
+	}
+	r := float64(read) / float64(took)
+	return []result{{measure: "archival throughput", against: "pgx reading the same rows into Go values", target: "≥ 0.7×",
+		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s, one window of %d rows)", r, float64(n)/took.Seconds(), float64(n)/read.Seconds(), n), met: r >= 0.7}}, nil
+}
+
+// childReport is what an archival child prints.
+type childReport struct {
+	Rows      int64
+	Seconds   float64
+	PeakRSSkB int64
+}
+
+// archivalRSS archives one window of each size in a fresh process and compares
+// peak resident memory: streaming must keep it flat.
+func (b *bench) archivalRSS() ([]result, error) {
+	var reps []childReport
+	for i, n := range b.o.rssRows {
+		name := fmt.Sprintf("rss%d_versions", i)
+		cfg := meterstore.TableSpec{Name: name, DisableIntegrityConstraints: true}.MustBuild()
+		day := time.Date(2024, 6, 3, 0, 0, 0, 0, time.UTC)
+		h := hot.New(b.e.pool, cfg)
+		if err := h.CreateTables(b.ctx, day); err != nil {
+			return nil, err
+		}
+		if err := h.EnsurePartitions(b.ctx, day, day.Add(24*time.Hour)); err != nil {
+			return nil, err
+		}
+		logf("archival RSS: loading %d rows into one window", n)
+		if err := fillWindow(b.ctx, b.e, cfg, h.PartitionName(day), day, n, b.fx.hot); err != nil {
+			return nil, err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(b.ctx, self, "-child", strings.Join([]string{"archive", b.e.dsn, b.e.warehouse, name}, "|"))
+		cmd.Stderr = os.Stderr
+		outb, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("archival child for %d rows: %w", n, err)
+		}
+		var rep childReport
+		if err := json.Unmarshal(outb, &rep); err != nil {
+			return nil, fmt.Errorf("archival child output %q: %w", outb, err)
+		}
+		logf("archival RSS: %d rows in %.1fs, peak RSS %d MiB", rep.Rows, rep.Seconds, rep.PeakRSSkB/1024)
+		reps = append(reps, rep)
+	}
+	small, large := reps[0], reps[len(reps)-1]
+	growth := float64(large.PeakRSSkB)/float64(small.PeakRSSkB) - 1
+	return []result{{measure: fmt.Sprintf("archival peak RSS, %d vs %d rows", small.Rows, large.Rows), against: "the smaller window", target: "flat (≤ +10 %)",
+		figure: fmt.Sprintf("%+.0f %% (%d vs %d MiB; %.0f and %.0f rows/s)", 100*growth, small.PeakRSSkB/1024, large.PeakRSSkB/1024,
+			float64(small.Rows)/small.Seconds, float64(large.Rows)/large.Seconds), met: growth <= 0.10}}, nil
+}
+
+// fillWindow loads n rows into one partition with COPY, shaped like the fixture's rows.
+func fillWindow(ctx context.Context, e *env, cfg meterstore.TableConfig, partition string, day time.Time, n int, templates []meterstore.Row) error {
+	perSeries := 96
+	series := (n + perSeries - 1) / perSeries
+	malos := make([]string, 0, series)
+	for base := int64(5000000000); len(malos) < series; base++ {
+		for d := 0; d < 10; d++ {
+			if m, err := metering.ParseMaloID(strconv.FormatInt(base, 10) + strconv.Itoa(d)); err == nil {
+				malos = append(malos, m.String())
+				break
+			}
+		}
+	}
+	rows := make([]meterstore.Row, 0, n)
+	for i := 0; i < n; i++ {
+		t := templates[i%len(templates)]
+		t.MaloID = malos[i/perSeries]
+		t.ObisCode = "1-0:1.29.0"
+		t.From = day.Add(time.Duration(i%perSeries) * 15 * time.Minute)
+		to := t.From.Add(15 * time.Minute)
+		t.To = &to
+		t.BalancingDay = metering.BalancingDay(t.From, metering.SparteStrom).Time()
+		t.VersionScope = t.VersionScope[:14] + t.From.In(metering.Berlin()).Format("2006-01")
+		t.Extra = nil
+		rows = append(rows, t)
+		if len(rows) == 500_000 || i == n-1 {
+			if _, err := copyRows(ctx, e, cfg, partition, rows); err != nil {
+				return err
+			}
+			rows = rows[:0]
+		}
+	}
+	return nil
+}
+
+// runChild runs one measurement in this process and prints JSON.
+func runChild(ctx context.Context, spec string) error {
+	parts := strings.Split(spec, "|")
+	if len(parts) != 4 || parts[0] != "archive" {
+		return fmt.Errorf("unknown child spec %q", spec)
+	}
+	dsn, warehouse, name := parts[1], parts[2], parts[3]
+	cfg := meterstore.TableSpec{Name: name, DisableIntegrityConstraints: true}.MustBuild()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	cat, err := catalog.Open(ctx, catalog.Options{DSN: dsn, Warehouse: warehouse, Pool: pool})
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	day := time.Date(2024, 6, 3, 0, 0, 0, 0, time.UTC)
+	st, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return day }})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	start := time.Now()
+	out, err := st.Tables()[0].Archive(ctx, day.Add(24*time.Hour+cfg.SettlementLag()), 1)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	var rows int64
+	for _, w := range out.Windows {
+		rows += w.Rows
+	}
+	return json.NewEncoder(os.Stdout).Encode(childReport{Rows: rows, Seconds: took.Seconds(), PeakRSSkB: peakRSS()})
+}
+
+// peakRSS reads VmHWM, the process's peak resident set, in kB.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			return v
+		}
+	}
+	return 0
+}

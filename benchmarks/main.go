@@ -1,0 +1,248 @@
+// Command benchmarks measures MeterStore side by side with the references the
+// design page names, in one run on one machine, and writes the ratios to
+// benchmarks/RESULTS.md (measure | against | target | figure | met).
+//
+//	go tool task bench                   # default sizes: fits 2 cores / 24 GiB in about ten minutes
+//	go run ./benchmarks -malos 500 -days 180   # the design page's realistic fixture
+//
+// Everything runs against real components: a private PostgreSQL started from
+// the system binaries, a file:// Iceberg warehouse with its SQL catalog in that
+// PostgreSQL, and the embedded DuckDB engine. Timings are medians of -reps runs.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"meterstore"
+	"meterstore/catalog"
+	"meterstore/internal/pglocal"
+	"meterstore/store"
+	"meterstore/testkit"
+)
+
+type options struct {
+	malos, days, reps int
+	seed              uint64
+	corrections       float64
+	out               string
+	rssRows           []int
+	child             string
+}
+
+func main() {
+	var o options
+	var rss string
+	flag.IntVar(&o.malos, "malos", 100, "measuring points in the fixture (the design page's is 500)")
+	flag.IntVar(&o.days, "days", 120, "days in the fixture (the design page's is 180; ≥ 365 gives a full year for the single-meter read)")
+	flag.IntVar(&o.reps, "reps", 5, "repetitions per timed query (median reported)")
+	flag.Uint64Var(&o.seed, "seed", 1, "workload seed")
+	flag.Float64Var(&o.corrections, "corrections", 0.01, "share of (MaLo, channel, day) groups restated at the next version")
+	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
+	flag.StringVar(&rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
+	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
+	flag.Parse()
+	for _, s := range strings.Split(rss, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
+			o.rssRows = append(o.rssRows, n)
+		}
+	}
+	ctx := context.Background()
+	if o.child != "" {
+		if err := runChild(ctx, o.child); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmarks:", err)
+		os.Exit(1)
+	}
+}
+
+// env is the running deployment the benchmarks measure.
+type env struct {
+	dir       string
+	server    *pglocal.Server
+	dsn       string
+	pool      *pgxpool.Pool
+	cat       *catalog.Catalog
+	warehouse string
+}
+
+func startEnv(ctx context.Context) (*env, error) {
+	bin, err := pglocal.FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "meterstore-bench-")
+	if err != nil {
+		return nil, err
+	}
+	e := &env{dir: dir}
+	if err := pglocal.Init(ctx, bin, filepath.Join(dir, "pg")); err != nil {
+		return nil, err
+	}
+	e.server, err = pglocal.Start(ctx, bin, filepath.Join(dir, "pg"), pglocal.Options{})
+	if err != nil {
+		return nil, err
+	}
+	e.dsn = e.server.DSN("postgres")
+	e.pool, err = pgxpool.New(ctx, e.dsn)
+	if err != nil {
+		return nil, err
+	}
+	wh := filepath.Join(dir, "warehouse")
+	if err := os.MkdirAll(wh, 0o755); err != nil {
+		return nil, err
+	}
+	e.warehouse = "file://" + wh
+	e.cat, err = catalog.Open(ctx, catalog.Options{DSN: e.dsn, Warehouse: e.warehouse, Pool: e.pool})
+	return e, err
+}
+
+func (e *env) close() {
+	if e.cat != nil {
+		e.cat.Close()
+	}
+	if e.pool != nil {
+		e.pool.Close()
+	}
+	if e.server != nil {
+		e.server.Stop()
+	}
+	os.RemoveAll(e.dir)
+}
+
+// result is one row of RESULTS.md.
+type result struct {
+	measure, against, target, figure string
+	met                              bool
+	note                             string
+}
+
+func run(ctx context.Context, o options) error {
+	start := time.Now()
+	e, err := startEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	w := testkit.Fixture(o.seed)
+	w.MaLos, w.Days, w.CorrectionRate = o.malos, o.days, o.corrections
+	w.Start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	cfg := w.IntervalTable("readings_versions").MustBuild()
+	logf("generating fixture: %d MaLo × %d days × 2 channels of 15-minute values, %.1f %% corrections", o.malos, o.days, 100*o.corrections)
+	fx, err := loadFixture(ctx, e, w, cfg)
+	if err != nil {
+		return err
+	}
+	logf("fixture: %d rows (%d cold in %d windows, %d hot), loaded in %s", fx.rows, fx.coldRows, fx.windows, fx.hotRows, time.Since(start).Round(time.Second))
+
+	st, err := store.Open(ctx, store.Config{Pool: e.pool, Catalog: e.cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return fx.now }})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	b := &bench{ctx: ctx, o: o, e: e, st: st, cfg: cfg, fx: fx}
+	var results []result
+	for _, m := range []func() ([]result, error){
+		b.ingest, b.storage, b.coldAggregate, b.balancingDay, b.hotScan, b.singleMeter, b.monthlySum, b.udfCost, b.archival,
+	} {
+		rs, err := m()
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			logf("%-55s %s (target %s)", r.measure, r.figure, r.target)
+		}
+		results = append(results, rs...)
+	}
+	if len(o.rssRows) >= 2 {
+		rs, err := b.archivalRSS()
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+	return writeResults(o, fx, results, time.Since(start))
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05")+" "+format+"\n", args...)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p)
+	return s[i]
+}
+
+func machine() string {
+	host, _ := os.Hostname()
+	kernel, _ := exec.Command("uname", "-sr").Output()
+	cpu := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				cpu = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		mem = strings.Fields(strings.SplitN(string(b), "\n", 2)[0])[1] + " kB"
+	}
+	return fmt.Sprintf("%s, %d cores (%s), %s RAM, %s, %s", host, runtime.NumCPU(), cpu, mem, strings.TrimSpace(string(kernel)), runtime.Version())
+}
+
+func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g` (took %s)  \n",
+		o.malos, o.days, o.reps, o.seed, o.corrections, took.Round(time.Second))
+	fmt.Fprintf(&b, "Fixture: %d rows — %d cold in %d daily Iceberg commits, %d hot in PostgreSQL; household load on 1-0:1.29.0 and PV on 1-0:2.29.0, 6 significant decimals, 1 %% SUBSTITUTED, versions yyyymmdd000001 per balancing day.\n\n",
+		fx.rows, fx.coldRows, fx.windows, fx.hotRows)
+	b.WriteString("| measure | against | target | figure | met |\n|---|---|---|---|---|\n")
+	for _, r := range rs {
+		met := "no"
+		if r.met {
+			met = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.measure, r.against, r.target, r.figure, met)
+	}
+	var notes []string
+	for _, r := range rs {
+		if r.note != "" {
+			notes = append(notes, "- **"+r.measure+"**: "+r.note)
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nNotes:\n\n" + strings.Join(notes, "\n") + "\n")
+	}
+	if err := os.WriteFile(o.out, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	logf("wrote %s", o.out)
+	return nil
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"meterstore"
+	"meterstore/store"
+)
+
+type bench struct {
+	ctx context.Context
+	o   options
+	e   *env
+	st  *store.Store
+	cfg meterstore.TableConfig
+	fx  *fixture
+}
+
+func (b *bench) table() *store.Table { return b.st.Tables()[0] }
+
+func ratioResult(measure, against, target string, ours, ref time.Duration, max float64, unit string) result {
+	r := float64(ours) / float64(ref)
+	return result{measure: measure, against: against, target: target,
+		figure: fmt.Sprintf("%.2f× (%s vs %s)", r, ours.Round(time.Millisecond), ref.Round(time.Millisecond)), met: r <= max}
+}
+
+// timeEngine runs a statement through the engine reps times; median.
+func (b *bench) timeEngine(q string, args ...any) (time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i < b.o.reps; i++ {
+		start := time.Now()
+		if _, err := b.st.Query(b.ctx, q, args...); err != nil {
+			return 0, fmt.Errorf("%s: %w", q, err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	return median(ds), nil
+}
+
+// timeRaw runs SQL on the engine's unrestricted DuckDB handle (no planner).
+func (b *bench) timeRaw(q string, args ...any) (time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i < b.o.reps; i++ {
+		start := time.Now()
+		rows, err := b.st.Engine().DB().QueryContext(b.ctx, q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", q, err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	return median(ds), nil
+}
+
+func (b *bench) timePG(q string, args ...any) (time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i < b.o.reps; i++ {
+		start := time.Now()
+		rows, err := b.e.pool.Query(b.ctx, q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", q, err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	return median(ds), nil
+}
+
+func (b *bench) files() string {
+	q := make([]string, len(b.fx.coldFiles))
+	for i, f := range b.fx.coldFiles {
+		q[i] = "'" + f + "'"
+	}
+	return "read_parquet([" + strings.Join(q, ", ") + "])"
+}
+
+func ts(t time.Time) string { return "TIMESTAMPTZ '" + t.UTC().Format("2006-01-02 15:04:05") + "+00'" }
+
+// ingest: Append of the hot week against raw COPY of the same rows into an
+// unconstrained table.
+func (b *bench) ingest() ([]result, error) {
+	logf("ingest: %d rows through Append, then raw COPY of the same rows", len(b.fx.hot))
+	start := time.Now()
+	t := b.table()
+	for i := 0; i < len(b.fx.hot); i += 20_000 {
+		end := min(i+20_000, len(b.fx.hot))
+		if _, err := t.Hot().Write(b.ctx, b.fx.hot[i:end]); err != nil {
+			return nil, err
+		}
+	}
+	ours := time.Since(start)
+	if err := createRef(b.ctx, b.e, b.cfg, "copy_ref", false); err != nil {
+		return nil, err
+	}
+	ref, err := copyRows(b.ctx, b.e, b.cfg, "copy_ref", b.fx.hot)
+	if err != nil {
+		return nil, err
+	}
+	r := float64(ref) / float64(ours)
+	rps := func(d time.Duration) float64 { return float64(len(b.fx.hot)) / d.Seconds() }
+	return []result{{measure: "ingest (the hot write path, constraints on)", against: "raw COPY into an unconstrained table", target: "≥ 0.5×",
+		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s)", r, rps(ours), rps(ref)), met: r >= 0.5}}, nil
+}
+
+// storage: bytes per row in Iceberg against PostgreSQL and a DuckDB-written ZSTD Parquet.
+func (b *bench) storage() ([]result, error) {
+	var pgBytes int64
+	if err := b.e.pool.QueryRow(b.ctx, "SELECT pg_total_relation_size($1)", refTable).Scan(&pgBytes); err != nil {
+		return nil, err
+	}
+	var coldBytes int64
+	for _, f := range b.fx.coldFiles {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		coldBytes += fi.Size()
+	}
+	ref := b.e.dir + "/duckdb-reference.parquet"
+	q := fmt.Sprintf(`COPY (SELECT * FROM %s ORDER BY malo_id, obis_code, "from") TO '%s' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 3, ROW_GROUP_SIZE 262144)`, b.files(), ref)
+	if _, err := b.st.Engine().DB().ExecContext(b.ctx, q); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(ref)
+	if err != nil {
+		return nil, err
+	}
+	pgPerRow := float64(pgBytes) / float64(b.fx.rows)
+	coldPerRow := float64(coldBytes) / float64(b.fx.coldRows)
+	duckPerRow := float64(fi.Size()) / float64(b.fx.coldRows)
+	return []result{
+		{measure: "storage vs PostgreSQL", against: "pg_total_relation_size of the same rows (with the primary key)", target: "≥ 120× smaller",
+			figure: fmt.Sprintf("%.0f× (%.1f vs %.1f B/row)", pgPerRow/coldPerRow, coldPerRow, pgPerRow), met: pgPerRow/coldPerRow >= 120},
+		{measure: "storage vs DuckDB ZSTD Parquet", against: "the same rows written by DuckDB (ZSTD 3, 256k row groups)", target: "≤ 1.15×",
+			figure: fmt.Sprintf("%.2f× (%.2f vs %.2f B/row)", coldPerRow/duckPerRow, coldPerRow, duckPerRow), met: coldPerRow/duckPerRow <= 1.15,
+			note: fmt.Sprintf("%d daily files; the Iceberg files carry bloom filters on malo_id and obis_code, the DuckDB reference is one file.", len(b.fx.coldFiles))},
+	}, nil
+}
+
+// coldAggregate: readings (elided where statistics allow) against the same
+// aggregate hand-written over read_parquet, and resolution forced.
+func (b *bench) coldAggregate() ([]result, error) {
+	w := b.fx.watermark
+	ours, err := b.timeEngine(fmt.Sprintf(`SELECT sum(value), count(*) FROM readings WHERE "from" < %s`, ts(w)))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := b.timeRaw(fmt.Sprintf(`SELECT sum(value), count(*) FROM %s WHERE "from" < %s`, b.files(), ts(w)))
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := b.timeRaw(fmt.Sprintf(`SELECT sum(value), count(*) FROM (%s)`, b.cfg.RenderResolution("(SELECT * FROM "+b.files()+") AS src")))
+	if err != nil {
+		return nil, err
+	}
+	explain, err := b.st.Engine().Explain(b.ctx, fmt.Sprintf(`SELECT sum(value) FROM readings WHERE "from" < %s`, ts(w)))
+	if err != nil {
+		return nil, err
+	}
+	elided := strings.Contains(explain, "resolution elided")
+	r1 := ratioResult("cold aggregate through readings", "the same SQL by hand over read_parquet of the same files", "≤ 1.10×", ours, raw, 1.10, "")
+	r1.note = fmt.Sprintf("elision %v for this fixture (%s)", elided, firstLine(explain, "cold:"))
+	r2 := ratioResult("cold aggregate, resolution applied", "the unresolved (elided) aggregate over the same files", "≤ 2.5×", resolved, raw, 2.5, "")
+	return []result{r1, r2}, nil
+}
+
+func firstLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, prefix) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// balancingDay: GROUP BY meter_balancing_day over readings against grouping by the stored column.
+func (b *bench) balancingDay() ([]result, error) {
+	w := ts(b.fx.watermark)
+	fn, err := b.timeEngine(`SELECT meter_balancing_day("from", sparte) AS d, sum(value) FROM readings WHERE "from" < ` + w + ` GROUP BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	col, err := b.timeEngine(`SELECT balancing_day AS d, sum(value) FROM readings WHERE "from" < ` + w + ` GROUP BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	return []result{ratioResult(`GROUP BY meter_balancing_day("from", sparte)`, "the same query grouping by the stored balancing_day", "≤ 1.2×", fn, col, 1.2, "")}, nil
+}
+
+// hotScan: the hot week through the engine's table function against binary COPY TO STDOUT.
+func (b *bench) hotScan() ([]result, error) {
+	w := ts(b.fx.watermark)
+	q := `SELECT max(malo_id), max(obis_code), sum(value), max("to"), max(version), max(recorded_at), max(quality), max(source_detail), max(provenance), count(*) FROM readings_versions WHERE "from" >= ` + w
+	ours, err := b.timeEngine(q)
+	if err != nil {
+		return nil, err
+	}
+	var ds []time.Duration
+	for i := 0; i < b.o.reps; i++ {
+		conn, err := b.e.pool.Acquire(b.ctx)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		_, err = conn.Conn().PgConn().CopyTo(b.ctx, io.Discard, fmt.Sprintf(`COPY (SELECT * FROM %s WHERE "from" >= '%s') TO STDOUT (FORMAT binary)`,
+			meterstore.QuoteIdent(b.cfg.Name()), b.fx.watermark.Format(time.RFC3339)))
+		ds = append(ds, time.Since(start))
+		conn.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	ref := median(ds)
+	rps := func(d time.Duration) float64 { return float64(b.fx.hotRows) / d.Seconds() }
+	r := float64(ref) / float64(ours)
+	return []result{{measure: "hot scan throughput", against: "COPY (SELECT …) TO STDOUT (FORMAT binary) of the same rows", target: "≥ 0.7×",
+		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s)", r, rps(ours), rps(ref)), met: r >= 0.7}}, nil
+}
+
+// singleMeter: one meter's cold history, p50/p99 over many meters, against raw
+// DuckDB over the same files; PostgreSQL's primary-key lookup reported.
+func (b *bench) singleMeter() ([]result, error) {
+	lo, hi := b.fx.first, b.fx.watermark
+	n := min(20, len(b.fx.malos))
+	var ours, raw, pg []time.Duration
+	for _, m := range b.fx.malos[:n] {
+		start := time.Now()
+		if _, err := b.st.Query(b.ctx, `SELECT "from", value FROM readings WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from"`, m, lo, hi); err != nil {
+			return nil, err
+		}
+		ours = append(ours, time.Since(start))
+		start = time.Now()
+		rows, err := b.st.Engine().DB().QueryContext(b.ctx, fmt.Sprintf(`SELECT "from", value FROM %s WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from"`, b.files()), m, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		raw = append(raw, time.Since(start))
+		start = time.Now()
+		prow, err := b.e.pool.Query(b.ctx, `SELECT "from", value FROM `+refTable+` WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from"`, m, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for prow.Next() {
+		}
+		prow.Close()
+		pg = append(pg, time.Since(start))
+	}
+	p50, p99 := percentile(ours, 0.5), percentile(ours, 0.99)
+	r50, r99 := percentile(raw, 0.5), percentile(raw, 0.99)
+	r := float64(p50) / float64(r50)
+	days := int(hi.Sub(lo).Hours() / 24)
+	return []result{{measure: fmt.Sprintf("single meter, %d days, cold (p50 / p99)", days), against: "raw DuckDB over the same files; PostgreSQL primary-key lookup reported",
+		target: "≤ 1.2× raw DuckDB", figure: fmt.Sprintf("%.2f× p50 (%s / %s vs %s / %s); PostgreSQL %s / %s", r,
+			p50.Round(time.Millisecond), p99.Round(time.Millisecond), r50.Round(time.Millisecond), r99.Round(time.Millisecond),
+			percentile(pg, 0.5).Round(time.Millisecond), percentile(pg, 0.99).Round(time.Millisecond)), met: r <= 1.2}}, nil
+}
+
+// monthlySum: the portfolio by Bilanzierungsmonat through readings against
+// PostgreSQL resolving and summing the same rows.
+func (b *bench) monthlySum() ([]result, error) {
+	ours, err := b.timeEngine(`SELECT meter_balancing_month("from", sparte) AS m, sum(value) FROM readings GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	pg, err := b.timePG(`SELECT date_trunc('month', balancing_day) AS m, sum(value) FROM (` +
+		b.cfg.RenderResolution(refTable) + `) r GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	r := float64(pg) / float64(ours)
+	return []result{{measure: "portfolio monthly sum by balancing month", against: "PostgreSQL with the same rows (same resolution SQL)", target: "≥ 10× faster",
+		figure: fmt.Sprintf("%.1f× faster (%s vs %s)", r, ours.Round(time.Millisecond), pg.Round(time.Millisecond)), met: r >= 10}}, nil
+}
+
+// udfCost: meter_balancing_day against DuckDB's built-in zone conversion on the same rows.
+func (b *bench) udfCost() ([]result, error) {
+	ours, err := b.timeRaw(`SELECT count(DISTINCT meter_balancing_day("from", sparte)) FROM ` + b.files())
+	if err != nil {
+		return nil, err
+	}
+	ref, err := b.timeRaw(`SELECT count(DISTINCT ("from" AT TIME ZONE 'Europe/Berlin')::DATE) FROM ` + b.files())
+	if err != nil {
+		return nil, err
+	}
+	return []result{ratioResult("UDF meter_balancing_day", "DuckDB's (ts AT TIME ZONE 'Europe/Berlin')::DATE on the same rows", "≤ 1.5×", ours, ref, 1.5, "")}, nil
+}

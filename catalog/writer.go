@@ -1,0 +1,370 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"meterstore"
+)
+
+// The data-file writer.
+//
+// iceberg-go v0.7.0's writer (table.WriteRecords) builds its Parquet writer
+// properties from table properties only, and has none for the page index
+// (column index + offset index) or for bloom-filter sizing (every filter is
+// allocated at write.parquet.bloom-filter-max-bytes whatever the row count).
+// So the files are written here with arrow-go's pqarrow writer — the same
+// Parquet implementation iceberg-go uses, so REQUIRED fields and the
+// FLBA decimal(20,0) version column come out the same — into the table's data
+// location with iceberg-go's partition paths, and registered with iceberg-go
+// through table.DataFileFromMetadata: partition values, record counts and the
+// column bounds (full for from and version, as the table's metrics properties
+// say) come from the footer just written, exactly as iceberg-go's own writer
+// records them.
+//
+// Footer facts: ZSTD level 3; row groups of RowGroupRows rows; statistics and
+// the page index on every column; split-block bloom filters on malo_id and
+// obis_code at 1 % false-positive probability — malo_id sized to the distinct
+// ids the row group actually holds (arrow-go's adaptive filter: the smallest
+// of a ladder of candidates, 2 KiB … BloomFilterMaxBytes, that holds them),
+// obis_code sized for ObisBloomNDV codes (128 B) — never more than
+// BloomFilterMaxBytes; sorting_columns (malo_id, obis_code, from)
+// in every row group, which the writer enforces.
+
+// Bloom-filter tuning.
+const (
+	BloomFilterFPP = 0.01
+	// ObisBloomNDV is the distinct OBIS codes a row group's obis_code filter is sized for.
+	ObisBloomNDV = 64
+	// bloomCandidates: 64 KiB halved 12 times reaches the 32-byte minimum.
+	bloomCandidates = 12
+	dataPageBytes   = 1 << 20
+	pageBatchRows   = 20000
+)
+
+// BloomColumns are the columns carrying bloom filters.
+var BloomColumns = []string{"malo_id", "obis_code"}
+
+func writerProperties(cfg meterstore.TableConfig) *parquet.WriterProperties {
+	props := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(3),
+		parquet.WithMaxRowGroupLength(RowGroupRows),
+		parquet.WithDataPageSize(dataPageBytes),
+		parquet.WithBatchSize(pageBatchRows),
+		parquet.WithDataPageVersion(parquet.DataPageV1), // what Iceberg Java and parquet-mr write: every reader has it
+		parquet.WithStats(true),
+		parquet.WithPageIndexEnabled(true),
+		parquet.WithMaxBloomFilterBytes(BloomFilterMaxBytes),
+		parquet.WithCreatedBy("meterstore catalog (arrow-go " + parquet.DefaultCreatedBy + ")"),
+	}
+	for _, c := range BloomColumns {
+		props = append(props, parquet.WithBloomFilterEnabledFor(c, true), parquet.WithBloomFilterFPPFor(c, BloomFilterFPP))
+	}
+	// malo_id: sized by what the row group holds (adaptive; arrow-go's smallest
+	// candidate is 2 KiB, ~1 000 distinct ids at 1 %). obis_code: a code list —
+	// sized for ObisBloomNDV distinct codes (128 B); more codes only raise the
+	// false-positive rate, a bloom filter never drops a present value.
+	props = append(props,
+		parquet.WithAdaptiveBloomFilterEnabledFor("malo_id", true),
+		parquet.WithBloomFilterCandidatesFor("malo_id", bloomCandidates),
+		parquet.WithBloomFilterNDVFor("obis_code", ObisBloomNDV))
+	cols := cfg.Columns()
+	colIdx := map[string]int{}
+	for i, c := range cols {
+		colIdx[c.Name] = i
+		// Like iceberg-go: high-cardinality columns fall back from dictionary to plain.
+		props = append(props, parquet.WithDictionaryCostFallbackFor(c.Name, true))
+	}
+	var sorting []parquet.SortingColumn
+	for _, name := range SortOrderColumns {
+		sorting = append(sorting, parquet.SortingColumn{ColumnIdx: int32(colIdx[name]), Descending: false, NullsFirst: true})
+	}
+	props = append(props, parquet.WithSortingColumns(sorting))
+	return parquet.NewWriterProperties(props...)
+}
+
+// partitioner computes a row's partition from the table's spec.
+type partitioner struct {
+	spec   iceberg.PartitionSpec
+	fields []partField
+}
+
+type partField struct {
+	id    int
+	name  string
+	extra int  // index into Row.Extra for an identity field
+	month bool // month(from)
+}
+
+func newPartitioner(cfg meterstore.TableConfig, tbl *table.Table) (*partitioner, error) {
+	sc := tbl.Schema()
+	spec := tbl.Spec()
+	p := &partitioner{spec: spec}
+	extras := cfg.ExtraColumns()
+	for _, f := range spec.Fields() {
+		src, _ := sc.FindColumnName(f.SourceID())
+		pf := partField{id: f.FieldID, name: f.Name, extra: -1}
+		switch f.Transform.(type) {
+		case iceberg.MonthTransform:
+			if src != "from" {
+				return nil, fmt.Errorf("partition field %s: month(%s) is not supported", f.Name, src)
+			}
+			pf.month = true
+		case iceberg.IdentityTransform:
+			for i, c := range extras {
+				if c.Name == src {
+					pf.extra = i
+				}
+			}
+			if pf.extra < 0 {
+				return nil, fmt.Errorf("partition field %s: identity(%s) is not a declared column", f.Name, src)
+			}
+		default:
+			return nil, fmt.Errorf("partition field %s: transform %s is not supported", f.Name, f.Transform)
+		}
+		p.fields = append(p.fields, pf)
+	}
+	return p, nil
+}
+
+func monthsSinceEpoch(t time.Time) int32 {
+	t = t.UTC()
+	return int32((t.Year()-1970)*12 + int(t.Month()) - 1)
+}
+
+// of returns the partition key (its path) and values of r.
+func (p *partitioner) of(r *meterstore.Row) (string, map[int]any, error) {
+	var path strings.Builder
+	vals := make(map[int]any, len(p.fields))
+	for i, f := range p.fields {
+		if i > 0 {
+			path.WriteByte('/')
+		}
+		human := "null"
+		if f.month {
+			m := monthsSinceEpoch(r.From)
+			vals[f.id] = m
+			human = fmt.Sprintf("%04d-%02d", 1970+int(m)/12, int(m)%12+1)
+		} else {
+			if f.extra >= len(r.Extra) || r.Extra[f.extra] == nil {
+				return "", nil, fmt.Errorf("malo %s %s at %s: no value for partition column %s", r.MaloID, r.ObisCode, formatWatermark(r.From), f.name)
+			}
+			vals[f.id] = *r.Extra[f.extra]
+			human = *r.Extra[f.extra]
+		}
+		path.WriteString(url.QueryEscape(f.name) + "=" + url.QueryEscape(human))
+	}
+	return path.String(), vals, nil
+}
+
+type countingWriter struct {
+	w io.WriteCloser
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+func (c *countingWriter) Close() error { return c.w.Close() }
+
+type partWriter struct {
+	path   string
+	values map[int]any
+	sink   *countingWriter
+	fw     *pqarrow.FileWriter
+	rows   int64
+	last   *meterstore.Row
+	closed bool
+}
+
+// sortedAfter reports whether r may follow prev in (malo_id, obis_code, from) order.
+func sortedAfter(prev, r *meterstore.Row) bool {
+	if prev.MaloID != r.MaloID {
+		return prev.MaloID < r.MaloID
+	}
+	if prev.ObisCode != r.ObisCode {
+		return prev.ObisCode < r.ObisCode
+	}
+	return !r.From.Before(prev.From)
+}
+
+// writeFiles streams row pages into one data file per partition (fanout: a
+// window's rows of several partitions arrive interleaved) and returns them
+// registered as iceberg DataFiles. Memory: one page converted to Arrow plus
+// each open file's buffered row group. Rows must arrive in (malo_id,
+// obis_code, from) order per partition, which the footers declare; a row out
+// of order is an error. On error the files written so far are removed.
+func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error]) (_ []iceberg.DataFile, err error) {
+	name := t.cfg.Name()
+	part, err := newPartitioner(t.cfg, tbl)
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: %w", name, err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: file system: %w", name, err)
+	}
+	wfs, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("cold table %s: the warehouse file system cannot write", name)
+	}
+	locs, err := table.LoadLocationProvider(tbl.Location(), tbl.Properties())
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: location provider: %w", name, err)
+	}
+	props := writerProperties(t.cfg)
+	arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	schema := ArrowSchema(t.cfg)
+	writeID := uuid.New().String()
+
+	writers := map[string]*partWriter{}
+	var order []*partWriter
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, w := range order {
+			if !w.closed {
+				_ = w.fw.Close()
+			}
+			_ = fsys.Remove(w.path)
+		}
+	}()
+	open := func(key string, vals map[int]any) (*partWriter, error) {
+		fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(order), writeID, 1)
+		loc := locs.NewDataLocation(key + "/" + fileName)
+		f, err := wfs.Create(loc)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", loc, err)
+		}
+		sink := &countingWriter{w: f}
+		fw, err := pqarrow.NewFileWriter(schema, sink, props, arrowProps)
+		if err != nil {
+			f.Close()
+			_ = fsys.Remove(loc)
+			return nil, fmt.Errorf("parquet writer %s: %w", loc, err)
+		}
+		w := &partWriter{path: loc, values: vals, sink: sink, fw: fw}
+		writers[key] = w
+		order = append(order, w)
+		return w, nil
+	}
+
+	type run struct {
+		w          *partWriter
+		start, end int
+	}
+	for page, perr := range pages {
+		if perr != nil {
+			return nil, perr
+		}
+		if len(page) == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Group the page's rows by partition, keeping their order.
+		byPart := map[*partWriter][]meterstore.Row{}
+		var seen []*partWriter
+		for i := range page {
+			r := &page[i]
+			key, vals, err := part.of(r)
+			if err != nil {
+				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			}
+			w := writers[key]
+			if w == nil {
+				if w, err = open(key, vals); err != nil {
+					return nil, fmt.Errorf("cold table %s: %w", name, err)
+				}
+			}
+			if w.last != nil && !sortedAfter(w.last, r) {
+				return nil, fmt.Errorf("cold table %s: rows out of (malo_id, obis_code, from) order: %s %s %s after %s %s %s",
+					name, r.MaloID, r.ObisCode, formatWatermark(r.From), w.last.MaloID, w.last.ObisCode, formatWatermark(w.last.From))
+			}
+			w.last = r
+			if _, ok := byPart[w]; !ok {
+				seen = append(seen, w)
+			}
+			byPart[w] = append(byPart[w], *r)
+		}
+		for _, w := range seen {
+			rows := byPart[w]
+			rec, err := RowsToRecord(t.cfg, rows, memory.DefaultAllocator)
+			if err != nil {
+				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			}
+			err = w.fw.WriteBuffered(rec)
+			rec.Release()
+			if err != nil {
+				w.closed = true // WriteBuffered closes the writer on error
+				return nil, fmt.Errorf("cold table %s: write %s: %w", name, w.path, err)
+			}
+			w.rows += int64(len(rows))
+			last := rows[len(rows)-1]
+			w.last = &last // page memory may be reused by the source
+		}
+	}
+
+	files := make([]iceberg.DataFile, 0, len(order))
+	for _, w := range order {
+		w.closed = true
+		if err := w.fw.Close(); err != nil {
+			return nil, fmt.Errorf("cold table %s: close %s: %w", name, w.path, err)
+		}
+		meta, err := w.fw.FileMetadata()
+		if err != nil {
+			return nil, fmt.Errorf("cold table %s: footer of %s: %w", name, w.path, err)
+		}
+		df, err := table.DataFileFromMetadata(table.DataFileArgs{
+			Schema:          tbl.Schema(),
+			Spec:            tbl.Spec(),
+			Format:          iceberg.ParquetFile,
+			Metadata:        meta,
+			FilePath:        w.path,
+			FileSize:        w.sink.n,
+			Content:         iceberg.EntryContentData,
+			PartitionValues: w.values,
+			SortOrderID:     tbl.SortOrder().OrderID(),
+			Properties:      tbl.Properties(),
+			FormatVersion:   tbl.Metadata().Version(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cold table %s: register %s: %w", name, w.path, err)
+		}
+		if df.Count() != w.rows {
+			return nil, fmt.Errorf("cold table %s: %s holds %d rows, %d written", name, w.path, df.Count(), w.rows)
+		}
+		files = append(files, df)
+	}
+	return files, nil
+}
+
+// rowPages yields rows in pages of n.
+func rowPages(rows []meterstore.Row, n int) iter.Seq2[[]meterstore.Row, error] {
+	return func(yield func([]meterstore.Row, error) bool) {
+		for i := 0; i < len(rows); i += n {
+			if !yield(rows[i:min(i+n, len(rows))], nil) {
+				return
+			}
+		}
+	}
+}

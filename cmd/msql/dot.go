@@ -1,0 +1,462 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"meterstore/engine"
+)
+
+// dotCmd is one shell dot-command.
+type dotCmd struct {
+	args string
+	help string
+	run  func(sh *shell, args []string, rest string) error
+	// tiers marks commands that need a deployment (not --scratch).
+	tiers bool
+}
+
+var dotCommands map[string]dotCmd
+
+func init() {
+	dotCommands = map[string]dotCmd{
+		".help":    {"", "this list", (*shell).dotHelp, false},
+		".quit":    {"", "leave (also .exit, Ctrl-D)", func(sh *shell, _ []string, _ string) error { sh.quit = true; return nil }, false},
+		".exit":    {"", "leave", func(sh *shell, _ []string, _ string) error { sh.quit = true; return nil }, false},
+		".tables":  {"", "the relations you can query", (*shell).dotTables, false},
+		".schema":  {"[table]", "columns and types of a relation (default readings)", (*shell).dotSchema, false},
+		".mode":    {"FORMAT|READMODE", "output format (table csv json jsonl markdown line), or a read mode (unified historical operational) — the names do not overlap", (*shell).dotMode, false},
+		".format":  {"FORMAT", "output format only", (*shell).dotFormat, false},
+		".readmode": {"unified|historical|operational", "which tiers queries read: both split at the watermark, Iceberg only, or the hot window only", (*shell).dotReadMode, true},
+		".output":  {"[FILE]", "send results to FILE (no argument: back to the terminal)", (*shell).dotOutput, false},
+		".once":    {"FILE", "send the next result to FILE", (*shell).dotOnce, false},
+		".read":    {"FILE", "run the statements and dot-commands in FILE", (*shell).dotRead, false},
+		".timer":   {"on|off", "print each statement's wall time", (*shell).dotTimer, false},
+		".maxrows": {"N", "print at most N rows in table mode (0 = all)", (*shell).dotMaxRows, false},
+		".maxwidth": {"N", "truncate table cells wider than N (0 = no limit)", (*shell).dotMaxWidth, false},
+		".nullvalue": {"TEXT", "how NULL is shown", (*shell).dotNull, false},
+		".pager":   {"on|off", "page results taller than the terminal through $PAGER (less -FRX)", (*shell).dotPager, false},
+		".provenance": {"on|off", "the dim line under every result: watermark, tiers, read mode", (*shell).dotProvenance, false},
+		".explain": {"QUERY", "the engine's split: ranges, elision, files pruned/kept, the SQL sent to PostgreSQL", (*shell).dotExplain, true},
+		".watermark": {"", "each table's tiering watermark and current snapshot", (*shell).dotWatermark, true},
+		".snapshots": {"[table]", "the Iceberg snapshots with their watermarks", (*shell).dotSnapshots, true},
+		".asof":    {"SNAPSHOT|TIMESTAMP [VERSION] | off", "read Iceberg pinned to a snapshot (or the one current at TIMESTAMP), optionally under a version ceiling", (*shell).dotAsOf, true},
+		".known-at": {"TIMESTAMP | off", "only versions recorded at or before TIMESTAMP", (*shell).dotKnownAt, true},
+		".scope":   {"COLUMN VALUE", "confine the session to a merge-key column value (cannot be undone)", (*shell).dotScope, true},
+		".refresh": {"", "re-read the Iceberg tables (and the system tables when available)", (*shell).dotRefresh, true},
+		".export":  {"FILE.parquet|FILE.csv QUERY", "write a query's result; Parquet records the watermark and snapshot in its key-value metadata", (*shell).dotExport, true},
+		".status":  {"", "the session's read mode, pins and scope", (*shell).dotStatus, true},
+	}
+}
+
+func dotNames() []string {
+	var out []string
+	for n := range dotCommands {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dotCommand runs a dot-command typed at the prompt, reporting errors.
+func (sh *shell) dotCommand(line string) {
+	sh.report(sh.dot(line))
+}
+
+func (sh *shell) dot(line string) error {
+	name, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), ";"))
+	cmd, ok := dotCommands[name]
+	if !ok {
+		return withHint(fmt.Errorf("unknown command %s", name), ".help lists the commands")
+	}
+	if cmd.tiers && sh.es == nil {
+		return fmt.Errorf("%s needs a deployment; --scratch has no tiers", name)
+	}
+	return cmd.run(sh, strings.Fields(rest), rest)
+}
+
+func (sh *shell) dotHelp(_ []string, _ string) error {
+	w := sh.p.target()
+	for _, n := range dotNames() {
+		c := dotCommands[n]
+		fmt.Fprintf(w, "%-12s %-34s %s\n", n, c.args, c.help)
+	}
+	fmt.Fprintln(w, "\nStatements end with ';' and may span lines. Ctrl-C cancels a running statement, Ctrl-R searches the history, Tab completes.")
+	return nil
+}
+
+func onOff(args []string, name string) (bool, error) {
+	if len(args) != 1 || (args[0] != "on" && args[0] != "off") {
+		return false, fmt.Errorf("%s takes on or off", name)
+	}
+	return args[0] == "on", nil
+}
+
+func (sh *shell) dotTimer(args []string, _ string) (err error) {
+	sh.p.timer, err = onOff(args, ".timer")
+	return err
+}
+
+func (sh *shell) dotPager(args []string, _ string) (err error) {
+	sh.p.pager, err = onOff(args, ".pager")
+	return err
+}
+
+func (sh *shell) dotProvenance(args []string, _ string) (err error) {
+	sh.p.provenance, err = onOff(args, ".provenance")
+	return err
+}
+
+func (sh *shell) dotMaxRows(args []string, _ string) error {
+	if len(args) != 1 {
+		return fmt.Errorf(".maxrows takes a number (0 = all); now %d", sh.p.maxRows)
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 {
+		return fmt.Errorf(".maxrows %q: not a count", args[0])
+	}
+	sh.p.maxRows = n
+	return nil
+}
+
+func (sh *shell) dotMaxWidth(args []string, _ string) error {
+	if len(args) != 1 {
+		return fmt.Errorf(".maxwidth takes a number (0 = no limit); now %d", sh.p.maxWidth)
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 || n == 1 {
+		return fmt.Errorf(".maxwidth %q: use 0 or at least 2", args[0])
+	}
+	sh.p.maxWidth = n
+	return nil
+}
+
+func (sh *shell) dotNull(_ []string, rest string) error {
+	sh.p.nullText = rest
+	return nil
+}
+
+var readModes = map[string]engine.ReadMode{"unified": engine.Unified, "historical": engine.Historical, "operational": engine.Operational}
+
+// dotMode switches the output format or, for a read-mode name, the read mode:
+// the issue names both ".mode", and the two vocabularies do not overlap.
+func (sh *shell) dotMode(args []string, rest string) error {
+	if len(args) == 1 {
+		if _, ok := readModes[args[0]]; ok {
+			return sh.dotReadMode(args, rest)
+		}
+	}
+	return sh.dotFormat(args, rest)
+}
+
+func (sh *shell) dotFormat(args []string, _ string) error {
+	if len(args) != 1 {
+		return fmt.Errorf(".mode takes a format (%s) or a read mode (unified, historical, operational); format now %s", strings.Join(formats, ", "), sh.p.format)
+	}
+	if err := validFormat(args[0]); err != nil {
+		return err
+	}
+	sh.p.format = args[0]
+	return nil
+}
+
+func (sh *shell) dotReadMode(args []string, _ string) error {
+	if sh.es == nil {
+		return errors.New("read modes need a deployment; --scratch has no tiers")
+	}
+	if len(args) != 1 {
+		return fmt.Errorf(".readmode takes unified, historical or operational; now %s", sh.es.describe())
+	}
+	m, ok := readModes[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown read mode %q; use unified, historical or operational", args[0])
+	}
+	prevMode, prevAsOf := sh.es.mode, sh.es.asOf
+	sh.es.mode, sh.es.asOf = m, nil
+	if err := sh.es.rebuild(); err != nil {
+		sh.es.mode, sh.es.asOf = prevMode, prevAsOf
+		return err
+	}
+	fmt.Fprintln(sh.p.target(), sh.es.describe())
+	return nil
+}
+
+func (sh *shell) dotOutput(args []string, rest string) error {
+	if sh.p.file != nil {
+		sh.p.file.Close()
+		sh.p.file = nil
+		sh.p.out = sh.io.out
+	}
+	if rest == "" || rest == "stdout" {
+		return nil
+	}
+	f, err := os.Create(rest)
+	if err != nil {
+		return err
+	}
+	sh.p.file, sh.p.out = f, f
+	return nil
+}
+
+func (sh *shell) dotOnce(_ []string, rest string) error {
+	if rest == "" {
+		return errors.New(".once takes a file name")
+	}
+	f, err := os.Create(rest)
+	if err != nil {
+		return err
+	}
+	sh.p.once = f
+	return nil
+}
+
+func (sh *shell) dotRead(_ []string, rest string) error {
+	if rest == "" {
+		return errors.New(".read takes a file name")
+	}
+	if sh.depth > 8 {
+		return errors.New(".read nested too deeply")
+	}
+	b, err := os.ReadFile(rest)
+	if err != nil {
+		return err
+	}
+	sh.depth++
+	defer func() { sh.depth-- }()
+	return sh.runText(string(b))
+}
+
+func (sh *shell) dotTables(_ []string, _ string) error {
+	t := table{columns: []string{"name", "kind", "note"}}
+	if sh.es != nil {
+		for _, c := range sh.es.eng.Tables() {
+			t.rows = append(t.rows,
+				[]any{c.ResolvedName(), "resolved", "latest version per merge key " + strings.Join(c.MergeKey(), ", ")},
+				[]any{c.Name(), "versions", "every stored version"})
+		}
+	}
+	if db := newCompleter(sh).db(); db != nil {
+		rows, err := db.QueryContext(sh.ctx, "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE schema_name = 'system' UNION ALL SELECT schema_name || '.' || view_name FROM duckdb_views() WHERE schema_name = 'system' ORDER BY 1")
+		if err == nil {
+			for rows.Next() {
+				var n string
+				if rows.Scan(&n) == nil {
+					t.rows = append(t.rows, []any{n, "system", ""})
+				}
+			}
+			rows.Close()
+		}
+		if sh.es == nil {
+			rows, err := db.QueryContext(sh.ctx, "SELECT table_name FROM duckdb_tables() WHERE NOT internal UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1")
+			if err == nil {
+				for rows.Next() {
+					var n string
+					if rows.Scan(&n) == nil {
+						t.rows = append(t.rows, []any{n, "duckdb", ""})
+					}
+				}
+				rows.Close()
+			}
+		}
+	}
+	return sh.p.print(t, "", 0)
+}
+
+func (sh *shell) dotSchema(args []string, _ string) error {
+	name := "readings"
+	if len(args) > 0 {
+		name = args[0]
+	}
+	if sh.es == nil {
+		return runStatement(sh.ctx, sh.sess, sh.p, "DESCRIBE "+name)
+	}
+	d, err := sh.es.eng.Describe(sh.ctx, "SELECT * FROM "+name)
+	if err != nil {
+		return err
+	}
+	t := table{columns: []string{"column", "type", "role"}}
+	var cfgRole func(string) string
+	for _, c := range sh.es.eng.Tables() {
+		if strings.EqualFold(c.Name(), name) || strings.EqualFold(c.ResolvedName(), name) {
+			c := c
+			cfgRole = func(col string) string {
+				switch {
+				case c.IsMergeKeyColumn(col):
+					return "merge key"
+				case col == "version" || col == "version_scope":
+					return "version"
+				}
+				if x, ok := c.Column(col); ok {
+					return strings.ToLower(fmt.Sprint(x.Kind))
+				}
+				return ""
+			}
+		}
+	}
+	for i, c := range d.Columns {
+		role := ""
+		if cfgRole != nil {
+			role = cfgRole(c)
+		}
+		t.rows = append(t.rows, []any{c, d.Types[i], role})
+	}
+	return sh.p.print(t, "", 0)
+}
+
+func (sh *shell) dotExplain(_ []string, rest string) error {
+	if rest == "" {
+		return errors.New(".explain takes a query")
+	}
+	text, err := sh.es.eng.Explain(sh.ctx, rest)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(sh.p.target(), text)
+	sh.p.endResult()
+	return err
+}
+
+func (sh *shell) dotWatermark(_ []string, _ string) error {
+	t := table{columns: []string{"table", "watermark", "snapshot", "hot partitions"}}
+	for _, tb := range sh.es.d.store.Tables() {
+		w, err := tb.Watermark(sh.ctx)
+		if err != nil {
+			return err
+		}
+		parts, err := tb.Hot().Partitions(sh.ctx)
+		if err != nil {
+			return err
+		}
+		var wm any
+		if !w.IsZero() {
+			wm = w.UTC()
+		}
+		t.rows = append(t.rows, []any{tb.Config().Name(), wm, tb.Cold().CurrentSnapshotID(), len(parts)})
+	}
+	return sh.p.print(t, "", 0)
+}
+
+func (sh *shell) dotSnapshots(args []string, _ string) error {
+	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	t, err := snapshotsTable(sh.ctx, sh.es.d, name)
+	if err != nil {
+		return err
+	}
+	return sh.p.print(t, "", 0)
+}
+
+func (sh *shell) dotAsOf(args []string, _ string) error {
+	if len(args) == 1 && args[0] == "off" {
+		sh.es.asOf = nil
+		if err := sh.es.rebuild(); err != nil {
+			return err
+		}
+		fmt.Fprintln(sh.p.target(), sh.es.describe())
+		return nil
+	}
+	if len(args) < 1 || len(args) > 3 {
+		return errors.New(".asof takes SNAPSHOT-ID or TIMESTAMP, then optionally a version ceiling; .asof off returns to current data")
+	}
+	pin := &asOfPin{}
+	if id, err := strconv.ParseInt(args[0], 10, 64); err == nil && len(args[0]) > 10 {
+		pin.snapshot, pin.label = id, fmt.Sprintf("snapshot %d", id)
+	} else {
+		ts := args[0]
+		verArgs := args[1:]
+		if len(args) >= 2 && strings.Contains(args[1], ":") { // "2026-01-31 12:00"
+			ts += " " + args[1]
+			verArgs = args[2:]
+		}
+		at, err := parseInstant(ts)
+		if err != nil {
+			return err
+		}
+		tb, err := sh.es.d.table("")
+		if err != nil {
+			return err
+		}
+		if err := tb.Cold().Refresh(sh.ctx); err != nil {
+			return err
+		}
+		snap, err := tb.Cold().SnapshotAt(sh.ctx, at)
+		if err != nil {
+			return err
+		}
+		pin.snapshot, pin.label = snap.ID, fmt.Sprintf("snapshot %d (current at %s)", snap.ID, at.Format(time.RFC3339))
+		args = append([]string{args[0]}, verArgs...)
+	}
+	if len(args) == 2 {
+		v, err := parseUint(args[1])
+		if err != nil {
+			return err
+		}
+		pin.maxVersion = v
+		pin.label += fmt.Sprintf(", versions ≤ %d", *v)
+	}
+	prev := sh.es.asOf
+	sh.es.asOf = pin
+	if err := sh.es.rebuild(); err != nil {
+		sh.es.asOf = prev
+		return err
+	}
+	fmt.Fprintln(sh.p.target(), sh.es.describe())
+	return nil
+}
+
+func (sh *shell) dotKnownAt(args []string, rest string) error {
+	if rest == "off" {
+		sh.es.knownAt = nil
+	} else {
+		if rest == "" {
+			return errors.New(".known-at takes a timestamp, or off")
+		}
+		at, err := parseInstant(rest)
+		if err != nil {
+			return err
+		}
+		sh.es.knownAt = &at
+	}
+	if err := sh.es.rebuild(); err != nil {
+		return err
+	}
+	fmt.Fprintln(sh.p.target(), sh.es.describe())
+	return nil
+}
+
+func (sh *shell) dotScope(args []string, _ string) error {
+	if len(args) != 2 {
+		return errors.New(".scope takes COLUMN VALUE (a merge-key column such as tenant)")
+	}
+	sh.es.scopes = append(sh.es.scopes, [2]string{args[0], args[1]})
+	if err := sh.es.rebuild(); err != nil {
+		sh.es.scopes = sh.es.scopes[:len(sh.es.scopes)-1]
+		_ = sh.es.rebuild()
+		return err
+	}
+	fmt.Fprintln(sh.p.target(), sh.es.describe())
+	return nil
+}
+
+func (sh *shell) dotRefresh(_ []string, _ string) error {
+	for _, tb := range sh.es.d.store.Tables() {
+		if err := tb.Cold().Refresh(sh.ctx); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(sh.p.target(), "Iceberg tables re-read. System tables (system.*): not available yet — the engine has no RefreshSystemTables.")
+	return nil
+}
+
+func (sh *shell) dotStatus(_ []string, _ string) error {
+	fmt.Fprintln(sh.p.target(), sh.es.describe())
+	return nil
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A confined handle (Scoped or Isolated) runs its statements in a second DuckDB
+// database of the engine, walled off from the file system by DuckDB itself:
+//
+//	allowed_directories          = the tables' Iceberg data directories (the planned cold scans)
+//	enable_external_access       = false (no other file, no ATTACH, no INSTALL/LOAD of a path)
+//	autoinstall/autoload of extensions off
+//	lock_configuration           = true  (no SET/RESET/PRAGMA can undo the above)
+//
+// This is the second wall: the first is the planner's gate (one SELECT, no
+// file-reading table function, no unknown relation — a replacement scan of
+// 'file.parquet' included), which runs before anything is prepared. Both
+// settings are database-wide and lock_configuration cannot be lifted, so the
+// wall cannot live in the database that also serves the unrestricted handle
+// DB() (its COPY … TO and read_parquet of arbitrary paths must keep working);
+// hence a separate database. What the wall still allows — reading Parquet below
+// a table's data directory — is unreachable from SQL because read_parquet is
+// refused by the gate; only the engine's own rewritten cold scans use it, and
+// they carry the scope below resolution.
+func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
+	s := e.shared
+	s.confinedOnce.Do(func() {
+		var dirs []string
+		for _, t := range s.tables {
+			if d := t.cold.DataDirectory(); d != "" {
+				dirs = append(dirs, sqlString(strings.TrimSuffix(d, "/")+"/"))
+			}
+		}
+		sort.Strings(dirs)
+		extra := []string{
+			"SET GLOBAL autoinstall_known_extensions = false",
+			"SET GLOBAL autoload_known_extensions = false",
+		}
+		if len(dirs) > 0 {
+			extra = append(extra, "SET GLOBAL allowed_directories = ["+strings.Join(dirs, ", ")+"]")
+		}
+		extra = append(extra, "SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
+		d, err := s.openDuckDB(ctx, "", extra)
+		if err != nil {
+			s.confinedErr = fmt.Errorf("engine: open the confined session database: %w", err)
+			return
+		}
+		s.sysMu.Lock()
+		defer s.sysMu.Unlock()
+		if rows := s.lastSystem; rows != nil {
+			if err := writeSystemTables(ctx, d.db, d.catalog, rows); err != nil {
+				d.db.Close()
+				s.confinedErr = err
+				return
+			}
+		}
+		s.confinedDB = d
+	})
+	return s.confinedDB, s.confinedErr
+}
+
+// session is the DuckDB database this handle's statements run in.
+func (e *Engine) session(ctx context.Context) (*duckDB, error) {
+	if e.Confined() {
+		return e.confined(ctx)
+	}
+	return &duckDB{db: e.shared.db, catalog: e.shared.catalog}, nil
+}
+
+// conn takes a connection of the handle's database.
+func (e *Engine) conn(ctx context.Context) (*sql.Conn, string, error) {
+	d, err := e.session(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, d.catalog, nil
+}
+
+// databases lists the engine's DuckDB databases (the confined one once opened).
+func (e *Engine) databases() []*duckDB {
+	out := []*duckDB{{db: e.db, catalog: e.catalog}}
+	if e.confinedDB != nil {
+		out = append(out, e.confinedDB)
+	}
+	return out
+}

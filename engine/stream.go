@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// DefaultStreamBatchRows is the number of rows per Arrow record batch.
+const DefaultStreamBatchRows = 65536
+
+// Stream is a result as Arrow record batches. The description — schema and
+// provenance — is available before the first batch; memory is bounded by one
+// batch (plus DuckDB's vector and one hot page), whatever the result size.
+//
+//	s, err := eng.Stream(ctx, "SELECT … FROM readings")
+//	defer s.Close()
+//	for s.Next() { rec := s.Record() /* valid until the next call to Next */ }
+//	err = s.Err() // ErrBoundaryMoved if the watermark moved while the hot tier was read
+//
+// It does not need duckdb-go's Arrow API (build tag duckdb_arrow): batches are
+// built from database/sql rows with arrow-go builders. DECIMAL is decimal128 at
+// the column's precision and scale, TIMESTAMPTZ a UTC microsecond timestamp,
+// DATE date32; a type without a mapping is its text form.
+type Stream struct {
+	// Schema carries the provenance in its metadata: meterstore.watermark,
+	// meterstore.watermarks (JSON), meterstore.tiers, meterstore.read_mode,
+	// meterstore.snapshot_ids (JSON), and meterstore.known_at / max_version / scope when set.
+	Schema      *arrow.Schema
+	Description *Description
+	BatchRows   int
+
+	rows  *Rows
+	kinds []colKind
+	mem   memory.Allocator
+	rec   arrow.RecordBatch
+	err   error
+	done  bool
+}
+
+type colKind uint8
+
+const (
+	kString colKind = iota
+	kBool
+	kInt8
+	kInt16
+	kInt32
+	kInt64
+	kUint8
+	kUint16
+	kUint32
+	kUint64
+	kFloat32
+	kFloat64
+	kDecimal
+	kDate
+	kTimestampTZ
+	kTimestamp
+	kHugeint
+)
+
+// Stream plans and starts one SELECT and returns its description; batches
+// follow through Next/Record.
+func (e *Engine) Stream(ctx context.Context, q string, args ...any) (*Stream, error) {
+	rows, err := e.Rows(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		rows.Close()
+		return nil, err
+	}
+	s := &Stream{rows: rows, mem: memory.NewGoAllocator(), BatchRows: DefaultStreamBatchRows,
+		Description: &Description{Provenance: rows.Provenance}}
+	fields := make([]arrow.Field, len(cts))
+	for i, ct := range cts {
+		typ, kind := arrowTypeOf(ct)
+		nullable, ok := ct.Nullable()
+		fields[i] = arrow.Field{Name: ct.Name(), Type: typ, Nullable: nullable || !ok}
+		s.kinds = append(s.kinds, kind)
+		s.Description.Columns = append(s.Description.Columns, ct.Name())
+		s.Description.Types = append(s.Description.Types, ct.DatabaseTypeName())
+	}
+	md := provenanceMetadata(rows.Provenance)
+	s.Schema = arrow.NewSchema(fields, &md)
+	return s, nil
+}
+
+func provenanceMetadata(p *Provenance) arrow.Metadata {
+	keys := []string{"meterstore.watermark", "meterstore.tiers", "meterstore.read_mode"}
+	vals := []string{p.Watermark.UTC().Format(time.RFC3339Nano), p.Tiers.String(), p.Mode.String()}
+	wm := map[string]string{}
+	for t, w := range p.Watermarks {
+		wm[t] = w.UTC().Format(time.RFC3339Nano)
+	}
+	b, _ := json.Marshal(wm)
+	keys, vals = append(keys, "meterstore.watermarks"), append(vals, string(b))
+	snaps := p.SnapshotIDs
+	if snaps == nil {
+		snaps = []int64{}
+	}
+	b, _ = json.Marshal(snaps)
+	keys, vals = append(keys, "meterstore.snapshot_ids"), append(vals, string(b))
+	if p.KnownAt != nil {
+		keys, vals = append(keys, "meterstore.known_at"), append(vals, p.KnownAt.UTC().Format(time.RFC3339Nano))
+	}
+	if p.MaxVersion != nil {
+		keys, vals = append(keys, "meterstore.max_version"), append(vals, strconv.FormatUint(*p.MaxVersion, 10))
+	}
+	if len(p.Scope) > 0 {
+		keys, vals = append(keys, "meterstore.scope"), append(vals, strings.Join(p.Scope, ","))
+	}
+	return arrow.NewMetadata(keys, vals)
+}
+
+func arrowTypeOf(ct *sql.ColumnType) (arrow.DataType, colKind) {
+	name := strings.ToUpper(ct.DatabaseTypeName())
+	switch {
+	case strings.HasPrefix(name, "DECIMAL"):
+		p, s, ok := ct.DecimalSize()
+		if !ok {
+			p, s = 38, 0
+		}
+		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, kDecimal
+	}
+	switch name {
+	case "BOOLEAN":
+		return arrow.FixedWidthTypes.Boolean, kBool
+	case "TINYINT":
+		return arrow.PrimitiveTypes.Int8, kInt8
+	case "SMALLINT":
+		return arrow.PrimitiveTypes.Int16, kInt16
+	case "INTEGER":
+		return arrow.PrimitiveTypes.Int32, kInt32
+	case "BIGINT":
+		return arrow.PrimitiveTypes.Int64, kInt64
+	case "UTINYINT":
+		return arrow.PrimitiveTypes.Uint8, kUint8
+	case "USMALLINT":
+		return arrow.PrimitiveTypes.Uint16, kUint16
+	case "UINTEGER":
+		return arrow.PrimitiveTypes.Uint32, kUint32
+	case "UBIGINT":
+		return arrow.PrimitiveTypes.Uint64, kUint64
+	case "FLOAT":
+		return arrow.PrimitiveTypes.Float32, kFloat32
+	case "DOUBLE":
+		return arrow.PrimitiveTypes.Float64, kFloat64
+	case "DATE":
+		return arrow.FixedWidthTypes.Date32, kDate
+	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, kTimestampTZ
+	case "TIMESTAMP":
+		return &arrow.TimestampType{Unit: arrow.Microsecond}, kTimestamp
+	case "HUGEINT":
+		return &arrow.Decimal128Type{Precision: 38, Scale: 0}, kHugeint
+	}
+	return arrow.BinaryTypes.String, kString
+}
+
+// Next builds the next batch; false at the end or on an error (see Err). The
+// previous batch is released: Retain it to keep it.
+func (s *Stream) Next() bool {
+	if s.rec != nil {
+		s.rec.Release()
+		s.rec = nil
+	}
+	if s.done || s.err != nil {
+		return false
+	}
+	b := array.NewRecordBuilder(s.mem, s.Schema)
+	defer b.Release()
+	n := len(s.kinds)
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	count := 0
+	for count < s.BatchRows {
+		if !s.rows.Next() {
+			s.done = true
+			if err := s.rows.Close(); err != nil {
+				s.err = err
+				return false
+			}
+			break
+		}
+		for i := range vals {
+			vals[i] = nil
+		}
+		if err := s.rows.Scan(ptrs...); err != nil {
+			s.err = err
+			return false
+		}
+		for i, v := range vals {
+			if err := appendValue(b.Field(i), s.kinds[i], v); err != nil {
+				s.err = fmt.Errorf("column %s: %w", s.Schema.Field(i).Name, err)
+				return false
+			}
+		}
+		count++
+	}
+	if count == 0 {
+		return false
+	}
+	s.rec = b.NewRecordBatch()
+	return true
+}
+
+// Record is the current batch, valid until the next call to Next or Close.
+func (s *Stream) Record() arrow.RecordBatch { return s.rec }
+
+// Err is the error that ended the stream, if any. ErrBoundaryMoved means the
+// watermark moved while the hot tier was read: the batches are incomplete.
+func (s *Stream) Err() error { return s.err }
+
+// Provenance is the boundary the result is computed against.
+func (s *Stream) Provenance() *Provenance { return s.Description.Provenance }
+
+// Close ends the statement.
+func (s *Stream) Close() error {
+	if s.rec != nil {
+		s.rec.Release()
+		s.rec = nil
+	}
+	err := s.rows.Close()
+	if s.err != nil && !errors.Is(err, s.err) {
+		return s.err
+	}
+	return err
+}
+
+var epochDay = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func appendValue(b array.Builder, kind colKind, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	switch kind {
+	case kBool:
+		b.(*array.BooleanBuilder).Append(v.(bool))
+	case kInt8:
+		b.(*array.Int8Builder).Append(v.(int8))
+	case kInt16:
+		b.(*array.Int16Builder).Append(v.(int16))
+	case kInt32:
+		b.(*array.Int32Builder).Append(v.(int32))
+	case kInt64:
+		b.(*array.Int64Builder).Append(v.(int64))
+	case kUint8:
+		b.(*array.Uint8Builder).Append(v.(uint8))
+	case kUint16:
+		b.(*array.Uint16Builder).Append(v.(uint16))
+	case kUint32:
+		b.(*array.Uint32Builder).Append(v.(uint32))
+	case kUint64:
+		b.(*array.Uint64Builder).Append(v.(uint64))
+	case kFloat32:
+		b.(*array.Float32Builder).Append(v.(float32))
+	case kFloat64:
+		b.(*array.Float64Builder).Append(v.(float64))
+	case kDecimal:
+		d, ok := v.(duckdb.Decimal)
+		if !ok {
+			return fmt.Errorf("DECIMAL arrived as %T", v)
+		}
+		b.(*array.Decimal128Builder).Append(decimal128.FromBigInt(d.Value))
+	case kHugeint:
+		i, ok := v.(*big.Int)
+		if !ok {
+			return fmt.Errorf("HUGEINT arrived as %T", v)
+		}
+		b.(*array.Decimal128Builder).Append(decimal128.FromBigInt(i))
+	case kDate:
+		t := v.(time.Time)
+		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		b.(*array.Date32Builder).Append(arrow.Date32(d.Sub(epochDay) / (24 * time.Hour)))
+	case kTimestampTZ, kTimestamp:
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(v.(time.Time).UnixMicro()))
+	default:
+		switch x := v.(type) {
+		case string:
+			b.(*array.StringBuilder).Append(x)
+		case []byte:
+			b.(*array.StringBuilder).Append(string(x))
+		default:
+			b.(*array.StringBuilder).Append(fmt.Sprint(x))
+		}
+	}
+	return nil
+}

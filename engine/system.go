@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"meterstore"
+)
+
+// The system tables are snapshots of state in the DuckDB schema "system",
+// recomputed only by RefreshSystemTables: a query never silently pays for a
+// round trip to both tiers.
+//
+//	system.tables      table, physical_table, watermark, watermark_lag_seconds, snapshot_id,
+//	                   invariant_violations, detached_partitions, healthy, refreshed_at
+//	system.config      table, setting, value — the settings that interact
+//	system.resolution  table, setting, value — setting = 'resolution_sql' is ResolutionSQL() exactly
+//	system.snapshots   table, snapshot_id, committed_at, watermark (NULL where a snapshot carries none), operation
+//
+// "system" is also the name of DuckDB's own system catalog, so the schema lives
+// in the database's catalog and the planner qualifies references to it.
+var systemTables = map[string]string{
+	"tables": `"table" VARCHAR, physical_table VARCHAR, watermark TIMESTAMPTZ, watermark_lag_seconds BIGINT,
+		snapshot_id BIGINT, invariant_violations BIGINT, detached_partitions INTEGER, healthy BOOLEAN, refreshed_at TIMESTAMPTZ`,
+	"config":     `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
+	"resolution": `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
+	"snapshots":  `"table" VARCHAR, snapshot_id BIGINT, committed_at TIMESTAMPTZ, watermark TIMESTAMPTZ, operation VARCHAR`,
+}
+
+func createSystemTables(ctx context.Context, conn *sql.Conn, catalog string) error {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s.system", meterstore.QuoteIdent(catalog))); err != nil {
+		return fmt.Errorf("create schema system: %w", err)
+	}
+	for name, cols := range systemTables {
+		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.system.%s (%s)", meterstore.QuoteIdent(catalog), name, cols)
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create system.%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+type systemRow []any
+
+// RefreshSystemTables recomputes every system table at now, for every table
+// of the engine (a confined handle's statements see only its own tables' rows).
+func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
+	rows := map[string][]systemRow{}
+	for _, t := range e.shared.tables {
+		cfg := t.cfg
+		snap, w, err := t.cold.Watermark(ctx, 0)
+		if err != nil {
+			return fmt.Errorf("system.tables: watermark of %s: %w", cfg.Name(), err)
+		}
+		var violations int64
+		var wm, lag, snapID any
+		if !w.IsZero() {
+			if violations, err = t.hot.RowsBelow(ctx, w); err != nil {
+				return fmt.Errorf("system.tables: %w", err)
+			}
+			wm, lag = w.UTC(), int64(now.Sub(w)/time.Second)
+		}
+		if snap != 0 {
+			snapID = snap
+		}
+		det, err := t.hot.Detached(ctx)
+		if err != nil {
+			return fmt.Errorf("system.tables: detached partitions of %s: %w", cfg.Name(), err)
+		}
+		rows["tables"] = append(rows["tables"], systemRow{cfg.ResolvedName(), cfg.Name(), wm, lag, snapID, violations,
+			int32(len(det)), violations == 0, now.UTC()})
+		for _, kv := range configSettings(cfg) {
+			rows["config"] = append(rows["config"], systemRow{cfg.ResolvedName(), kv[0], kv[1]})
+		}
+		rows["resolution"] = append(rows["resolution"],
+			systemRow{cfg.ResolvedName(), "resolution_sql", cfg.ResolutionSQL()},
+			systemRow{cfg.ResolvedName(), "partition_by", strings.Join(append(cfg.MergeKey(), "version_scope"), ", ")},
+			systemRow{cfg.ResolvedName(), "order_by", "version DESC"},
+			systemRow{cfg.ResolvedName(), "source_table", cfg.Name()})
+		snaps, err := t.cold.Snapshots(ctx)
+		if err != nil {
+			return fmt.Errorf("system.snapshots: %s: %w", cfg.Name(), err)
+		}
+		for _, s := range snaps {
+			var sw any
+			if s.Watermark != nil {
+				sw = s.Watermark.UTC()
+			}
+			rows["snapshots"] = append(rows["snapshots"], systemRow{cfg.ResolvedName(), s.ID, s.CommittedAt.UTC(), sw, s.Operation})
+		}
+	}
+	e.shared.sysMu.Lock()
+	defer e.shared.sysMu.Unlock()
+	e.shared.lastSystem = rows
+	for _, db := range e.shared.databases() {
+		if err := writeSystemTables(ctx, db.db, db.catalog, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeSystemTables(ctx context.Context, db *sql.DB, catalog string, rows map[string][]systemRow) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for name := range systemTables {
+		full := meterstore.QuoteIdent(catalog) + ".system." + name
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+full); err != nil {
+			return fmt.Errorf("refresh system.%s: %w", name, err)
+		}
+		for _, r := range rows[name] {
+			ph := strings.TrimSuffix(strings.Repeat("?, ", len(r)), ", ")
+			if _, err := tx.ExecContext(ctx, "INSERT INTO "+full+" VALUES ("+ph+")", r...); err != nil {
+				return fmt.Errorf("refresh system.%s: %w", name, err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// configSettings are the settings that interact, per table. The derived rows
+// name the interactions: a partition_step that differs from archival_step
+// degrades archival from DETACH + DROP to row-wise work.
+func configSettings(cfg meterstore.TableConfig) [][2]string {
+	var ident []string
+	for _, c := range cfg.IdentityColumns() {
+		ident = append(ident, c.Name)
+	}
+	tm := "interval"
+	if cfg.TimeModel() != meterstore.Interval {
+		tm = "point"
+	}
+	return [][2]string{
+		{"physical_table", cfg.Name()},
+		{"time_model", tm},
+		{"identify_by_melo", strconv.FormatBool(cfg.IdentifyByMelo())},
+		{"identity_columns", strings.Join(ident, ", ")},
+		{"merge_key", strings.Join(cfg.MergeKey(), ", ")},
+		{"partition_step", cfg.PartitionStep().String()},
+		{"archival_step", cfg.ArchivalStep().String()},
+		{"partition_step_matches_archival_step", strconv.FormatBool(cfg.PartitionStep() == cfg.ArchivalStep())},
+		{"partition_headroom", cfg.PartitionHeadroom().String()},
+		{"settlement_lag", cfg.SettlementLag().String()},
+		{"scan_chunk_rows", strconv.Itoa(cfg.ScanChunkRows())},
+		{"integrity_constraints", strconv.FormatBool(cfg.IntegrityConstraints())},
+		{"snapshot_retention", cfg.SnapshotRetention().String()},
+		{"min_snapshots_to_keep", strconv.Itoa(cfg.MinSnapshotsToKeep())},
+	}
+}
+
+// systemRef is a statement's reference to a system table.
+type systemRef struct {
+	n    node
+	name string
+}
+
+// rewriteSystemRefs points each system-table reference at the database's own
+// catalog and, in an isolated handle, at only its table's rows.
+func (e *Engine) rewriteSystemRefs(ctx context.Context, conn *sql.Conn, catalog string, refs []systemRef) error {
+	for _, r := range refs {
+		if e.view.isolated == "" {
+			r.n["catalog_name"] = catalog
+			r.n["schema_name"] = "system"
+			continue
+		}
+		var names []string
+		for _, t := range e.visibleTables() {
+			names = append(names, sqlString(t.cfg.ResolvedName()))
+		}
+		q := fmt.Sprintf(`SELECT * FROM %s.system.%s WHERE "table" IN (%s)`, meterstore.QuoteIdent(catalog), r.name, strings.Join(names, ", "))
+		sub, err := subqueryOf(ctx, conn, q)
+		if err != nil {
+			return err
+		}
+		alias, _ := r.n["alias"].(string)
+		if alias == "" {
+			alias = r.name
+		}
+		colAlias := r.n["column_name_alias"]
+		if colAlias == nil {
+			colAlias = []any{}
+		}
+		loc := r.n["query_location"]
+		for k := range r.n {
+			delete(r.n, k)
+		}
+		r.n["type"] = "SUBQUERY"
+		r.n["alias"] = alias
+		r.n["sample"] = nil
+		r.n["query_location"] = loc
+		r.n["subquery"] = sub
+		r.n["column_name_alias"] = colAlias
+	}
+	return nil
+}

@@ -1,0 +1,411 @@
+package hot
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shopspring/decimal"
+
+	"meterstore"
+)
+
+// colKind is how a selected column lands in a meterstore.Row.
+type colKind uint8
+
+const (
+	kMalo colKind = iota
+	kMelo
+	kObis
+	kSparte
+	kFrom
+	kTo
+	kValue
+	kUnit
+	kQuality
+	kResolution
+	kSourceKind
+	kSourceDetail
+	kProvenance
+	kVersion
+	kVersionScope
+	kRecordedAt
+	kBalancingDay
+	kExtra
+)
+
+// pgEpochMicros is 2000-01-01 00:00 UTC, PostgreSQL's binary time origin, in Unix µs.
+const pgEpochMicros = 946_684_800_000_000
+
+// internMax bounds each column's string cache: identifiers, codes and repeated
+// JSON payloads are shared between rows; beyond the bound strings are copied.
+const internMax = 4096
+
+// decoder turns selected columns into meterstore.Row values straight from the
+// wire bytes (rows.RawValues), without boxing into interfaces. Strings are
+// interned per column, and the pointers of nullable fields point into one slab
+// per page, so a page costs a handful of allocations rather than several per row.
+// It is not safe for concurrent use; Scan and Page build one per plan.
+type decoder struct {
+	cols     []string
+	kinds    []colKind
+	extraIdx []int // for kExtra: index into Row.Extra
+	nExtra   int
+	intern   []map[string]string
+
+	// per-page slabs
+	strs   []string
+	times  []time.Time
+	extras []*string
+}
+
+func (s *Store) newDecoder(cols []string) *decoder {
+	d := &decoder{cols: cols, nExtra: len(s.cfg.ExtraColumns())}
+	extraIdx := map[string]int{}
+	for i, c := range s.cfg.ExtraColumns() {
+		extraIdx[c.Name] = i
+	}
+	byName := map[string]colKind{
+		"malo_id": kMalo, "melo_id": kMelo, "obis_code": kObis, "sparte": kSparte, "from": kFrom, "to": kTo,
+		"value": kValue, "unit": kUnit, "quality": kQuality, "resolution": kResolution, "source_kind": kSourceKind,
+		"source_detail": kSourceDetail, "provenance": kProvenance, "version": kVersion, "version_scope": kVersionScope,
+		"recorded_at": kRecordedAt, "balancing_day": kBalancingDay,
+	}
+	d.kinds = make([]colKind, len(cols))
+	d.extraIdx = make([]int, len(cols))
+	d.intern = make([]map[string]string, len(cols))
+	for i, c := range cols {
+		k, ok := byName[c]
+		if !ok {
+			k = kExtra
+			d.extraIdx[i] = extraIdx[c]
+		}
+		d.kinds[i] = k
+		switch k {
+		case kFrom, kTo, kValue, kVersion, kRecordedAt, kBalancingDay:
+		default:
+			d.intern[i] = map[string]string{}
+		}
+	}
+	return d
+}
+
+func (d *decoder) selectList(prefix string) string {
+	q := make([]string, len(d.cols))
+	for i, c := range d.cols {
+		q[i] = prefix + meterstore.QuoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+// readAll decodes every row of res into out (appending) and closes res.
+func (d *decoder) readAll(res pgx.Rows, out []meterstore.Row) ([]meterstore.Row, error) {
+	defer res.Close()
+	fds := res.FieldDescriptions()
+	if len(fds) != len(d.cols) {
+		return out, fmt.Errorf("decode: %d result columns for %d selected", len(fds), len(d.cols))
+	}
+	var tm *pgtype.Map
+	for res.Next() {
+		if len(out) == cap(out) {
+			out = append(out, meterstore.Row{})[:len(out)]
+		}
+		out = out[:len(out)+1]
+		r := &out[len(out)-1]
+		if d.nExtra > 0 {
+			r.Extra = d.extraSlot()
+		}
+		raw := res.RawValues()
+		for i, b := range raw {
+			if fds[i].Format != pgx.BinaryFormatCode && d.needsBinary(i) {
+				if tm == nil {
+					tm = res.Conn().TypeMap()
+				}
+				if err := d.decodeText(tm, fds[i].DataTypeOID, i, b, r); err != nil {
+					return out, fmt.Errorf("decode %s: %w", d.cols[i], err)
+				}
+				continue
+			}
+			if err := d.decodeBinary(i, b, r); err != nil {
+				return out, fmt.Errorf("decode %s: %w", d.cols[i], err)
+			}
+		}
+	}
+	return out, res.Err()
+}
+
+func (d *decoder) needsBinary(i int) bool {
+	switch d.kinds[i] {
+	case kFrom, kTo, kValue, kVersion, kRecordedAt, kBalancingDay:
+		return true
+	}
+	return false
+}
+
+func (d *decoder) extraSlot() []*string {
+	if len(d.extras) < d.nExtra {
+		d.extras = make([]*string, d.nExtra*256)
+	}
+	e := d.extras[:d.nExtra:d.nExtra]
+	d.extras = d.extras[d.nExtra:]
+	return e
+}
+
+func (d *decoder) str(i int, b []byte) string {
+	m := d.intern[i]
+	if s, ok := m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(m) < internMax {
+		m[s] = s
+	}
+	return s
+}
+
+func (d *decoder) strPtr(i int, b []byte) *string {
+	if b == nil {
+		return nil
+	}
+	if len(d.strs) == 0 {
+		d.strs = make([]string, 1024)
+	}
+	p := &d.strs[0]
+	d.strs = d.strs[1:]
+	*p = d.str(i, b)
+	return p
+}
+
+func (d *decoder) timePtr(t time.Time) *time.Time {
+	if len(d.times) == 0 {
+		d.times = make([]time.Time, 1024)
+	}
+	p := &d.times[0]
+	d.times = d.times[1:]
+	*p = t
+	return p
+}
+
+var errNull = errors.New("unexpected NULL")
+
+func (d *decoder) decodeBinary(i int, b []byte, r *meterstore.Row) error {
+	k := d.kinds[i]
+	if b == nil {
+		switch k {
+		case kMelo, kTo, kResolution, kSourceDetail, kProvenance, kExtra:
+			return nil // the field stays nil
+		}
+		return errNull
+	}
+	switch k {
+	case kMalo:
+		r.MaloID = d.str(i, b)
+	case kMelo:
+		r.MeloID = d.strPtr(i, b)
+	case kObis:
+		r.ObisCode = d.str(i, b)
+	case kSparte:
+		r.Sparte = d.str(i, b)
+	case kUnit:
+		r.Unit = d.str(i, b)
+	case kQuality:
+		r.Quality = d.str(i, b)
+	case kResolution:
+		r.Resolution = d.strPtr(i, b)
+	case kSourceKind:
+		r.SourceKind = d.str(i, b)
+	case kSourceDetail:
+		r.SourceDetail = d.strPtr(i, b)
+	case kProvenance:
+		r.Provenance = d.strPtr(i, b)
+	case kVersionScope:
+		r.VersionScope = d.str(i, b)
+	case kExtra:
+		r.Extra[d.extraIdx[i]] = d.strPtr(i, b)
+	case kFrom, kTo, kRecordedAt:
+		t, err := decodeTimestamptz(b)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case kFrom:
+			r.From = t
+		case kTo:
+			r.To = d.timePtr(t)
+		default:
+			r.RecordedAt = t
+		}
+	case kBalancingDay:
+		if len(b) != 4 {
+			return fmt.Errorf("date: %d bytes", len(b))
+		}
+		days := int32(binary.BigEndian.Uint32(b))
+		if days == math.MaxInt32 || days == math.MinInt32 {
+			return errors.New("infinite date")
+		}
+		r.BalancingDay = time.UnixMicro(pgEpochMicros + int64(days)*86_400_000_000).UTC()
+	case kValue:
+		v, err := decodeNumeric(b)
+		if err != nil {
+			return err
+		}
+		r.Value = v
+	case kVersion:
+		v, err := decodeNumeric(b)
+		if err != nil {
+			return err
+		}
+		if v.Exponent() < 0 || v.Sign() < 0 {
+			v = v.Truncate(0)
+		}
+		bi := v.BigInt()
+		if bi.Sign() < 0 || !bi.IsUint64() {
+			return fmt.Errorf("version %s out of range", v)
+		}
+		r.Version = bi.Uint64()
+	}
+	return nil
+}
+
+// decodeText is the fallback for a connection returning text results (the
+// simple protocol): it goes through pgx's codecs.
+func (d *decoder) decodeText(tm *pgtype.Map, oid uint32, i int, b []byte, r *meterstore.Row) error {
+	if b == nil {
+		return d.decodeBinary(i, nil, r)
+	}
+	switch d.kinds[i] {
+	case kValue, kVersion:
+		var n pgtype.Numeric
+		if err := tm.Scan(oid, pgx.TextFormatCode, b, &n); err != nil {
+			return err
+		}
+		if !n.Valid || n.Int == nil || n.NaN || n.InfinityModifier != pgtype.Finite {
+			return errors.New("not a finite number")
+		}
+		v := decimal.NewFromBigInt(n.Int, n.Exp)
+		if d.kinds[i] == kValue {
+			r.Value = v
+			return nil
+		}
+		bi := v.BigInt()
+		if bi.Sign() < 0 || !bi.IsUint64() {
+			return fmt.Errorf("version %s out of range", v)
+		}
+		r.Version = bi.Uint64()
+	default:
+		var t time.Time
+		if err := tm.Scan(oid, pgx.TextFormatCode, b, &t); err != nil {
+			return err
+		}
+		switch d.kinds[i] {
+		case kFrom:
+			r.From = t.UTC()
+		case kTo:
+			r.To = d.timePtr(t.UTC())
+		case kRecordedAt:
+			r.RecordedAt = t.UTC()
+		case kBalancingDay:
+			r.BalancingDay = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		}
+	}
+	return nil
+}
+
+func decodeTimestamptz(b []byte) (time.Time, error) {
+	if len(b) != 8 {
+		return time.Time{}, fmt.Errorf("timestamptz: %d bytes", len(b))
+	}
+	us := int64(binary.BigEndian.Uint64(b))
+	if us == math.MaxInt64 || us == math.MinInt64 {
+		return time.Time{}, errors.New("infinite timestamp")
+	}
+	return time.UnixMicro(pgEpochMicros + us).UTC(), nil
+}
+
+var (
+	pow10 = [...]uint64{1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+		10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000}
+	bigTenThousand = big.NewInt(10_000)
+)
+
+// decodeNumeric decodes PostgreSQL's binary numeric (base-10000 digits) into a
+// decimal with exponent -dscale (as pgx's own codec does): without big.Int when
+// the coefficient fits 63 bits, which every numeric(18,6) does.
+func decodeNumeric(b []byte) (decimal.Decimal, error) {
+	if len(b) < 8 {
+		return decimal.Decimal{}, errors.New("numeric: short")
+	}
+	ndigits := int(binary.BigEndian.Uint16(b[0:]))
+	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
+	sign := binary.BigEndian.Uint16(b[4:])
+	dscale := int(int16(binary.BigEndian.Uint16(b[6:])))
+	if sign != 0 && sign != 0x4000 {
+		return decimal.Decimal{}, errors.New("numeric: NaN or infinity")
+	}
+	if len(b) != 8+2*ndigits {
+		return decimal.Decimal{}, errors.New("numeric: bad length")
+	}
+	if ndigits == 0 {
+		return decimal.New(0, 0), nil
+	}
+	var acc uint64
+	small := true
+	var bacc *big.Int
+	for i := 0; i < ndigits; i++ {
+		dg := uint64(binary.BigEndian.Uint16(b[8+2*i:]))
+		if small && acc > (math.MaxInt64-dg)/10_000 {
+			small = false
+			bacc = new(big.Int).SetUint64(acc)
+		}
+		if small {
+			acc = acc*10_000 + dg
+		} else {
+			bacc.Mul(bacc, bigTenThousand)
+			bacc.Add(bacc, new(big.Int).SetUint64(dg))
+		}
+	}
+	exp := (weight - ndigits + 1) * 4
+	if dscale > 0 {
+		frac := (ndigits - weight - 1) * 4
+		switch {
+		case dscale > frac:
+			m := dscale - frac
+			if small && m < len(pow10) && acc <= math.MaxInt64/pow10[m] {
+				acc *= pow10[m]
+			} else {
+				if small {
+					small, bacc = false, new(big.Int).SetUint64(acc)
+				}
+				bacc.Mul(bacc, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(m)), nil))
+			}
+		case dscale < frac:
+			m := frac - dscale
+			if small && m < len(pow10) {
+				acc /= pow10[m]
+			} else {
+				if small {
+					small, bacc = false, new(big.Int).SetUint64(acc)
+				}
+				bacc.Quo(bacc, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(m)), nil))
+			}
+		}
+		exp = -dscale
+	}
+	if small {
+		v := int64(acc)
+		if sign == 0x4000 {
+			v = -v
+		}
+		return decimal.New(v, int32(exp)), nil
+	}
+	if sign == 0x4000 {
+		bacc.Neg(bacc)
+	}
+	return decimal.NewFromBigInt(bacc, int32(exp)), nil
+}

@@ -1,0 +1,303 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"meterstore"
+	"meterstore/catalog"
+	"meterstore/internal/pglock"
+	"meterstore/metering"
+	"meterstore/store"
+	"meterstore/testkit"
+)
+
+// TestAppendRoutesAcrossTiers: a realistic workload is appended, archived, and
+// its late corrections appended again; corrections below the watermark go to
+// Iceberg and every query across the watermark equals the oracle.
+func TestAppendRoutesAcrossTiers(t *testing.T) {
+	w := testkit.NewWorkload(11)
+	w.MaLos, w.Days, w.Mix = 3, 4, testkit.StromOnly
+	w.CorrectionRate, w.RedeliveryRate = 0.2, 0.1
+	w.CorrectionDelay = time.Hour // corrections arrive within the run
+	batch, err := w.Generate()
+	require.NoError(t, err)
+	cfg := w.IntervalTable("readings_versions").MustBuild()
+	oracle := testkit.NewOracle(cfg)
+	e := open(t, func(c *store.Config) { c.Now = func() time.Time { return batch.Days[0].Time() } }, cfg)
+	tbl, _ := e.st.Table("readings_versions")
+
+	var originals, corrections []meterstore.StoredSeries
+	for _, d := range batch.Deliveries {
+		if d.Kind == testkit.Correction {
+			corrections = append(corrections, d.Series)
+		} else {
+			originals = append(originals, d.Series)
+		}
+	}
+	require.NotEmpty(t, corrections)
+	out, err := e.st.Append(e.ctx, originals...)
+	require.NoError(t, err)
+	require.False(t, out.HadLateCorrections())
+	require.Zero(t, out.ColdRows)
+	_, err = oracle.RecordSeries(originals...)
+	require.NoError(t, err)
+	require.Positive(t, effects(out)[store.Duplicate], "redeliveries are Duplicates")
+
+	cut := batch.Days[len(batch.Days)-1].Time() // all but the last local day settle
+	_, err = tbl.Archive(e.ctx, cut.Add(cfg.SettlementLag()), 0)
+	require.NoError(t, err)
+	wm, err := tbl.Watermark(e.ctx)
+	require.NoError(t, err)
+	require.False(t, wm.IsZero())
+
+	out, err = e.st.Append(e.ctx, corrections...)
+	require.NoError(t, err)
+	require.True(t, out.HadLateCorrections())
+	require.Positive(t, out.HotRows+out.ColdRows)
+	_, err = oracle.RecordSeries(corrections...)
+	require.NoError(t, err)
+	var coldSuperseded int
+	for _, d := range out.Displacements {
+		require.Equal(t, d.Row.From.Before(wm), d.Tier == store.ColdTier, "tier follows the watermark")
+		if d.Tier == store.ColdTier && d.Effect == store.Superseded {
+			coldSuperseded++
+			require.NotNil(t, d.Superseded)
+			require.Less(t, d.Superseded.Version, d.Row.Version)
+		}
+	}
+	require.Positive(t, coldSuperseded)
+
+	// Redelivering the corrections changes nothing, in either tier.
+	again, err := e.st.Append(e.ctx, corrections...)
+	require.NoError(t, err)
+	require.Equal(t, len(again.Displacements), effects(again)[store.Duplicate])
+
+	e.healthy(t, tbl)
+	all := time.Time{}
+	require.Equal(t, int64(oracle.RowCount(all, all)), e.scalar(t, `SELECT count(*) FROM readings`))
+	require.True(t, oracle.Sum(all, all).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings`))))
+	require.True(t, oracle.Sum(all, wm).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings WHERE "from" < $1`, wm))))
+}
+
+// TestDisplacementsBothTiers: Inserted, Superseded (with the superseded row),
+// Shadowed and Duplicate are reported alike in both tiers; a quality change at
+// the same value is a change.
+func TestDisplacementsBothTiers(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	coldDay, hotDay := day0, day0.Add(48*time.Hour)
+	// Something in the hot tier beyond coldDay, then archive coldDay.
+	_, err := e.st.Append(e.ctx, mk(t, dl{from: coldDay, value: "1", version: 20260303000001}), mk(t, dl{from: hotDay.Add(24 * time.Hour), value: "9"}))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, coldDay.Add(24*time.Hour))
+
+	for _, tc := range []struct {
+		name string
+		from time.Time
+		tier store.Tier
+	}{{"cold", coldDay, store.ColdTier}, {"hot", hotDay, store.HotTier}} {
+		t.Run("tier="+tc.name, func(t *testing.T) {
+			if tc.tier == store.HotTier {
+				out, err := e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "1", version: 20260303000001}))
+				require.NoError(t, err)
+				require.Equal(t, 4, effects(out)[store.Inserted])
+			}
+			// Same value, quality SUBSTITUTED at a higher version: a change.
+			out, err := e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "1", version: 20260304000001, quality: metering.QualitySubstituted}))
+			require.NoError(t, err)
+			require.Len(t, out.Displacements, 4)
+			for _, d := range out.Displacements {
+				require.Equal(t, tc.tier, d.Tier)
+				require.Equal(t, store.Superseded, d.Effect)
+				require.NotNil(t, d.Superseded)
+				require.Equal(t, "MEASURED", d.Superseded.Quality)
+				require.Equal(t, "SUBSTITUTED", d.Row.Quality)
+				require.Equal(t, "KWH", d.Superseded.Unit)
+				require.True(t, d.Superseded.Value.Equal(d.Row.Value))
+			}
+			// An older backfill: stored, never current.
+			out, err = e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "5", version: 20260302000001}))
+			require.NoError(t, err)
+			require.Equal(t, 4, effects(out)[store.Shadowed])
+			require.Equal(t, tc.tier == store.ColdTier, out.HadLateCorrections())
+			// A replay.
+			out, err = e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "5", version: 20260302000001}))
+			require.NoError(t, err)
+			require.Equal(t, 4, effects(out)[store.Duplicate])
+			// A different value under a stored version is refused.
+			_, err = e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "6", version: 20260302000001}))
+			require.Error(t, err)
+			require.True(t, store.IsConflict(err), "%v", err)
+			// What a query returns: the SUBSTITUTED 1s.
+			got := e.scalar(t, `SELECT sum(value) FROM readings WHERE "from" >= $1 AND "from" < $2 AND quality = 'SUBSTITUTED'`, tc.from, tc.from.Add(time.Hour))
+			require.True(t, dec(t, got).Equal(dec(t, e.scalar(t, `SELECT 4.0::DECIMAL(18,6)`))))
+		})
+	}
+	e.healthy(t, tbl)
+}
+
+// TestConcurrentLateCorrectionsSerialise: two Appends of one late correction
+// at once — one Inserted, one Duplicate, and one row in Iceberg.
+func TestConcurrentLateCorrectionsSerialise(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "1"}), mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+
+	corr := mk(t, dl{from: day0, value: "2", n: 1})
+	var wg sync.WaitGroup
+	outs := make([]store.AppendOutcome, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = e.st.Append(e.ctx, corr)
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	got := []store.Effect{outs[0].Displacements[0].Effect, outs[1].Displacements[0].Effect}
+	require.ElementsMatch(t, []store.Effect{store.Inserted, store.Duplicate}, got)
+	require.Equal(t, int64(1), e.scalar(t, `SELECT count(*) FROM readings_versions WHERE malo_id = $1 AND "from" < $2`, maloA, day0.Add(48*time.Hour)))
+}
+
+// TestArchivalBetweenBoundaryReads: an archival forced between the two
+// boundary reads of an Append still leaves every row visible exactly once.
+func TestArchivalBetweenBoundaryReads(t *testing.T) {
+	w := testkit.NewWorkload(5)
+	w.MaLos, w.Days, w.Mix = 2, 3, testkit.StromOnly
+	batch, err := w.Generate()
+	require.NoError(t, err)
+	cfg := w.IntervalTable("readings_versions").MustBuild()
+	oracle := testkit.NewOracle(cfg)
+	var tbl *store.Table
+	var fired bool
+	last := batch.Days[len(batch.Days)-1].Time()
+	e := open(t, func(c *store.Config) {
+		c.Now = func() time.Time { return batch.Days[0].Time() }
+		c.BetweenBoundaryReads = func() {
+			if fired || tbl == nil {
+				return
+			}
+			fired = true
+			_, err := tbl.Archive(context.Background(), last.Add(cfg.SettlementLag()), 0)
+			require.NoError(t, err)
+		}
+	}, cfg)
+	tbl, _ = e.st.Table("readings_versions")
+	var series []meterstore.StoredSeries
+	for _, d := range batch.Deliveries {
+		series = append(series, d.Series)
+	}
+	out, err := e.st.Append(e.ctx, series...)
+	require.NoError(t, err)
+	require.True(t, fired)
+	require.Positive(t, out.Rerouted, "rows the archival moved are re-sent to Iceberg")
+	for _, d := range out.Displacements {
+		if d.Round == 2 {
+			require.Equal(t, store.ColdTier, d.Tier)
+			require.Equal(t, store.Duplicate, d.Effect, "the archival already moved it")
+		}
+	}
+	_, err = oracle.RecordSeries(series...)
+	require.NoError(t, err)
+	e.healthy(t, tbl)
+	all := time.Time{}
+	require.Equal(t, int64(oracle.RowCount(all, all)), e.scalar(t, `SELECT count(*) FROM readings`))
+	require.Equal(t, int64(oracle.RawRowCount(all, all)), e.scalar(t, `SELECT count(*) FROM readings_versions`))
+	require.True(t, oracle.Sum(all, all).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings`))))
+}
+
+// TestHotWriterRefusesBelowBoundary: the bulk path refuses a late interval,
+// naming it and Append, and writes nothing of the batch.
+func TestHotWriterRefusesBelowBoundary(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "1"}), mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	hw, err := tbl.HotWriter(e.ctx)
+	require.NoError(t, err)
+	require.True(t, hw.Boundary().Equal(day0.Add(48*time.Hour)))
+
+	before := e.scalar(t, `SELECT count(*) FROM readings_versions`)
+	_, err = hw.Append(e.ctx, mk(t, dl{from: day0.Add(96 * time.Hour), value: "3"}), mk(t, dl{from: day0.Add(24 * time.Hour), value: "3"}))
+	require.ErrorIs(t, err, store.ErrBelowBoundary)
+	require.Contains(t, err.Error(), "2026-03-03T00:00:00Z")
+	require.Contains(t, err.Error(), "Append")
+	require.Equal(t, before, e.scalar(t, `SELECT count(*) FROM readings_versions`))
+
+	out, err := hw.Append(e.ctx, mk(t, dl{from: day0.Add(96 * time.Hour), value: "3"}))
+	require.NoError(t, err)
+	require.Equal(t, 4, out.HotRows)
+}
+
+// TestColdAppendLeaseTimeout: a held cold-append lease makes Append give up
+// after its budget with a retryable error, having changed nothing (the hot
+// part of the batch included).
+func TestColdAppendLeaseTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits the 14 s lease budget")
+	}
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "1"}), mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	lease, err := pglock.Acquire(e.ctx, e.pool, catalog.LeaseName("readings_versions"), time.Second)
+	require.NoError(t, err)
+	defer lease.Release()
+
+	before := e.scalar(t, `SELECT count(*) FROM readings_versions`)
+	start := time.Now()
+	_, err = e.st.Append(e.ctx, mk(t, dl{from: day0, value: "2"}), mk(t, dl{from: day0.Add(96 * time.Hour), value: "2"}))
+	require.ErrorIs(t, err, store.ErrLockTimeout)
+	require.True(t, store.IsRetryable(err))
+	require.GreaterOrEqual(t, time.Since(start), 10*time.Second)
+	require.Equal(t, before, e.scalar(t, `SELECT count(*) FROM readings_versions`))
+}
+
+// TestAppendAuthoritative: an authored value below the version in force is
+// re-appended at the next version in its scope; re-asserting it is a no-op.
+func TestAppendAuthoritative(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "1"}), mk(t, dl{from: day0.Add(96 * time.Hour), value: "1"}))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	for _, tc := range []struct {
+		name string
+		from time.Time
+	}{{"cold", day0}, {"hot", day0.Add(72 * time.Hour)}} {
+		t.Run("tier="+tc.name, func(t *testing.T) {
+			_, err := e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "7", version: 20260310000001, quality: metering.QualityFaulty}))
+			require.NoError(t, err)
+			ersatz := mk(t, dl{from: tc.from, value: "3", version: 20260305000001, quality: metering.QualitySubstituted})
+			out, err := e.st.AppendAuthoritative(e.ctx, ersatz)
+			require.NoError(t, err)
+			require.Equal(t, 2, out.Rounds)
+			require.Len(t, out.Displacements, 4)
+			for _, d := range out.Displacements {
+				require.Equal(t, store.Superseded, d.Effect)
+				require.Equal(t, uint64(20260310000002), d.Row.Version)
+				require.Equal(t, "FAULTY", d.Superseded.Quality)
+			}
+			got := e.scalar(t, `SELECT sum(value) FROM readings WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3`, maloA, tc.from, tc.from.Add(time.Hour))
+			require.Equal(t, "12", dec(t, got).String())
+			// Already in force: a no-op, not a version bump.
+			out, err = e.st.AppendAuthoritative(e.ctx, ersatz)
+			require.NoError(t, err)
+			require.Empty(t, out.Displacements)
+			require.Len(t, out.AlreadyInForce, 4)
+			require.Equal(t, int64(12), e.scalar(t, `SELECT count(*) FROM readings_versions WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3`, maloA, tc.from, tc.from.Add(time.Hour)))
+		})
+	}
+}

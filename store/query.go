@@ -1,0 +1,440 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"meterstore"
+	"meterstore/engine"
+	"meterstore/metering"
+)
+
+// query is what Series and Readings share: one MaLo, narrowed by merge-key
+// columns, a range on "from" and a quality set, rendered as parameterised SQL
+// over the resolved relation (values bound, never concatenated). The first
+// refused input is kept and returned by the terminal.
+type query struct {
+	t       *Table
+	err     error
+	malo    metering.MaloID
+	obis    *metering.ObisCode
+	melo    *metering.MeloID
+	eq      []colEq
+	from    time.Time
+	to      time.Time
+	quality []metering.Quality
+}
+
+type colEq struct{ col, val string }
+
+func newQuery(t *Table, malo string) query {
+	q := query{t: t}
+	if err := t.usable(); err != nil {
+		q.err = err
+		return q
+	}
+	m, err := metering.ParseMaloID(malo)
+	if err != nil {
+		q.err = fmt.Errorf("read %s: %w", t.cfg.ResolvedName(), err)
+		return q
+	}
+	q.malo = m
+	return q
+}
+
+func (q *query) setObis(code string) {
+	if q.err != nil {
+		return
+	}
+	o, err := metering.ParseObis(code)
+	if err != nil {
+		q.err = fmt.Errorf("read %s: .Obis: %w", q.t.cfg.ResolvedName(), err)
+		return
+	}
+	q.obis = &o
+}
+
+func (q *query) setMelo(melo string) {
+	if q.err != nil {
+		return
+	}
+	m, err := metering.ParseMeloID(melo)
+	if err != nil {
+		q.err = fmt.Errorf("read %s: .Melo: %w", q.t.cfg.ResolvedName(), err)
+		return
+	}
+	q.melo = &m
+}
+
+func (q *query) setColumnEq(col, val string) {
+	if q.err != nil {
+		return
+	}
+	cfg := q.t.cfg
+	switch {
+	case col == "from" || col == "malo_id":
+		q.err = fmt.Errorf("read %s: .ColumnEq(%q): %w: narrow %s with .Range(..) and the MaLo the read was opened for", cfg.ResolvedName(), col, ErrNotMergeKey, col)
+		return
+	case !cfg.IsMergeKeyColumn(col):
+		q.err = fmt.Errorf("read %s: .ColumnEq(%q): %w: filtering a column outside the merge key (%s) before resolution slices a reading's version history and returns a superseded value as current; filter the result instead",
+			cfg.ResolvedName(), col, ErrNotMergeKey, strings.Join(cfg.MergeKey(), ", "))
+		return
+	}
+	if c, ok := cfg.Column(col); ok {
+		v, err := c.Canonical(&val)
+		if err != nil {
+			q.err = fmt.Errorf("read %s: .ColumnEq: %w", cfg.ResolvedName(), err)
+			return
+		}
+		val = *v
+	}
+	q.eq = append(q.eq, colEq{col, val})
+}
+
+func (q *query) setRange(from, to time.Time) {
+	if q.err != nil {
+		return
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		q.err = fmt.Errorf("read %s: .Range(%s, %s) is empty or reversed", q.t.cfg.ResolvedName(), from.Format(time.RFC3339), to.Format(time.RFC3339))
+		return
+	}
+	q.from, q.to = from.UTC(), to.UTC()
+}
+
+func (q *query) setQuality(qs []metering.Quality) {
+	if q.err != nil {
+		return
+	}
+	for _, x := range qs {
+		if x.IsZero() {
+			q.err = fmt.Errorf("read %s: .QualityIn: unset quality", q.t.cfg.ResolvedName())
+			return
+		}
+	}
+	q.quality = append([]metering.Quality(nil), qs...)
+}
+
+// where renders the WHERE clause and its bound arguments.
+func (q *query) where() (string, []any) {
+	var conds []string
+	var args []any
+	bind := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, len(args)))
+	}
+	bind("malo_id = $%d", q.malo.String())
+	if q.obis != nil {
+		bind("obis_code = $%d", q.obis.String())
+	}
+	if q.melo != nil {
+		bind("melo_id = $%d", q.melo.String())
+	}
+	for _, e := range q.eq {
+		bind(meterstore.QuoteIdent(e.col)+" = $%d", e.val)
+	}
+	if !q.from.IsZero() {
+		bind(`"from" >= $%d`, q.from)
+	}
+	if !q.to.IsZero() {
+		bind(`"from" < $%d`, q.to)
+	}
+	if len(q.quality) > 0 {
+		var ps []string
+		for _, x := range q.quality {
+			args = append(args, x.String())
+			ps = append(ps, fmt.Sprintf("$%d", len(args)))
+		}
+		conds = append(conds, "quality IN ("+strings.Join(ps, ", ")+")")
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// readColumns is what the typed reads decode.
+func (q *query) readColumns() []string {
+	cols := []string{"malo_id", "melo_id", "obis_code", "sparte", "from", "to", "value", "unit", "quality",
+		"resolution", "source_detail", "provenance", "version", "version_scope", "recorded_at"}
+	for _, c := range q.t.cfg.ExtraColumns() {
+		cols = append(cols, c.Name)
+	}
+	return cols
+}
+
+// selectRows runs SELECT <columns> FROM relation WHERE … ORDER BY … [LIMIT n]
+// through the engine and decodes every row, parsing identifiers and codes.
+func (q *query) selectRows(ctx context.Context, relation, order string, limit int) ([]decoded, *engine.Provenance, error) {
+	if q.err != nil {
+		return nil, nil, q.err
+	}
+	where, args := q.where()
+	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s",
+		meterstore.QuoteIdents(q.readColumns()), meterstore.QuoteIdent(relation), where, order)
+	if limit > 0 {
+		sql += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	res, err := q.t.st.eng.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s for malo %s: %w", relation, q.malo, err)
+	}
+	out := make([]decoded, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		d, err := q.decode(row)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s for malo %s: %w", relation, q.malo, err)
+		}
+		out = append(out, d)
+	}
+	return out, res.Provenance, nil
+}
+
+// decoded is one stored row parsed into domain types.
+type decoded struct {
+	malo       metering.MaloID
+	melo       metering.MeloID
+	obis       metering.ObisCode
+	sparte     metering.Sparte
+	from       time.Time
+	to         *time.Time
+	value      decimal.Decimal
+	unit       metering.Unit
+	quality    metering.Quality
+	resolution metering.Resolution
+	source     metering.Source
+	provenance metering.Provenance
+	version    metering.Version
+	scope      metering.VersionScope
+	recordedAt time.Time
+	extra      map[string]*string
+}
+
+func (q *query) decode(row []any) (decoded, error) {
+	var d decoded
+	str := func(i int) (string, bool) {
+		s, ok := row[i].(string)
+		return s, ok
+	}
+	bad := func(col string, err error) error {
+		return fmt.Errorf("stored row %v: column %s: %w", row[0], col, err)
+	}
+	s, _ := str(0)
+	m, err := metering.ParseMaloID(s)
+	if err != nil || m.String() != s {
+		return d, bad("malo_id", errOr(err, "not canonical"))
+	}
+	d.malo = m
+	if s, ok := str(1); ok {
+		if d.melo, err = metering.ParseMeloID(s); err != nil || d.melo.String() != s {
+			return d, bad("melo_id", errOr(err, "not canonical"))
+		}
+	}
+	s, _ = str(2)
+	if d.obis, err = metering.ParseObis(s); err != nil || d.obis.String() != s {
+		return d, bad("obis_code", errOr(err, "not canonical"))
+	}
+	s, _ = str(3)
+	if d.sparte, err = metering.ParseSparte(s); err != nil {
+		return d, bad("sparte", err)
+	}
+	from, ok := row[4].(time.Time)
+	if !ok {
+		return d, bad("from", fmt.Errorf("unexpected %T", row[4]))
+	}
+	d.from = from.UTC()
+	if to, ok := row[5].(time.Time); ok {
+		to = to.UTC()
+		d.to = &to
+	}
+	if d.value, ok = row[6].(decimal.Decimal); !ok {
+		return d, bad("value", fmt.Errorf("unexpected %T", row[6]))
+	}
+	s, _ = str(7)
+	if d.unit, err = metering.ParseUnit(s); err != nil {
+		return d, bad("unit", err)
+	}
+	s, _ = str(8)
+	if d.quality, err = metering.ParseQuality(s); err != nil {
+		return d, bad("quality", err)
+	}
+	if s, ok := str(9); ok {
+		if d.resolution, err = metering.ParseResolution(s); err != nil {
+			return d, bad("resolution", err)
+		}
+	}
+	if s, ok := str(10); ok {
+		if err := json.Unmarshal([]byte(s), &d.source); err != nil {
+			return d, bad("source_detail", err)
+		}
+	}
+	if s, ok := str(11); ok {
+		if err := json.Unmarshal([]byte(s), &d.provenance); err != nil {
+			return d, bad("provenance", err)
+		}
+	}
+	v, ok := row[12].(decimal.Decimal)
+	if !ok || v.Sign() <= 0 || !v.BigInt().IsUint64() {
+		return d, bad("version", fmt.Errorf("not a positive version: %v", row[12]))
+	}
+	if d.version, err = metering.NewVersion(v.BigInt().Uint64()); err != nil {
+		return d, bad("version", err)
+	}
+	s, _ = str(13)
+	if d.scope, err = metering.ParseVersionScope(s); err != nil {
+		return d, bad("version_scope", err)
+	}
+	if d.recordedAt, ok = row[14].(time.Time); !ok {
+		return d, bad("recorded_at", fmt.Errorf("unexpected %T", row[14]))
+	}
+	d.recordedAt = d.recordedAt.UTC()
+	d.extra = map[string]*string{}
+	for i, c := range q.t.cfg.ExtraColumns() {
+		if s, ok := str(15 + i); ok {
+			d.extra[c.Name] = &s
+		} else {
+			d.extra[c.Name] = nil
+		}
+	}
+	return d, nil
+}
+
+func errOr(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s", metering.ErrInvalid, msg)
+}
+
+// readingOf is a decoded row's reading without its instant: the channel and the
+// merge-key discriminators (melo_id where the table identifies by it, identity columns).
+func (q *query) readingOf(d decoded) string {
+	var b strings.Builder
+	b.WriteString(d.obis.String())
+	if q.t.cfg.IdentifyByMelo() {
+		b.WriteString("\x00" + d.melo.String())
+	}
+	for _, c := range q.t.cfg.IdentityColumns() {
+		b.WriteByte(0)
+		if v := d.extra[c.Name]; v != nil {
+			b.WriteString(*v)
+		}
+	}
+	return b.String()
+}
+
+// checkOneReading refuses rows spanning two channels or two readings, naming
+// the narrowing, and two winners for one reading (ErrInvariantViolated).
+func (q *query) checkOneReading(rows []decoded, what string) error {
+	if err := q.checkWinners(rows); err != nil {
+		return err
+	}
+	if len(rows) < 2 {
+		return nil
+	}
+	first := rows[0]
+	name := q.t.cfg.ResolvedName()
+	// Name the coarsest difference first: a channel, then a meter, then an identity column.
+	for _, d := range rows[1:] {
+		if d.obis != first.obis {
+			return fmt.Errorf("%s of malo %s on %s spans two channels (%s and %s): %w; narrow the read with .Obis(..)",
+				what, q.malo, name, first.obis, d.obis, ErrAmbiguousSeries)
+		}
+	}
+	if q.t.cfg.IdentifyByMelo() {
+		for _, d := range rows[1:] {
+			if d.melo != first.melo {
+				return fmt.Errorf("%s of malo %s on %s spans two readings (Messlokationen %s and %s): %w; narrow the read with .Melo(..)",
+					what, q.malo, name, first.melo, d.melo, ErrAmbiguousSeries)
+			}
+		}
+	}
+	for _, c := range q.t.cfg.IdentityColumns() {
+		for _, d := range rows[1:] {
+			if !ptrEq(d.extra[c.Name], first.extra[c.Name]) {
+				return fmt.Errorf("%s of malo %s on %s spans two readings (%s %s and %s): %w; narrow the read with .ColumnEq(%q, ..)",
+					what, q.malo, name, c.Name, deref(first.extra[c.Name]), deref(d.extra[c.Name]), ErrAmbiguousSeries, c.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// checkWinners refuses two resolved rows for one merge key: resolution
+// partitions by version_scope too, so two network operators leave two winners.
+func (q *query) checkWinners(rows []decoded) error {
+	seen := map[string]decoded{}
+	for _, d := range rows {
+		k := q.readingOf(d) + "\x00" + fmt.Sprint(d.from.UnixMicro())
+		if p, ok := seen[k]; ok {
+			return fmt.Errorf("malo %s %s at %s on %s has two current values (version scopes %s and %s): %w; both write paths refuse a second network operator, so these rows were written with integrity constraints off or by another writer",
+				q.malo, d.obis, d.from.Format(time.RFC3339), q.t.cfg.ResolvedName(), p.scope, d.scope, ErrInvariantViolated)
+		}
+		seen[k] = d
+	}
+	return nil
+}
+
+func ptrEq(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "NULL"
+	}
+	return *s
+}
+
+// newest returns the row of the newest contributing delivery (latest
+// recorded_at, then highest version).
+func newest(rows []decoded) decoded {
+	n := rows[0]
+	for _, d := range rows[1:] {
+		if d.recordedAt.After(n.recordedAt) || d.recordedAt.Equal(n.recordedAt) && d.version.Compare(n.version) > 0 {
+			n = d
+		}
+	}
+	return n
+}
+
+// extraOf returns the declared columns of d as a map (nulls left out).
+func extraOf(d decoded) map[string]string {
+	out := map[string]string{}
+	for k, v := range d.extra {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+// channels runs SELECT DISTINCT obis_code over the resolved relation.
+func (q *query) channels(ctx context.Context) ([]metering.ObisCode, error) {
+	if q.err != nil {
+		return nil, q.err
+	}
+	where, args := q.where()
+	rel := q.t.cfg.ResolvedName()
+	res, err := q.t.st.eng.Query(ctx, fmt.Sprintf("SELECT DISTINCT obis_code FROM %s WHERE %s ORDER BY obis_code", meterstore.QuoteIdent(rel), where), args...)
+	if err != nil {
+		return nil, fmt.Errorf("read channels of malo %s on %s: %w", q.malo, rel, err)
+	}
+	out := make([]metering.ObisCode, 0, len(res.Rows))
+	for _, r := range res.Rows {
+		s, _ := r[0].(string)
+		o, err := metering.ParseObis(s)
+		if err != nil || o.String() != s {
+			return nil, fmt.Errorf("read channels of malo %s on %s: stored obis_code: %w", q.malo, rel, errOr(err, "not canonical"))
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+const seriesOrder = `"from", obis_code, melo_id`
