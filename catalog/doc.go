@@ -8,7 +8,8 @@
 // without the property (written by an out-of-band tool) is skipped by walking
 // the parent chain.
 //
-// Files are written by iceberg-go's own writer with one write worker, so rows
+// Files are written with arrow-go's Parquet writer (writer.go: page index,
+// sized bloom filters) and registered with iceberg-go; rows
 // reach each partition's file in the order the source yields them (the hot
 // tier's keyset order: malo_id, obis_code, from). The table's sort order
 // declares that order.

@@ -134,6 +134,10 @@ func arrowTypeOf(ct *sql.ColumnType) (arrow.DataType, colKind) {
 		p, s, ok := ct.DecimalSize()
 		if !ok {
 			p, s = 38, 0
+			var pp, ss int64
+			if _, err := fmt.Sscanf(name, "DECIMAL(%d,%d)", &pp, &ss); err == nil {
+				p, s = pp, ss
+			}
 		}
 		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, kDecimal
 	}

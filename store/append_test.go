@@ -301,3 +301,22 @@ func TestAppendAuthoritative(t *testing.T) {
 		})
 	}
 }
+
+// TestArrivalVersionSortsBelowStated: a delivery without an MSCONS label gets
+// a Unix-millisecond version, which a stated label always outranks.
+func TestArrivalVersionSortsBelowStated(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	recorded := day0.Add(100 * time.Hour)
+	arrival, err := metering.VersionArrival(recorded)
+	require.NoError(t, err)
+	require.False(t, arrival.IsWellFormed())
+	from := day0.Add(72 * time.Hour)
+	out, err := e.st.Append(e.ctx, mk(t, dl{from: from, value: "5", version: arrival.Uint64()}))
+	require.NoError(t, err)
+	require.Equal(t, 4, effects(out)[store.Inserted])
+	out, err = e.st.Append(e.ctx, mk(t, dl{from: from, value: "1", version: 20260301000001}))
+	require.NoError(t, err)
+	require.Equal(t, 4, effects(out)[store.Superseded], "a late delivery carrying its own version wins")
+	got := e.scalar(t, `SELECT sum(value) FROM readings`)
+	require.Equal(t, "4", dec(t, got).String())
+}

@@ -33,14 +33,13 @@ const (
 var day0 = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 
 type env struct {
-	ctx     context.Context
-	pool    *pgxpool.Pool
-	cat     *catalog.Catalog
-	st      *store.Store
-	dsn     string
-	whDir   string
-	cfg     store.Config
-	opened  bool
+	ctx   context.Context
+	pool  *pgxpool.Pool
+	cat   *catalog.Catalog
+	st    *store.Store
+	dsn   string
+	whDir string
+	cfg   store.Config
 }
 
 // open starts a store over cfgs on a fresh database and a temp warehouse.

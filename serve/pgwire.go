@@ -1,0 +1,893 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"meterstore/engine"
+)
+
+// ServerVersion is what pgwire clients are told they talk to: the PostgreSQL
+// release whose catalog queries the emulation answers (psql 15's \d).
+const ServerVersion = "15.0"
+
+// PGServer serves the unified view over the PostgreSQL wire protocol.
+//
+// Supported: the simple and the extended query protocol (named and unnamed
+// statements and portals, $n parameters in text or binary format, binary or
+// text results, Execute with a row limit → PortalSuspended), SSL negotiation
+// (TLS when configured), SCRAM-SHA-256 against the configured users,
+// BackendKeyData + CancelRequest, a NOTICE per statement carrying its
+// provenance. Results stream row by row from engine.Rows, flushed every
+// FlushRows rows: memory is bounded whatever the result size.
+//
+// Refused with SQLSTATE 42501: everything the engine's gate refuses (anything
+// but one SELECT). Accepted as no-ops: SET, RESET, DISCARD, DEALLOCATE, BEGIN,
+// START TRANSACTION, COMMIT, ROLLBACK, END, ABORT (the session is read-only;
+// SHOW answers from the reported parameters). See pgcatalog.go for the
+// catalog queries answered by emulation.
+type PGServer struct {
+	Users     *Users
+	TLS       *tls.Config // nil: SSLRequest is answered 'N'
+	Log       *slog.Logger
+	FlushRows int // rows per flush of the socket; default 512
+
+	mu       sync.Mutex
+	sessions map[uint32]*pgSession
+	wg       sync.WaitGroup
+}
+
+// Serve accepts connections until ctx ends or the listener fails. On ctx's end
+// it stops accepting, cancels running statements, closes the connections and
+// waits for their handlers.
+func (s *PGServer) Serve(ctx context.Context, ln net.Listener) error {
+	if s.Users == nil {
+		return errors.New("pgwire: no users (use serve.NewUsers, empty for loopback without authentication)")
+	}
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				s.wg.Wait()
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.wg.Wait()
+			return err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(ctx, c)
+		}()
+	}
+}
+
+func (s *PGServer) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+type pgSession struct {
+	srv     *PGServer
+	conn    net.Conn
+	be      *pgproto3.Backend
+	user    string
+	appName string
+	eng     *engine.Engine
+	pid     uint32
+	secret  []byte
+	m       *pgtype.Map
+
+	mu         sync.Mutex
+	cancelStmt context.CancelFunc
+
+	stmts   map[string]*pgStatement
+	portals map[string]*pgPortal
+	inTx    bool
+	failed  bool // an error in the extended protocol: skip until Sync
+	cat     *pgCatalog
+}
+
+type pgStatement struct {
+	sql       string
+	paramOIDs []uint32
+}
+
+type pgPortal struct {
+	stmt     *pgStatement
+	args     []any
+	formats  []int16
+	rows     *engine.Rows // open once described or partly executed
+	cols     []pgColumn
+	static   *staticResult
+	cancel   context.CancelFunc
+	ctx      context.Context
+	sent     int64
+	started  time.Time
+	prov     *engine.Provenance
+	finished bool
+}
+
+func (s *PGServer) handle(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	connCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	sess := &pgSession{srv: s, conn: c, m: pgtype.NewMap(), stmts: map[string]*pgStatement{}, portals: map[string]*pgPortal{}}
+	sess.be = pgproto3.NewBackend(c, c)
+	if err := sess.startup(connCtx); err != nil {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, errCancelRequest) {
+			s.log().Debug("pgwire: startup failed", "remote", c.RemoteAddr().String(), "err", err)
+		}
+		return
+	}
+	defer s.unregister(sess)
+	defer sess.closePortals()
+	if err := sess.loop(connCtx); err != nil && !errors.Is(err, io.EOF) && connCtx.Err() == nil {
+		s.log().Debug("pgwire: connection ended", "user", sess.user, "err", err)
+	}
+}
+
+var errCancelRequest = errors.New("cancel request")
+
+func (s *PGServer) register(sess *pgSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions == nil {
+		s.sessions = map[uint32]*pgSession{}
+	}
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		sess.pid = binary.BigEndian.Uint32(b[:4]) & 0x7fffffff
+		sess.secret = append([]byte(nil), b[4:]...)
+		if _, taken := s.sessions[sess.pid]; !taken && sess.pid != 0 {
+			break
+		}
+	}
+	s.sessions[sess.pid] = sess
+}
+
+func (s *PGServer) unregister(sess *pgSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[sess.pid] == sess {
+		delete(s.sessions, sess.pid)
+	}
+}
+
+// cancel handles a CancelRequest: the key must match, then the session's
+// running statement's context is cancelled.
+func (s *PGServer) cancel(pid uint32, secret []byte) {
+	s.mu.Lock()
+	sess := s.sessions[pid]
+	s.mu.Unlock()
+	if sess == nil || subtle.ConstantTimeCompare(sess.secret, secret) != 1 {
+		return
+	}
+	sess.mu.Lock()
+	if sess.cancelStmt != nil {
+		sess.cancelStmt()
+	}
+	sess.mu.Unlock()
+	s.log().Info("pgwire: statement cancelled by request", "user", sess.user)
+}
+
+func (sess *pgSession) startup(ctx context.Context) error {
+	tlsDone := false
+	for {
+		msg, err := sess.be.ReceiveStartupMessage()
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if sess.srv.TLS == nil || tlsDone {
+				if _, err := sess.conn.Write([]byte{'N'}); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := sess.conn.Write([]byte{'S'}); err != nil {
+				return err
+			}
+			tc := tls.Server(sess.conn, sess.srv.TLS)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				return err
+			}
+			sess.conn, tlsDone = tc, true
+			sess.be = pgproto3.NewBackend(tc, tc)
+		case *pgproto3.GSSEncRequest:
+			if _, err := sess.conn.Write([]byte{'N'}); err != nil {
+				return err
+			}
+		case *pgproto3.CancelRequest:
+			sess.srv.cancel(m.ProcessID, m.SecretKey)
+			return errCancelRequest
+		case *pgproto3.StartupMessage:
+			if sess.srv.TLS != nil && !tlsDone && sess.srv.Users.Enabled() && !isLoopback(sess.conn.RemoteAddr()) {
+				return sess.fatal("28000", "TLS is required from a non-loopback address (sslmode=require)")
+			}
+			sess.user = m.Parameters["user"]
+			sess.appName = m.Parameters["application_name"]
+			return sess.authenticate(ctx)
+		default:
+			return fmt.Errorf("unexpected startup message %T", msg)
+		}
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return a.Network() == "unix"
+}
+
+func (sess *pgSession) fatal(code, msg string) error {
+	sess.be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+	sess.be.Flush()
+	return errors.New(msg)
+}
+
+func (sess *pgSession) authenticate(ctx context.Context) error {
+	users := sess.srv.Users
+	if users.Enabled() {
+		us, ok := users.Lookup(sess.user)
+		password := us.Password
+		if !ok {
+			// Run the exchange against a random password so an unknown user
+			// fails the same way as a wrong password.
+			password = fmt.Sprintf("%x", time.Now().UnixNano())
+		}
+		sc := newSCRAM(password)
+		sess.be.Send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{"SCRAM-SHA-256"}})
+		if err := sess.be.Flush(); err != nil {
+			return err
+		}
+		if err := sess.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
+			return err
+		}
+		msg, err := sess.be.Receive()
+		if err != nil {
+			return err
+		}
+		init, isInit := msg.(*pgproto3.SASLInitialResponse)
+		if !isInit || init.AuthMechanism != "SCRAM-SHA-256" {
+			return sess.fatal("28000", "SCRAM-SHA-256 authentication is required")
+		}
+		sf, err := sc.first(init.Data)
+		if err != nil {
+			return sess.fatal("28000", err.Error())
+		}
+		sess.be.Send(&pgproto3.AuthenticationSASLContinue{Data: sf})
+		if err := sess.be.Flush(); err != nil {
+			return err
+		}
+		if err := sess.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
+			return err
+		}
+		msg, err = sess.be.Receive()
+		if err != nil {
+			return err
+		}
+		resp, isResp := msg.(*pgproto3.SASLResponse)
+		if !isResp {
+			return sess.fatal("28000", "unexpected message during SCRAM authentication")
+		}
+		final, err := sc.final(resp.Data)
+		if err != nil || !ok {
+			sess.srv.log().Warn("pgwire: authentication failed", "user", sess.user, "remote", sess.conn.RemoteAddr().String())
+			return sess.fatal("28P01", fmt.Sprintf("password authentication failed for user %q", sess.user))
+		}
+		sess.be.Send(&pgproto3.AuthenticationSASLFinal{Data: final})
+	}
+	eng, err := users.Session(sess.user)
+	if err != nil {
+		return sess.fatal("28000", err.Error())
+	}
+	sess.eng = eng
+	sess.be.Send(&pgproto3.AuthenticationOk{})
+	for k, v := range sess.parameters() {
+		if reportedParameters[k] {
+			sess.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
+		}
+	}
+	sess.srv.register(sess)
+	sess.be.Send(&pgproto3.BackendKeyData{ProcessID: sess.pid, SecretKey: sess.secret})
+	sess.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	return sess.be.Flush()
+}
+
+var reportedParameters = map[string]bool{
+	"server_version": true, "server_encoding": true, "client_encoding": true, "DateStyle": true,
+	"TimeZone": true, "integer_datetimes": true, "standard_conforming_strings": true, "IntervalStyle": true,
+	"is_superuser": true, "session_authorization": true, "application_name": true,
+	"default_transaction_read_only": true, "in_hot_standby": true,
+}
+
+// parameters are the session's settings as SHOW and current_setting see them.
+func (sess *pgSession) parameters() map[string]string {
+	return map[string]string{
+		"server_version": ServerVersion + " (MeterStore)", "server_version_num": "150000",
+		"server_encoding": "UTF8", "client_encoding": "UTF8", "DateStyle": "ISO, MDY", "TimeZone": "UTC",
+		"integer_datetimes": "on", "standard_conforming_strings": "on", "IntervalStyle": "postgres",
+		"is_superuser": "off", "session_authorization": sess.user, "application_name": sess.appName,
+		"default_transaction_read_only": "on", "transaction_read_only": "on", "in_hot_standby": "off",
+		"search_path": "public", "transaction_isolation": "repeatable read",
+		"default_transaction_isolation": "repeatable read", "max_identifier_length": "63",
+		"lc_collate": "C", "lc_ctype": "C", "max_index_keys": "32", "block_size": "8192",
+	}
+}
+
+func (sess *pgSession) closePortals() {
+	for name, p := range sess.portals {
+		p.close()
+		delete(sess.portals, name)
+	}
+}
+
+func (sess *pgSession) txStatus() byte {
+	if sess.inTx {
+		return 'T'
+	}
+	return 'I'
+}
+
+func (sess *pgSession) loop(ctx context.Context) error {
+	for {
+		msg, err := sess.be.Receive()
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			sess.failed = false
+			sess.simpleQuery(ctx, m.String)
+			sess.be.Send(&pgproto3.ReadyForQuery{TxStatus: sess.txStatus()})
+		case *pgproto3.Parse:
+			if sess.failed {
+				continue
+			}
+			if m.Name != "" {
+				if _, exists := sess.stmts[m.Name]; exists {
+					sess.extError(&pgError{code: "42P05", msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
+					continue
+				}
+			}
+			sess.stmts[m.Name] = &pgStatement{sql: m.Query, paramOIDs: m.ParameterOIDs}
+			sess.be.Send(&pgproto3.ParseComplete{})
+		case *pgproto3.Bind:
+			if sess.failed {
+				continue
+			}
+			if err := sess.bind(m); err != nil {
+				sess.extError(err)
+				continue
+			}
+			sess.be.Send(&pgproto3.BindComplete{})
+		case *pgproto3.Describe:
+			if sess.failed {
+				continue
+			}
+			if err := sess.describe(ctx, m); err != nil {
+				sess.extError(err)
+			}
+		case *pgproto3.Execute:
+			if sess.failed {
+				continue
+			}
+			if err := sess.execute(ctx, m); err != nil {
+				sess.extError(err)
+			}
+		case *pgproto3.Close:
+			if m.ObjectType == 'S' {
+				delete(sess.stmts, m.Name)
+			} else if p := sess.portals[m.Name]; p != nil {
+				p.close()
+				delete(sess.portals, m.Name)
+			}
+			if !sess.failed {
+				sess.be.Send(&pgproto3.CloseComplete{})
+			}
+		case *pgproto3.Sync:
+			sess.failed = false
+			if p := sess.portals[""]; p != nil && !sess.inTx {
+				p.close()
+				delete(sess.portals, "")
+			}
+			sess.be.Send(&pgproto3.ReadyForQuery{TxStatus: sess.txStatus()})
+		case *pgproto3.Flush:
+		case *pgproto3.Terminate:
+			return nil
+		default:
+			sess.be.Send(sess.errorResponse(&pgError{code: "08P01", msg: fmt.Sprintf("unsupported message %T", msg)}))
+		}
+		if err := sess.be.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+func (sess *pgSession) extError(err error) {
+	sess.be.Send(sess.errorResponse(err))
+	sess.failed = true
+}
+
+// pgError is an error with its SQLSTATE.
+type pgError struct {
+	code, msg, hint string
+}
+
+func (e *pgError) Error() string { return e.msg }
+
+func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
+	code, msg, hint := "XX000", err.Error(), ""
+	var pe *pgError
+	var parse *engine.ParseError
+	switch {
+	case errors.As(err, &pe):
+		code, msg, hint = pe.code, pe.msg, pe.hint
+	case errors.Is(err, engine.ErrNotAQuery):
+		code, hint = "42501", ReadOnlyReason
+		msg = "read-only: " + err.Error()
+	case errors.Is(err, engine.ErrScope):
+		code = "42501"
+	case errors.Is(err, engine.ErrBoundaryMoved):
+		code = "40001"
+	case errors.Is(err, context.Canceled):
+		code, msg = "57014", "canceling statement due to user request"
+	case errors.As(err, &parse):
+		code = "42601"
+	case strings.Contains(msg, "Binder Error") || strings.Contains(msg, "Catalog Error"):
+		code = "42703"
+		if strings.Contains(msg, "Table with name") || strings.Contains(msg, "does not exist") {
+			code = "42P01"
+		}
+	case strings.Contains(msg, "Conversion Error") || strings.Contains(msg, "Invalid Input Error"):
+		code = "22P02"
+	}
+	return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: code, Message: msg, Hint: hint}
+}
+
+// statementKind classifies a statement before the engine sees it.
+type statementKind int
+
+const (
+	kindQuery statementKind = iota
+	kindEmpty
+	kindNoop
+	kindShow
+	kindTxBegin
+	kindTxEnd
+)
+
+func classify(q string) (statementKind, string) {
+	switch w := firstWord(q); w {
+	case "":
+		return kindEmpty, ""
+	case "SET", "RESET", "DISCARD", "DEALLOCATE", "UNLISTEN", "SAVEPOINT", "RELEASE":
+		return kindNoop, w
+	case "SHOW":
+		return kindShow, "SHOW"
+	case "BEGIN", "START":
+		return kindTxBegin, "BEGIN"
+	case "COMMIT", "END":
+		return kindTxEnd, "COMMIT"
+	case "ROLLBACK", "ABORT":
+		if strings.Contains(strings.ToUpper(codeOnly(q)), " TO ") {
+			return kindNoop, "ROLLBACK"
+		}
+		return kindTxEnd, "ROLLBACK"
+	}
+	return kindQuery, ""
+}
+
+func (sess *pgSession) simpleQuery(ctx context.Context, q string) {
+	stmts := splitStatements(q)
+	if len(stmts) == 0 {
+		sess.be.Send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	for _, st := range stmts {
+		p := &pgPortal{stmt: &pgStatement{sql: st}}
+		if err := sess.prepare(ctx, p); err != nil {
+			sess.be.Send(sess.errorResponse(err))
+			return
+		}
+		if p.cols != nil {
+			sess.be.Send(rowDescription(p.cols, nil))
+		}
+		err := sess.run(ctx, p, 0)
+		p.close()
+		if err != nil {
+			sess.be.Send(sess.errorResponse(err))
+			return
+		}
+	}
+}
+
+func (sess *pgSession) bind(m *pgproto3.Bind) error {
+	st, ok := sess.stmts[m.PreparedStatement]
+	if !ok {
+		return &pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)}
+	}
+	args := make([]any, len(m.Parameters))
+	for i, raw := range m.Parameters {
+		var oid uint32
+		if i < len(st.paramOIDs) {
+			oid = st.paramOIDs[i]
+		}
+		format := int16(0)
+		switch {
+		case len(m.ParameterFormatCodes) == 1:
+			format = m.ParameterFormatCodes[0]
+		case i < len(m.ParameterFormatCodes):
+			format = m.ParameterFormatCodes[i]
+		}
+		v, err := decodeParam(sess.m, oid, format, raw)
+		if err != nil {
+			return &pgError{code: "22P03", msg: fmt.Sprintf("parameter $%d: %v", i+1, err)}
+		}
+		args[i] = v
+	}
+	if old := sess.portals[m.DestinationPortal]; old != nil {
+		if m.DestinationPortal != "" {
+			return &pgError{code: "42P03", msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)}
+		}
+		old.close()
+	}
+	sess.portals[m.DestinationPortal] = &pgPortal{stmt: st, args: args, formats: m.ResultFormatCodes}
+	return nil
+}
+
+func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error {
+	if m.ObjectType == 'S' {
+		st, ok := sess.stmts[m.Name]
+		if !ok {
+			return &pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)}
+		}
+		n := max(paramCount(st.sql), len(st.paramOIDs))
+		oids := make([]uint32, n)
+		for i := range oids {
+			oids[i] = oidText
+			if i < len(st.paramOIDs) && st.paramOIDs[i] != 0 {
+				oids[i] = st.paramOIDs[i]
+			}
+		}
+		cols, err := sess.describeStatement(ctx, st, n)
+		if err != nil {
+			return err
+		}
+		sess.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: oids})
+		if cols == nil {
+			sess.be.Send(&pgproto3.NoData{})
+		} else {
+			sess.be.Send(rowDescription(cols, nil))
+		}
+		return nil
+	}
+	p, ok := sess.portals[m.Name]
+	if !ok {
+		return &pgError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Name)}
+	}
+	if err := sess.prepare(ctx, p); err != nil {
+		return err
+	}
+	if p.cols == nil {
+		sess.be.Send(&pgproto3.NoData{})
+	} else {
+		sess.be.Send(rowDescription(p.cols, p.formats))
+	}
+	return nil
+}
+
+// describeStatement returns the columns of a statement without its parameters
+// (bound as NULL for planning); nil for a statement that returns no rows.
+func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, nParams int) ([]pgColumn, error) {
+	kind, _ := classify(st.sql)
+	switch kind {
+	case kindEmpty, kindNoop, kindTxBegin, kindTxEnd:
+		return nil, nil
+	case kindShow:
+		return []pgColumn{showColumn(st.sql)}, nil
+	}
+	if r, ok, err := sess.emulate(ctx, st.sql); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return r.cols, nil
+	}
+	args := make([]any, nParams)
+	d, err := sess.eng.Describe(ctx, sess.rewrite(st.sql), args...)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]pgColumn, len(d.Columns))
+	for i := range d.Columns {
+		oid, size, mod := pgTypeOf(d.Types[i])
+		cols[i] = pgColumn{name: d.Columns[i], oid: oid, size: size, typmod: mod, duck: d.Types[i]}
+	}
+	return cols, nil
+}
+
+// prepare readies a portal to run: a no-op, SHOW, an emulated catalog query, or
+// an engine statement (started: the rows are open, the columns known).
+func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
+	if p.rows != nil || p.static != nil || p.finished {
+		return nil
+	}
+	q := p.stmt.sql
+	kind, tag := classify(q)
+	switch kind {
+	case kindEmpty:
+		p.static = &staticResult{empty: true}
+		return nil
+	case kindNoop, kindTxBegin, kindTxEnd:
+		if kind == kindTxBegin {
+			sess.inTx = true
+		} else if kind == kindTxEnd {
+			sess.inTx = false
+		}
+		p.static = &staticResult{tag: tag}
+		return nil
+	case kindShow:
+		col := showColumn(q)
+		v := sess.parameters()[col.name]
+		if col.name == "transaction_isolation" || strings.EqualFold(col.name, "transaction isolation level") {
+			v = sess.parameters()["transaction_isolation"]
+		}
+		for k, val := range sess.parameters() {
+			if strings.EqualFold(k, col.name) {
+				v = val
+			}
+		}
+		p.static = &staticResult{cols: []pgColumn{col}, rows: [][]any{{v}}, tag: "SHOW"}
+		p.cols = p.static.cols
+		return nil
+	}
+	if r, ok, err := sess.emulate(ctx, q); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		p.static, p.cols = r, r.cols
+		return nil
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	sess.mu.Lock()
+	sess.cancelStmt = cancel
+	sess.mu.Unlock()
+	p.started = time.Now()
+	rows, err := sess.eng.Rows(sctx, sess.rewrite(q), p.args...)
+	if err != nil {
+		cancel()
+		if sctx.Err() != nil && ctx.Err() == nil {
+			err = context.Canceled
+		}
+		StatementLog(sess.srv.Log, "pgwire", sess.user, q, nil, 0, time.Since(p.started), err)
+		return err
+	}
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		rows.Close()
+		cancel()
+		return err
+	}
+	p.rows, p.cancel, p.ctx, p.prov = rows, cancel, sctx, rows.Provenance
+	p.cols = columnsOf(cts)
+	return nil
+}
+
+func showColumn(q string) pgColumn {
+	t := strings.TrimSpace(stripComments(q))
+	t = strings.TrimRight(strings.TrimSpace(t[4:]), ";")
+	name := strings.Trim(strings.ToLower(strings.TrimSpace(t)), `"`)
+	if name == "transaction isolation level" {
+		name = "transaction_isolation"
+	}
+	return pgColumn{name: name, oid: oidText, size: -1, typmod: -1}
+}
+
+func (sess *pgSession) execute(ctx context.Context, m *pgproto3.Execute) error {
+	p, ok := sess.portals[m.Portal]
+	if !ok {
+		return &pgError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Portal)}
+	}
+	if p.finished {
+		return &pgError{code: "34000", msg: fmt.Sprintf("portal %q has been run to completion", m.Portal)}
+	}
+	if err := sess.prepare(ctx, p); err != nil {
+		return err
+	}
+	return sess.run(ctx, p, int64(m.MaxRows))
+}
+
+// run sends a prepared portal's rows (all of them, or maxRows then
+// PortalSuspended) and its completion.
+func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) error {
+	if st := p.static; st != nil {
+		if st.empty {
+			sess.be.Send(&pgproto3.EmptyQueryResponse{})
+			p.finished = true
+			return nil
+		}
+		for _, r := range st.rows[min(int(p.sent), len(st.rows)):] {
+			if maxRows > 0 && p.sent >= maxRows {
+				sess.be.Send(&pgproto3.PortalSuspended{})
+				return nil
+			}
+			dr, err := sess.dataRow(p, r)
+			if err != nil {
+				return err
+			}
+			sess.be.Send(dr)
+			p.sent++
+		}
+		tag := st.tag
+		if tag == "" {
+			tag = fmt.Sprintf("SELECT %d", len(st.rows))
+		}
+		sess.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		p.finished = true
+		return nil
+	}
+	rows := p.rows
+	n := len(p.cols)
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	flushEvery := int64(sess.srv.FlushRows)
+	if flushEvery <= 0 {
+		flushEvery = 512
+	}
+	var batch int64
+	for {
+		if maxRows > 0 && batch >= maxRows {
+			sess.be.Send(&pgproto3.PortalSuspended{})
+			return nil
+		}
+		if !rows.Next() {
+			break
+		}
+		for i := range vals {
+			vals[i] = nil
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return sess.finish(ctx, p, err)
+		}
+		dr, err := sess.dataRow(p, vals)
+		if err != nil {
+			return sess.finish(ctx, p, err)
+		}
+		sess.be.Send(dr)
+		p.sent++
+		batch++
+		if p.sent%flushEvery == 0 {
+			if err := sess.be.Flush(); err != nil {
+				return sess.finish(ctx, p, err)
+			}
+		}
+	}
+	return sess.finish(ctx, p, nil)
+}
+
+// finish closes a portal's rows, reports the provenance NOTICE and completion,
+// and logs the statement.
+func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error {
+	cerr := p.rows.Close()
+	if err == nil {
+		err = cerr
+	}
+	cancelled := p.ctx != nil && ctxDone(p.ctx)
+	if err != nil && cancelled && ctx.Err() == nil && !errors.Is(err, engine.ErrBoundaryMoved) {
+		err = context.Canceled
+	}
+	p.finished = true
+	sess.clearCancel(p)
+	StatementLog(sess.srv.Log, "pgwire", sess.user, p.stmt.sql, p.prov, p.sent, time.Since(p.started), err)
+	if err != nil {
+		return err
+	}
+	sess.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
+		Message: "meterstore: " + p.prov.String(), Detail: provenanceDetail(p.prov)})
+	sess.be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", p.sent)})
+	return nil
+}
+
+func provenanceDetail(p *engine.Provenance) string {
+	var parts []string
+	if len(p.Tables) > 0 {
+		parts = append(parts, "tables "+strings.Join(p.Tables, ","))
+	}
+	if p.ColdFiles > 0 {
+		parts = append(parts, fmt.Sprintf("cold files %d", p.ColdFiles))
+	}
+	if len(p.Scope) > 0 {
+		parts = append(parts, "scope "+strings.Join(p.Scope, ","))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (sess *pgSession) clearCancel(p *pgPortal) {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	sess.mu.Lock()
+	sess.cancelStmt = nil
+	sess.mu.Unlock()
+}
+
+func (p *pgPortal) close() {
+	if p.rows != nil && !p.finished {
+		p.rows.Close()
+	}
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.finished = true
+}
+
+func resultFormat(formats []int16, i int) int16 {
+	switch {
+	case len(formats) == 0:
+		return pgtype.TextFormatCode
+	case len(formats) == 1:
+		return formats[0]
+	case i < len(formats):
+		return formats[i]
+	}
+	return pgtype.TextFormatCode
+}
+
+func rowDescription(cols []pgColumn, formats []int16) *pgproto3.RowDescription {
+	rd := &pgproto3.RowDescription{Fields: make([]pgproto3.FieldDescription, len(cols))}
+	for i, c := range cols {
+		rd.Fields[i] = pgproto3.FieldDescription{Name: []byte(c.name), DataTypeOID: c.oid, DataTypeSize: c.size,
+			TypeModifier: c.typmod, Format: resultFormat(formats, i)}
+	}
+	return rd
+}
+
+func (sess *pgSession) dataRow(p *pgPortal, vals []any) (*pgproto3.DataRow, error) {
+	dr := &pgproto3.DataRow{Values: make([][]byte, len(vals))}
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		c := p.cols[i]
+		buf, err := sess.m.Encode(c.oid, resultFormat(p.formats, i), pgValue(c.oid, v), nil)
+		if err != nil {
+			return nil, fmt.Errorf("column %s (%s): %w", c.name, c.duck, err)
+		}
+		if buf == nil {
+			buf = []byte{}
+		}
+		dr.Values[i] = buf
+	}
+	return dr, nil
+}
