@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +218,5 @@ func TestStream(t *testing.T) {
 	// A statement that is not a query is refused before anything runs.
 	_, err = a.s.Engine.Stream(ctx, `COPY (SELECT 1) TO '/tmp/x.csv'`)
 	require.ErrorIs(t, err, engine.ErrNotAQuery)
-	_ = strings.TrimSpace
+
 }

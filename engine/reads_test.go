@@ -88,7 +88,9 @@ func (f failingHot) Detached(ctx context.Context) ([]engine.DetachedPartition, e
 	return nil, errors.New("hot tier must not be read")
 }
 
-func (f failingHot) RowsBelow(ctx context.Context, w time.Time) (int64, error) { return f.rowsBelow, nil }
+func (f failingHot) RowsBelow(ctx context.Context, w time.Time) (int64, error) {
+	return f.rowsBelow, nil
+}
 
 // TestReproducibleReads: a settlement computed, a correction archived, and
 // AsOf(old snapshot, ceiling) reproduces the first figure exactly while the
@@ -414,5 +416,3 @@ func keys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-var _ = fmt.Sprintf

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -58,5 +57,5 @@ func TestSecondWall(t *testing.T) {
 	}
 	// The unrestricted database is unaffected.
 	require.NoError(t, e.DB().QueryRowContext(ctx, `SELECT count(*) FROM read_parquet('`+outFile+`')`).Scan(&n))
-	_ = time.Now
+
 }

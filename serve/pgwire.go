@@ -683,10 +683,10 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 	p.started = time.Now()
 	rows, err := sess.eng.Rows(sctx, sess.rewrite(q), p.args...)
 	if err != nil {
-		cancel()
 		if sctx.Err() != nil && ctx.Err() == nil {
 			err = context.Canceled
 		}
+		cancel()
 		StatementLog(sess.srv.Log, "pgwire", sess.user, q, nil, 0, time.Since(p.started), err)
 		return err
 	}

@@ -1,0 +1,322 @@
+package serve_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/require"
+
+	"meterstore"
+	"meterstore/serve"
+)
+
+func pgConnect(t *testing.T, addr, user, password string, mode pgx.QueryExecMode, notices *[]string) *pgx.Conn {
+	t.Helper()
+	host, port, _ := strings.Cut(addr, ":")
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=meterstore sslmode=disable", host, port, user, password))
+	require.NoError(t, err)
+	cfg.DefaultQueryExecMode = mode
+	if notices != nil {
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { *notices = append(*notices, n.Message) }
+	}
+	c, err := pgx.ConnectConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func TestPGWire(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	users := f.users(t,
+		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
+		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
+	)
+	_, addr := f.startPG(t, users)
+	all := time.Time{}
+
+	t.Run("simple protocol", func(t *testing.T) {
+		var notices []string
+		c := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeSimpleProtocol, &notices)
+		var n int64
+		var sum decimal.Decimal
+		var s pgtype.Numeric
+		require.NoError(t, c.QueryRow(ctx, `SELECT count(*), sum(value) FROM readings`).Scan(&n, &s))
+		require.NoError(t, sum.Scan(mustText(t, s)))
+		require.EqualValues(t, f.oracle.RowCount(all, all), n)
+		require.True(t, f.oracle.Sum(all, all).Equal(sum), "pgwire %s oracle %s", sum, f.oracle.Sum(all, all))
+		require.NotEmpty(t, notices)
+		require.Contains(t, notices[len(notices)-1], "watermark "+f.cut.UTC().Format(time.RFC3339))
+		require.Contains(t, notices[len(notices)-1], "tiers cold+hot")
+		// Several statements in one simple query.
+		_, err := c.Exec(ctx, `SET extra_float_digits = 3; SELECT 1; SELECT 2`)
+		require.NoError(t, err)
+	})
+
+	t.Run("extended protocol with parameters", func(t *testing.T) {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec, pgx.QueryExecModeDescribeExec} {
+			c := pgConnect(t, addr, "admin", "s3cret", mode, nil)
+			q := `SELECT count(*) AS n, sum(value) AS s FROM readings WHERE tenant = $1 AND "from" >= $2`
+			want, err := f.s.Engine.Query(ctx, strings.NewReplacer("$1", "'tenant02'", "$2", "TIMESTAMPTZ '"+f.cut.Add(-24*time.Hour).Format(time.RFC3339)+"'").Replace(q))
+			require.NoError(t, err)
+			var n int64
+			var s pgtype.Numeric
+			require.NoError(t, c.QueryRow(ctx, q, "tenant02", f.cut.Add(-24*time.Hour)).Scan(&n, &s), "mode %v", mode)
+			require.EqualValues(t, want.Rows[0][0], n, "mode %v", mode)
+			var got decimal.Decimal
+			require.NoError(t, got.Scan(mustText(t, s)))
+			require.True(t, want.Rows[0][1].(decimal.Decimal).Equal(got), "mode %v: %s vs %s", mode, got, want.Rows[0][1])
+			require.Greater(t, n, int64(0))
+		}
+	})
+
+	t.Run("type OIDs", func(t *testing.T) {
+		c := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeCacheStatement, nil)
+		rows, err := c.Query(ctx, `SELECT value, "from", balancing_day, malo_id, true AS b, version, 1::BIGINT AS l, 1::INTEGER AS i, 1.5::DOUBLE AS d FROM readings LIMIT 3`)
+		require.NoError(t, err)
+		var oids []uint32
+		for _, fd := range rows.FieldDescriptions() {
+			oids = append(oids, fd.DataTypeOID)
+		}
+		n := 0
+		for rows.Next() {
+			vals, err := rows.Values()
+			require.NoError(t, err)
+			require.IsType(t, time.Time{}, vals[1])
+			require.IsType(t, "", vals[3])
+			n++
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, 3, n)
+		require.Equal(t, []uint32{1700, 1184, 1082, 25, 16, 1700, 20, 23, 701}, oids)
+	})
+
+	t.Run("non-queries refused with 42501", func(t *testing.T) {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+			c := pgConnect(t, addr, "admin", "s3cret", mode, nil)
+			for _, q := range []string{
+				`DELETE FROM readings_versions`,
+				`INSERT INTO readings_versions SELECT * FROM readings_versions`,
+				`CREATE TABLE x (a INT)`,
+				`COPY readings TO '/tmp/x.csv'`,
+				`DROP VIEW readings`,
+			} {
+				_, err := c.Exec(ctx, q)
+				require.Error(t, err, q)
+				require.Equal(t, "42501", pgCode(err), "%s: %v", q, err)
+				var pe *pgconn.PgError
+				require.True(t, errors.As(err, &pe))
+				require.Contains(t, pe.Message+pe.Hint, "tier routing", q)
+			}
+		}
+	})
+
+	t.Run("connect-time statements", func(t *testing.T) {
+		c := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeCacheStatement, nil)
+		var v string
+		require.NoError(t, c.QueryRow(ctx, `SELECT version()`).Scan(&v))
+		require.Contains(t, v, "PostgreSQL")
+		require.NoError(t, c.QueryRow(ctx, `SHOW server_version`).Scan(&v))
+		require.Contains(t, v, serve.ServerVersion)
+		require.NoError(t, c.QueryRow(ctx, `SELECT current_setting('server_version_num')`).Scan(&v))
+		require.Equal(t, "150000", v)
+		_, err := c.Exec(ctx, `SET application_name = 'x'`)
+		require.NoError(t, err)
+		tx, err := c.Begin(ctx)
+		require.NoError(t, err)
+		var n int64
+		require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&n))
+		require.NoError(t, tx.Commit(ctx))
+		var schema string
+		require.NoError(t, c.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema))
+		var tables int64
+		require.NoError(t, c.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'readings'`).Scan(&tables))
+		require.EqualValues(t, 1, tables)
+	})
+
+	t.Run("authentication", func(t *testing.T) {
+		host, port, _ := strings.Cut(addr, ":")
+		for _, up := range [][2]string{{"admin", "wrong"}, {"mallory", "s3cret"}} {
+			_, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=%s password=%s sslmode=disable", host, port, up[0], up[1]))
+			require.Error(t, err)
+			require.Equal(t, "28P01", pgCode(err), "%v", err)
+		}
+	})
+
+	t.Run("cancel request", func(t *testing.T) {
+		c := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeCacheStatement, nil)
+		qctx, cancel := context.WithTimeout(ctx, 700*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		var n int64
+		err := c.QueryRow(qctx, `SELECT count(*) FROM range(1000000000000) a(i), range(1000) b(j) WHERE (a.i * b.j) % 7 = 3`).Scan(&n)
+		require.Error(t, err)
+		require.Less(t, time.Since(start), 20*time.Second)
+		// The server answered the cancel with 57014 (pgx reports it, or closes
+		// the connection if the answer came after its deadline).
+		if code := pgCode(err); code != "" {
+			require.Equal(t, "57014", code, "%v", err)
+		}
+		c2 := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeCacheStatement, nil)
+		require.NoError(t, c2.QueryRow(ctx, `SELECT 41 + 1`).Scan(&n))
+		require.EqualValues(t, 42, n)
+	})
+
+	t.Run("a scoped user cannot see another tenant", func(t *testing.T) {
+		admin := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeCacheStatement, nil)
+		var other int64
+		require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM readings_versions WHERE tenant = 'tenant02'`).Scan(&other))
+		require.Greater(t, other, int64(0), "the fixture holds the other tenant's rows")
+
+		wh := strings.TrimPrefix(f.s.Warehouse, "file://")
+		files, _ := filepath.Glob(filepath.Join(wh, "*", "*", "data", "*.parquet"))
+		if len(files) == 0 {
+			files, _ = filepath.Glob(filepath.Join(wh, "**", "*.parquet"))
+		}
+		parquet := filepath.Join(wh, "x.parquet")
+		if len(files) > 0 {
+			parquet = files[0]
+		}
+		escapes := []string{
+			`SELECT DISTINCT tenant FROM readings`,
+			`SELECT DISTINCT tenant FROM readings_versions`,
+			`SELECT tenant FROM readings WHERE tenant = 'tenant02'`,
+			`SELECT tenant FROM readings WHERE tenant <> 'tenant01' OR true`,
+			`SELECT tenant FROM readings UNION SELECT tenant FROM readings_versions`,
+			`WITH x AS (SELECT * FROM readings_versions) SELECT DISTINCT tenant FROM x`,
+			`SELECT DISTINCT tenant FROM main.readings`,
+			`SELECT DISTINCT tenant FROM (SELECT * FROM readings_versions) AS readings`,
+			`SELECT DISTINCT r.tenant FROM readings r JOIN readings_versions v USING (malo_id)`,
+			`SELECT * FROM read_parquet('` + parquet + `')`,
+			`SELECT * FROM '` + parquet + `'`,
+			`SELECT * FROM meter_unplanned('readings_versions')`,
+			`SELECT * FROM parquet_scan('` + wh + `/**/*.parquet')`,
+			`ATTACH ':memory:' AS other`,
+			`COPY (SELECT * FROM readings_versions) TO '/tmp/escape.csv'`,
+			`RESET ALL; SELECT DISTINCT tenant FROM readings_versions`,
+			`SET lock_configuration = false; SELECT DISTINCT tenant FROM readings`,
+			`SELECT 1; SELECT tenant FROM readings_versions WHERE tenant = 'tenant02'`,
+			`EXPORT DATABASE '/tmp/escape'`,
+			`SELECT * FROM duckdb_tables()`,
+			`SELECT DISTINCT tenant FROM readings_versions AS OF 'x'`,
+		}
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+			alice := pgConnect(t, addr, "alice", "alice-pw", mode, nil)
+			var own int64
+			require.NoError(t, alice.QueryRow(ctx, `SELECT count(*) FROM readings_versions`).Scan(&own))
+			require.Greater(t, own, int64(0))
+			for _, q := range escapes {
+				if mode != pgx.QueryExecModeSimpleProtocol && strings.Contains(q, ";") {
+					continue
+				}
+				rows, err := alice.Query(ctx, q)
+				if err != nil {
+					continue
+				}
+				for rows.Next() {
+					vals, err := rows.Values()
+					require.NoError(t, err)
+					for _, v := range vals {
+						require.NotEqual(t, "tenant02", fmt.Sprint(v), "%s returned another tenant's row", q)
+					}
+				}
+				rows.Close()
+			}
+			// A parameter naming the other tenant finds nothing.
+			var n int64
+			require.NoError(t, alice.QueryRow(ctx, `SELECT count(*) FROM readings_versions WHERE tenant = $1`, "tenant02").Scan(&n))
+			require.Zero(t, n)
+		}
+	})
+
+	t.Run("psql", func(t *testing.T) {
+		psql, err := exec.LookPath("psql")
+		if err != nil {
+			t.Skip("psql not installed")
+		}
+		host, port, _ := strings.Cut(addr, ":")
+		run := func(args ...string) string {
+			cmd := exec.Command(psql, append([]string{"-X", "-h", host, "-p", port, "-U", "admin", "-d", "meterstore"}, args...)...)
+			cmd.Env = append(os.Environ(), "PGPASSWORD=s3cret", "PGSSLMODE=disable")
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			return string(out)
+		}
+		out := run("-c", `\d readings`)
+		require.Contains(t, out, `"public.readings"`)
+		require.Regexp(t, `value\s+\|\s+numeric\(\d+,\d+\)`, out)
+		require.Regexp(t, `from\s+\|\s+timestamp with time zone`, out)
+		require.NotContains(t, out, "ERROR")
+		out = run("-c", `\d`)
+		require.Contains(t, out, "readings_versions")
+		out = run("-c", `\d+ readings`)
+		require.NotContains(t, out, "ERROR")
+		out = run("-c", `SELECT count(*) FROM readings`)
+		require.Contains(t, out, fmt.Sprint(f.oracle.RowCount(all, all)))
+		require.Contains(t, out, "NOTICE:  meterstore: watermark")
+		out = run("-c", `DELETE FROM readings`)
+		_ = out
+	})
+}
+
+func mustText(t *testing.T, n pgtype.Numeric) string {
+	t.Helper()
+	b, err := n.MarshalJSON()
+	require.NoError(t, err)
+	return strings.Trim(string(b), `"`)
+}
+
+// TestPGWireStreamsLargeResults: two million generated rows stream through
+// with the server's live heap bounded (no result is collected).
+func TestPGWireStreamsLargeResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large result")
+	}
+	f := newFixture(t)
+	ctx := context.Background()
+	_, addr := f.startPG(t, f.users(t))
+	c := pgConnect(t, addr, "anyone", "", pgx.QueryExecModeCacheStatement, nil)
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	base := heap()
+	const total = 2_000_000
+	rows, err := c.Query(ctx, `SELECT i, i * 2 AS j, 'row ' || i::VARCHAR AS s, TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds(i) AS t FROM range(`+fmt.Sprint(total)+`) r(i)`)
+	require.NoError(t, err)
+	var n, peak uint64
+	for rows.Next() {
+		n++
+		if n%250_000 == 0 {
+			peak = max(peak, heap())
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.EqualValues(t, total, n)
+	growth := int64(peak) - int64(base)
+	t.Logf("%d rows, live heap %d MiB at start, peak %d MiB (growth %d MiB)", n, base>>20, peak>>20, growth>>20)
+	// Collected, the rows would need well over 200 MiB.
+	require.Less(t, growth, int64(48<<20), "server memory grew with the result")
+}
