@@ -127,6 +127,8 @@ func rowEnd(r *meterstore.Row) time.Time {
 // (ErrRestatement) and a second network operator for a reading
 // (ErrSecondOperator) refuse the whole call, writing nothing. A commit lost to
 // another writer is reloaded, re-checked and re-applied a bounded number of times.
+// Like a window, the rows are written one file per (partition, version); a
+// correction batch usually restates one version, so usually one file each.
 func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
 	if len(rows) == 0 {
 		return nil, nil
@@ -252,7 +254,7 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]Co
 		return out, nil
 	}
 	sortRowsKeyset(write)
-	files, err := t.writeFiles(ctx, tbl, rowPages(write, 50_000))
+	files, err := t.writeFiles(ctx, tbl, rowPages(write, 50_000), MaxVersionFilesPerPartition)
 	if err != nil {
 		return nil, err
 	}

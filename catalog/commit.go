@@ -92,6 +92,11 @@ func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) 
 // Arrow as the writer pulls them, so memory holds about one page. A watermark
 // lower than the current one is refused with ErrWatermarkBackwards; a window
 // with no rows still commits (an empty snapshot) so the watermark advances.
+//
+// Rows are written one file per (partition, version), at most
+// MaxVersionFilesPerPartition per partition: versions are per balancing day,
+// so a UTC-day window's files each hold one version and cover disjoint "from"
+// ranges — what lets the engine skip version resolution on them.
 func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (CommitResult, error) {
 	newWatermark = newWatermark.UTC()
 	tbl := t.Iceberg()
@@ -131,7 +136,7 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 			}
 		}
 	}
-	files, err := t.writeFiles(ctx, tbl, pages)
+	files, err := t.writeFiles(ctx, tbl, pages, MaxVersionFilesPerPartition)
 	if err != nil {
 		if srcErr != nil {
 			return CommitResult{}, fmt.Errorf("cold table %s: row source: %w", t.cfg.Name(), srcErr)

@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,10 +86,20 @@ type CompactResult struct {
 	Rows         int64
 }
 
-// Compact rewrites each partition's small files into one sorted file, in ONE
-// commit that carries the current watermark unchanged and every file property
-// of the table. The rows are identical before and after. It holds the
-// cold-append lease, so it never races a correction.
+// Compact rewrites small files into sorted files, in ONE commit that carries
+// the current watermark unchanged and every file property of the table. The
+// rows are identical before and after. It holds the cold-append lease, so it
+// never races a correction.
+//
+// Files are grouped by partition AND version: small files holding one
+// version (statistics min = max) are merged only with files of that same
+// version, so compaction never turns version-homogeneous files into a
+// multi-version one — that would end elision for every run the new file
+// overlaps (see MaxVersionFilesPerPartition). Files holding several versions
+// (or lacking the statistic) — written before files were split by version,
+// or a window's overflow file — are rewritten together with the partition's
+// small single-version files whose version they may hold, and split by
+// version on the way (bounded like a window: MaxVersionFilesPerPartition).
 func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult, error) {
 	if opt.SmallFileBytes <= 0 {
 		opt.SmallFileBytes = 64 << 20
@@ -118,41 +130,36 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult,
 	if err != nil {
 		return CompactResult{}, fmt.Errorf("cold table %s: compact: plan: %w", t.cfg.Name(), err)
 	}
-	groups := map[string][]table.FileScanTask{}
-	for _, task := range tasks {
-		if task.File.FileSizeBytes() >= opt.SmallFileBytes || len(task.DeleteFiles) > 0 {
-			continue
-		}
-		groups[partitionKey(task.File)] = append(groups[partitionKey(task.File)], task)
+	groups, err := compactionGroups(tbl, tasks, opt)
+	if err != nil {
+		return CompactResult{}, fmt.Errorf("cold table %s: compact: %w", t.cfg.Name(), err)
 	}
 	var res CompactResult
 	var remove, add []iceberg.DataFile
-	for _, key := range sortedKeys(groups) {
-		g := groups[key]
-		if len(g) < opt.MinFiles {
-			continue
-		}
-		rows, err := t.readTasks(ctx, tbl, g)
+	partitions := map[string]bool{}
+	for _, g := range groups {
+		rows, err := t.readTasks(ctx, tbl, g.tasks)
 		if err != nil {
 			return CompactResult{}, err
 		}
 		sortRowsKeyset(rows)
 		var count int64
-		for _, task := range g {
+		for _, task := range g.tasks {
 			count += task.File.Count()
 			remove = append(remove, task.File)
 		}
 		if int64(len(rows)) != count {
 			return CompactResult{}, fmt.Errorf("cold table %s: compact: read %d rows from files holding %d", t.cfg.Name(), len(rows), count)
 		}
-		files, err := t.writeFiles(ctx, tbl, rowPages(rows, 50_000))
+		files, err := t.writeFiles(ctx, tbl, rowPages(rows, 50_000), MaxVersionFilesPerPartition)
 		if err != nil {
 			return CompactResult{}, err
 		}
 		add = append(add, files...)
-		res.Partitions++
+		partitions[g.partition] = true
 		res.Rows += count
 	}
+	res.Partitions = len(partitions)
 	if len(remove) == 0 {
 		return res, nil
 	}
@@ -171,6 +178,95 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult,
 	res.FilesRemoved, res.FilesAdded = len(remove), len(add)
 	res.SnapshotID = nt.CurrentSnapshot().SnapshotID
 	return res, nil
+}
+
+// compactGroup is a set of files rewritten together.
+type compactGroup struct {
+	partition string
+	tasks     []table.FileScanTask
+}
+
+// compactionGroups picks the small files to rewrite, grouped by partition and
+// version (see Compact), in a deterministic order.
+func compactionGroups(tbl *table.Table, tasks []table.FileScanTask, opt CompactOptions) ([]compactGroup, error) {
+	verF, ok := tbl.Schema().FindFieldByName("version")
+	if !ok {
+		return nil, fmt.Errorf("no version column")
+	}
+	type mixedFile struct {
+		task   table.FileScanTask
+		lo, hi *uint64 // nil = unknown: may hold any version
+	}
+	type partCands struct {
+		single map[uint64][]table.FileScanTask
+		mixed  []mixedFile
+	}
+	parts := map[string]*partCands{}
+	for _, task := range tasks {
+		if task.File.FileSizeBytes() >= opt.SmallFileBytes || len(task.DeleteFiles) > 0 {
+			continue
+		}
+		key := partitionKey(task.File)
+		p := parts[key]
+		if p == nil {
+			p = &partCands{single: map[uint64][]table.FileScanTask{}}
+			parts[key] = p
+		}
+		lo, err := boundVersion(verF.Type, task.File.LowerBoundValues()[verF.ID])
+		if err != nil {
+			return nil, err
+		}
+		hi, err := boundVersion(verF.Type, task.File.UpperBoundValues()[verF.ID])
+		if err != nil {
+			return nil, err
+		}
+		if lo != nil && hi != nil && *lo == *hi {
+			p.single[*lo] = append(p.single[*lo], task)
+			continue
+		}
+		if lo == nil || hi == nil {
+			lo, hi = nil, nil
+		}
+		p.mixed = append(p.mixed, mixedFile{task: task, lo: lo, hi: hi})
+	}
+	var out []compactGroup
+	for _, key := range sortedKeys(parts) {
+		p := parts[key]
+		versions := slices.Sorted(maps.Keys(p.single))
+		if len(p.mixed) > 0 {
+			// The multi-version files, with the single-version files whose
+			// version they may hold: rewritten together, split by version.
+			g := compactGroup{partition: key}
+			for _, m := range p.mixed {
+				g.tasks = append(g.tasks, m.task)
+			}
+			rest := versions[:0:0]
+			for _, v := range versions {
+				absorbed := false
+				for _, m := range p.mixed {
+					if m.lo == nil || (*m.lo <= v && v <= *m.hi) {
+						absorbed = true
+						break
+					}
+				}
+				if absorbed {
+					g.tasks = append(g.tasks, p.single[v]...)
+				} else {
+					rest = append(rest, v)
+				}
+			}
+			versions = rest
+			if len(g.tasks) >= opt.MinFiles {
+				out = append(out, g)
+			}
+		}
+		for _, v := range versions {
+			if len(p.single[v]) >= opt.MinFiles {
+				out = append(out, compactGroup{partition: key, tasks: p.single[v]})
+			}
+		}
+	}
+	return out, nil
 }
 
 func partitionKey(f iceberg.DataFile) string {

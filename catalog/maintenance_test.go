@@ -38,11 +38,12 @@ func TestCompactionAndOrphansKeepRows(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	tb, w := archivedTable(t, e)
-	// Several small correction files in the same partition.
+	// Several small correction files in the same partition, at one version
+	// (compaction never merges versions: TestCompactionKeepsVersionsApart).
 	for i := 0; i < 3; i++ {
 		_, err := tb.AppendCold(ctx, []meterstore.Row{
-			mkRow(malos[i], opA, day0.Add(time.Duration(i)*time.Hour), "9.000001", uint64(2+i), opA),
-			mkRow(malos[3], opA, day0.Add(time.Duration(i)*time.Hour), "1.1", uint64(2+i), opA),
+			mkRow(malos[i], opA, day0.Add(time.Duration(i)*time.Hour), "9.000001", 2, opA),
+			mkRow(malos[3], opA, day0.Add(time.Duration(i)*time.Hour), "1.1", 2, opA),
 		})
 		require.NoError(t, err)
 	}
@@ -59,14 +60,18 @@ func TestCompactionAndOrphansKeepRows(t *testing.T) {
 
 	res, err := tb.Compact(ctx, CompactOptions{})
 	require.NoError(t, err)
-	require.Equal(t, 4, res.FilesRemoved)
+	require.Equal(t, 3, res.FilesRemoved, "the version-2 files; the window's version-1 file stays")
 	require.Equal(t, 1, res.FilesAdded)
 	files, _, err := tb.PlanFiles(ctx, PlanRequest{})
 	require.NoError(t, err)
-	require.Len(t, files, 1)
-	checkFooter(t, files[0].Path)
-	require.EqualValues(t, 1, *files[0].VersionMin)
-	require.EqualValues(t, 4, *files[0].VersionMax)
+	require.Len(t, files, 2)
+	versions := map[uint64]int64{}
+	for _, f := range files {
+		checkFooter(t, f.Path)
+		require.Equal(t, *f.VersionMin, *f.VersionMax)
+		versions[*f.VersionMin] = f.Records
+	}
+	require.Equal(t, map[uint64]int64{1: 4 * 96, 2: 6}, versions)
 	require.Equal(t, rowSet(before), rowSet(readAll(t, tb)), "compaction keeps the rows")
 	got, err := tb.Watermark(ctx)
 	require.NoError(t, err)

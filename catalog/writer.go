@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,13 +185,45 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 }
 func (c *countingWriter) Close() error { return c.w.Close() }
 
+// MaxVersionFilesPerPartition bounds how many files one write (an archival
+// window, a cold append) opens per partition to keep versions apart.
+//
+// The engine skips version resolution for a run of cold files only when the
+// files' statistics prove a single version (design invariant 8: version
+// min = max in every file of a run of files whose "from" bounds overlap, and
+// the same version across the run). MSCONS versions are per delivery, i.e. per
+// balancing day (Berlin local day, gas day), so a UTC-day window holds rows of
+// two balancing days at two versions; written as one file per partition, every
+// file would hold two versions and elision would never fire. So rows are
+// written one file per (partition, version): a window's files are
+// version-homogeneous and, the versions being per balancing day, cover
+// disjoint "from" ranges.
+//
+// Versions derived from arrival (per delivery) could make a window hold many
+// versions per partition, and one file each would explode the file count and
+// the memory of open writers. So the first MaxVersionFilesPerPartition - 1
+// versions of a partition get a file each and the last file takes every
+// further version (it holds several; its runs are resolved, not elided).
+// Correctness never depends on this split — resolution reads every version
+// wherever it is — only elision does.
+const MaxVersionFilesPerPartition = 8
+
+// partState is one partition of a write: its version files and the last row
+// seen, for the order check.
+type partState struct {
+	key    string
+	values map[int]any
+	byVer  map[uint64]*partWriter
+	files  []*partWriter // creation order; len ≤ the fan-out bound
+	last   *meterstore.Row
+}
+
 type partWriter struct {
 	path   string
 	values map[int]any
 	sink   *countingWriter
 	fw     *pqarrow.FileWriter
 	rows   int64
-	last   *meterstore.Row
 	closed bool
 }
 
@@ -205,13 +238,23 @@ func sortedAfter(prev, r *meterstore.Row) bool {
 	return !r.From.Before(prev.From)
 }
 
-// writeFiles streams row pages into one data file per partition (fanout: a
-// window's rows of several partitions arrive interleaved) and returns them
-// registered as iceberg DataFiles. Memory: one page converted to Arrow plus
-// each open file's buffered row group. Rows must arrive in (malo_id,
-// obis_code, from) order per partition, which the footers declare; a row out
-// of order is an error. On error the files written so far are removed.
-func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error]) (_ []iceberg.DataFile, err error) {
+// writeFiles streams row pages into one data file per (partition, version)
+// — fanout: a window's rows of several partitions and versions arrive
+// interleaved — and returns them registered as iceberg DataFiles. A partition
+// gets at most maxVersions files (0 = no bound); the last one takes every
+// version beyond (see MaxVersionFilesPerPartition).
+//
+// Rows must arrive in (malo_id, obis_code, from) order per partition, which
+// the footers declare; a row out of order is an error. Each file holds a
+// subsequence of its partition's rows, so it is in that order too. On error
+// the files written so far are removed.
+//
+// Memory: one page converted to Arrow plus each open file's buffered row
+// group (up to RowGroupRows rows). Worst case: partitions × maxVersions ×
+// RowGroupRows rows, and never more than the rows written; a UTC-day window
+// of per-balancing-day versions opens two files per partition, the second
+// holding about an hour of the day (so its buffer is small).
+func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], maxVersions int) (_ []iceberg.DataFile, err error) {
 	name := t.cfg.Name()
 	part, err := newPartitioner(t.cfg, tbl)
 	if err != nil {
@@ -234,7 +277,7 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 	schema := ArrowSchema(t.cfg)
 	writeID := uuid.New().String()
 
-	writers := map[string]*partWriter{}
+	parts := map[string]*partState{}
 	var order []*partWriter
 	defer func() {
 		if err == nil {
@@ -247,9 +290,9 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			_ = fsys.Remove(w.path)
 		}
 	}()
-	open := func(key string, vals map[int]any) (*partWriter, error) {
+	open := func(p *partState) (*partWriter, error) {
 		fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(order), writeID, 1)
-		loc := locs.NewDataLocation(key + "/" + fileName)
+		loc := locs.NewDataLocation(p.key + "/" + fileName)
 		f, err := wfs.Create(loc)
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", loc, err)
@@ -261,16 +304,29 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			_ = fsys.Remove(loc)
 			return nil, fmt.Errorf("parquet writer %s: %w", loc, err)
 		}
-		w := &partWriter{path: loc, values: vals, sink: sink, fw: fw}
-		writers[key] = w
+		w := &partWriter{path: loc, values: p.values, sink: sink, fw: fw}
 		order = append(order, w)
+		p.files = append(p.files, w)
+		return w, nil
+	}
+	// writerFor returns the file of r's version in p, opening it within the bound.
+	writerFor := func(p *partState, v uint64) (*partWriter, error) {
+		if w := p.byVer[v]; w != nil {
+			return w, nil
+		}
+		if maxVersions > 0 && len(p.files) >= maxVersions {
+			w := p.files[len(p.files)-1] // the last file takes every further version
+			p.byVer[v] = w
+			return w, nil
+		}
+		w, err := open(p)
+		if err != nil {
+			return nil, err
+		}
+		p.byVer[v] = w
 		return w, nil
 	}
 
-	type run struct {
-		w          *partWriter
-		start, end int
-	}
 	for page, perr := range pages {
 		if perr != nil {
 			return nil, perr
@@ -281,33 +337,44 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Group the page's rows by partition, keeping their order.
-		byPart := map[*partWriter][]meterstore.Row{}
+		// Group the page's rows by file, keeping their order.
+		byFile := map[*partWriter][]meterstore.Row{}
 		var seen []*partWriter
+		var touched []*partState
 		for i := range page {
 			r := &page[i]
 			key, vals, err := part.of(r)
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
 			}
-			w := writers[key]
-			if w == nil {
-				if w, err = open(key, vals); err != nil {
-					return nil, fmt.Errorf("cold table %s: %w", name, err)
-				}
+			p := parts[key]
+			if p == nil {
+				p = &partState{key: key, values: vals, byVer: map[uint64]*partWriter{}}
+				parts[key] = p
 			}
-			if w.last != nil && !sortedAfter(w.last, r) {
+			if p.last != nil && !sortedAfter(p.last, r) {
 				return nil, fmt.Errorf("cold table %s: rows out of (malo_id, obis_code, from) order: %s %s %s after %s %s %s",
-					name, r.MaloID, r.ObisCode, formatWatermark(r.From), w.last.MaloID, w.last.ObisCode, formatWatermark(w.last.From))
+					name, r.MaloID, r.ObisCode, formatWatermark(r.From), p.last.MaloID, p.last.ObisCode, formatWatermark(p.last.From))
 			}
-			w.last = r
-			if _, ok := byPart[w]; !ok {
+			if !slices.Contains(touched, p) {
+				touched = append(touched, p)
+			}
+			p.last = r
+			w, err := writerFor(p, r.Version)
+			if err != nil {
+				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			}
+			if _, ok := byFile[w]; !ok {
 				seen = append(seen, w)
 			}
-			byPart[w] = append(byPart[w], *r)
+			byFile[w] = append(byFile[w], *r)
+		}
+		for _, p := range touched {
+			last := *p.last
+			p.last = &last // page memory may be reused by the source
 		}
 		for _, w := range seen {
-			rows := byPart[w]
+			rows := byFile[w]
 			rec, err := RowsToRecord(t.cfg, rows, memory.DefaultAllocator)
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
@@ -319,8 +386,6 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 				return nil, fmt.Errorf("cold table %s: write %s: %w", name, w.path, err)
 			}
 			w.rows += int64(len(rows))
-			last := rows[len(rows)-1]
-			w.last = &last // page memory may be reused by the source
 		}
 	}
 

@@ -36,7 +36,11 @@ func newFixture(t *testing.T) *fixture {
 	batch, err := w.Generate()
 	require.NoError(t, err)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
-	f := &fixture{oracle: testkit.NewOracle(cfg), log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	level := slog.LevelWarn + 4
+	if os.Getenv("SERVE_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	f := &fixture{oracle: testkit.NewOracle(cfg), log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
 	f.s = storetest.Start(t, storetest.Options{Now: batch.Days[0].Time()}, cfg)
 	tbl := f.s.Table()
 	var rows []meterstore.Row

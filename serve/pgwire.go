@@ -573,7 +573,7 @@ func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error
 		n := max(paramCount(st.sql), len(st.paramOIDs))
 		oids := make([]uint32, n)
 		for i := range oids {
-			oids[i] = oidText
+			oids[i] = 0 // unspecified: the client sends text (or its own choice) and DuckDB casts
 			if i < len(st.paramOIDs) && st.paramOIDs[i] != 0 {
 				oids[i] = st.paramOIDs[i]
 			}

@@ -274,8 +274,11 @@ func TestPGWire(t *testing.T) {
 		out = run("-c", `SELECT count(*) FROM readings`)
 		require.Contains(t, out, fmt.Sprint(f.oracle.RowCount(all, all)))
 		require.Contains(t, out, "NOTICE:  meterstore: watermark")
-		out = run("-c", `DELETE FROM readings`)
-		_ = out
+		cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", "admin", "-d", "meterstore", "-c", `DELETE FROM readings`)
+		cmd.Env = append(os.Environ(), "PGPASSWORD=s3cret", "PGSSLMODE=disable")
+		b, err := cmd.CombinedOutput()
+		require.Error(t, err)
+		require.Contains(t, string(b), "read-only")
 	})
 }
 

@@ -49,7 +49,7 @@ func runDemo(ctx context.Context, args []string, io stdio) error {
 	var noShell bool
 	fs := newFlagSet("msql demo", demoUsage, io)
 	deploy.register(fs)
-	fs.IntVar(&opt.malos, "malos", 120, "Marktlokationen in the portfolio (all four Sparten)")
+	fs.IntVar(&opt.malos, "malos", 60, "Marktlokationen in the portfolio (all four Sparten)")
 	fs.IntVar(&opt.days, "days", 60, "days of data, from 23 Sep 2025 (≥ 34 to include the DST change)")
 	fs.Uint64Var(&opt.seed, "seed", 0xDE30, "workload seed; the same seed loads the same portfolio")
 	fs.Float64Var(&opt.minuteShare, "minute-share", 0.02, "fraction of MaLos metered every minute instead of every 15 minutes")

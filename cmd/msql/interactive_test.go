@@ -86,7 +86,10 @@ func (tm *ptyTerm) exit() {
 	select {
 	case <-tm.done:
 	case <-time.After(30 * time.Second):
-		tm.t.Fatal("msql did not exit on Ctrl-D")
+		tm.mu.Lock()
+		out := tm.out.String()
+		tm.mu.Unlock()
+		tm.t.Fatalf("msql did not exit on Ctrl-D; output after the last match:\n%s", out[tm.seen:])
 	}
 	require.NoError(tm.t, tm.cmd.Wait())
 }

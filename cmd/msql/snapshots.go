@@ -67,13 +67,23 @@ func snapshotsTable(ctx context.Context, d *deployment, name string) (table, err
 }
 
 // parseArgs parses a subcommand's flags and checks its positional arguments.
+// Flags may come before, between or after the positional arguments.
 func parseArgs(fs *flag.FlagSet, args []string, positional int) error {
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
 	}
-	if fs.NArg() != positional {
+	if len(pos) != positional {
 		fs.Usage()
-		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, fs.NArg())
+		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, len(pos))
 	}
-	return nil
+	return fs.Parse(pos) // leaves the positional arguments in fs.Args()
 }
