@@ -92,8 +92,8 @@ func (e *Engine) plan(ctx context.Context, conn *sql.Conn, catalog string, q str
 	p := &plan{hotTables: map[*tableState]tablePin{}, prov: Provenance{Mode: e.view.mode, Watermarks: map[string]time.Time{},
 		hotRows: &rowCounter{}, KnownAt: e.view.knownAt, MaxVersion: e.view.maxVersion, Scope: e.Scope()}}
 	pins := map[*tableState]*tablePin{}
-	for i, ref := range f.refs {
-		if err := e.rewrite(ctx, conn, p, pins, ref, i); err != nil {
+	for _, ref := range f.refs {
+		if err := e.rewrite(ctx, conn, p, pins, ref); err != nil {
 			p.release(e)
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func (e *Engine) pin(ctx context.Context, pins map[*tableState]*tablePin, t *tab
 }
 
 // rewrite replaces one reference with its tier-split subquery.
-func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, p *plan, pins map[*tableState]*tablePin, ref *reference, idx int) error {
+func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, p *plan, pins map[*tableState]*tablePin, ref *reference) error {
 	t := ref.rel.table
 	cfg := t.cfg
 	eq := map[string]string{}
@@ -304,7 +304,6 @@ func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, p *plan, pins map[
 	ref.n["column_name_alias"] = colAlias
 	p.explain = append(p.explain, explain...)
 	p.prov.Tables = appendUniqueString(p.prov.Tables, cfg.ResolvedName())
-	_ = idx
 	return nil
 }
 
