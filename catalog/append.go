@@ -14,33 +14,17 @@ import (
 	"meterstore/internal/pglock"
 )
 
-// AppendEffect is what a cold append did with one row (same meaning as the hot tier).
-type AppendEffect uint8
+// AppendEffect is what a cold append did with one row: the same four effects
+// the hot tier reports (meterstore.Effect).
+type AppendEffect = meterstore.Effect
 
+// The four effects (see meterstore.Effect).
 const (
-	// Inserted: the first assertion for its reading.
-	Inserted AppendEffect = iota + 1
-	// Superseded: written, and it displaces the previous winner (ColdDisplacement.Displaced).
-	Superseded
-	// Shadowed: written, but a higher version already wins.
-	Shadowed
-	// Duplicate: the same assertion is stored; nothing written.
-	Duplicate
+	Inserted   = meterstore.Inserted
+	Superseded = meterstore.Superseded
+	Shadowed   = meterstore.Shadowed
+	Duplicate  = meterstore.Duplicate
 )
-
-func (e AppendEffect) String() string {
-	switch e {
-	case Inserted:
-		return "inserted"
-	case Superseded:
-		return "superseded"
-	case Shadowed:
-		return "shadowed"
-	case Duplicate:
-		return "duplicate"
-	}
-	return "unknown"
-}
 
 // ColdDisplacement reports the effect of one input row, in input order.
 type ColdDisplacement struct {

@@ -18,36 +18,16 @@ import (
 	"meterstore/metering"
 )
 
-// Effect is what writing one row did to the reading it belongs to.
-type Effect uint8
+// Effect is what writing one row did to its reading; shared with the cold tier.
+type Effect = meterstore.Effect
 
+// The four effects (see meterstore.Effect).
 const (
-	// Inserted: the first value for this reading (in its version scope).
-	Inserted Effect = iota + 1
-	// Superseded: the row became current; another (Displacement.Superseded) stopped being.
-	Superseded
-	// Shadowed: stored, but an existing higher version still wins.
-	Shadowed
-	// Duplicate: already stored at this version with the same assertion; nothing written.
-	Duplicate
+	Inserted   = meterstore.Inserted
+	Superseded = meterstore.Superseded
+	Shadowed   = meterstore.Shadowed
+	Duplicate  = meterstore.Duplicate
 )
-
-func (e Effect) String() string {
-	switch e {
-	case Inserted:
-		return "Inserted"
-	case Superseded:
-		return "Superseded"
-	case Shadowed:
-		return "Shadowed"
-	case Duplicate:
-		return "Duplicate"
-	}
-	return fmt.Sprintf("Effect(%d)", uint8(e))
-}
-
-// ChangedCurrentValue reports whether the write changed what a resolved query returns.
-func (e Effect) ChangedCurrentValue() bool { return e == Inserted || e == Superseded }
 
 // Displacement reports one written row and its effect, observed inside the
 // write's own transaction.

@@ -7,23 +7,18 @@ import (
 	"time"
 
 	"meterstore"
-	"meterstore/catalog"
 	"meterstore/hot"
 )
 
 // Effect is what a write did to one reading; the same four in both tiers.
-type Effect = hot.Effect
+type Effect = meterstore.Effect
 
-// The four effects of a write (see hot.Effect).
+// The four effects of a write (see meterstore.Effect).
 const (
-	// Inserted is the first value for this reading.
-	Inserted = hot.Inserted
-	// Superseded: this row became current and Displacement.Superseded stopped being.
-	Superseded = hot.Superseded
-	// Shadowed: stored, but an existing higher version still wins.
-	Shadowed = hot.Shadowed
-	// Duplicate: already present at this version; nothing was written.
-	Duplicate = hot.Duplicate
+	Inserted   = meterstore.Inserted
+	Superseded = meterstore.Superseded
+	Shadowed   = meterstore.Shadowed
+	Duplicate  = meterstore.Duplicate
 )
 
 // Tier says where a row was written.
@@ -228,21 +223,6 @@ func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, 
 	return written, nil
 }
 
-// coldEffect maps the catalog's effect onto the store's (the same four meanings).
-func coldEffect(e catalog.AppendEffect) Effect {
-	switch e {
-	case catalog.Inserted:
-		return Inserted
-	case catalog.Superseded:
-		return Superseded
-	case catalog.Shadowed:
-		return Shadowed
-	case catalog.Duplicate:
-		return Duplicate
-	}
-	return Effect(0)
-}
-
 func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) error {
 	if len(rows) == 0 {
 		return nil
@@ -252,7 +232,7 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int,
 		return fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
 	}
 	for _, d := range ds {
-		out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: ColdTier, Effect: coldEffect(d.Effect), Superseded: d.Displaced, Round: round})
+		out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: ColdTier, Effect: d.Effect, Superseded: d.Displaced, Round: round})
 	}
 	out.ColdRows += len(rows)
 	return nil

@@ -1,0 +1,36 @@
+package meterstore
+
+import "fmt"
+
+// Effect is what writing one row did to the reading it belongs to. Both tiers
+// report the same four, so a caller auditing corrections need not know where a
+// row landed. Being stored and becoming current are not the same thing.
+type Effect uint8
+
+const (
+	// Inserted: the first value for this reading (in its version scope).
+	Inserted Effect = iota + 1
+	// Superseded: the row became current; another stopped being.
+	Superseded
+	// Shadowed: stored, but an existing higher version still wins.
+	Shadowed
+	// Duplicate: already stored at this version with the same assertion; nothing written.
+	Duplicate
+)
+
+func (e Effect) String() string {
+	switch e {
+	case Inserted:
+		return "Inserted"
+	case Superseded:
+		return "Superseded"
+	case Shadowed:
+		return "Shadowed"
+	case Duplicate:
+		return "Duplicate"
+	}
+	return fmt.Sprintf("Effect(%d)", uint8(e))
+}
+
+// ChangedCurrentValue reports whether the write changed what a resolved query returns.
+func (e Effect) ChangedCurrentValue() bool { return e == Inserted || e == Superseded }
