@@ -197,6 +197,7 @@ type hotSource struct {
 	pos       int
 	last      *meterstore.Row
 	done      bool
+	nCore     int // core columns before the declared ones
 }
 
 func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.p.cfg) }
@@ -205,6 +206,7 @@ func (s *hotSource) Init()                                {}
 
 func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 	if s.projected == nil {
+		s.nCore = len(meterstore.CoreColumns(s.p.cfg.TimeModel()))
 		cols := s.p.cfg.Columns()
 		for i, c := range cols {
 			if _, err := chunk.GetVector(i); err == nil {
@@ -267,8 +269,7 @@ func (s *hotSource) fetch() error {
 }
 
 func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) error {
-	cfg := s.p.cfg
-	nCore := len(meterstore.CoreColumns(cfg.TimeModel()))
+	nCore := s.nCore
 	for _, col := range s.projected {
 		var err error
 		switch col {
