@@ -12,7 +12,7 @@ type segment struct {
 	code bool
 }
 
-// lex cuts SQL into code and opaque segments. It knows '…' (with ''), E'…'
+// lex cuts SQL into code and opaque segments. It knows '…' (with ”), E'…'
 // (with \'), "…", $tag$…$tag$, -- and /* */ comments. It never fails: an
 // unterminated literal runs to the end of the text.
 func lex(q string) []segment {

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"meterstore"
+	"meterstore/serve"
+)
+
+func init() {
+	subcommands["serve"] = subcommand{"serve the unified view over the PostgreSQL wire protocol, Flight SQL and a read-only Iceberg REST catalog", runServe}
+}
+
+const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
+           [--tls-cert FILE --tls-key FILE] [deployment flags]
+
+Serves the deployment read-only to other tools (any subset of the three):
+
+  --pgwire 127.0.0.1:5433        PostgreSQL wire protocol (psql, BI tools, JDBC, Grafana)
+  --flight 127.0.0.1:8815        Arrow Flight SQL (ADBC, Flight SQL JDBC/ODBC, pyarrow)
+  --iceberg-rest 127.0.0.1:8181  Iceberg REST catalog façade over the cold tables
+                                 (also /healthz, /readyz and /v1/meterstore/resolution/{table})
+
+Only queries run; writes are refused with the reason. Users come from the
+configuration file's [[users]] (name, password, optional scope = "tenant=X",
+which confines the user's session); without users msql refuses any address
+that is not loopback. SIGTERM or SIGINT stops gracefully. One log line per
+statement (stderr) carries its provenance: watermark, tiers, duration, rows.`
+
+func runServe(ctx context.Context, args []string, io stdio) error {
+	var deploy deployFlags
+	var pgAddr, flightAddr, restAddr, healthAddr, certFile, keyFile string
+	fs := newFlagSet("msql serve", serveUsage, io)
+	deploy.register(fs)
+	fs.StringVar(&pgAddr, "pgwire", "", "PostgreSQL wire protocol address, e.g. 127.0.0.1:5433")
+	fs.StringVar(&flightAddr, "flight", "", "Arrow Flight SQL address, e.g. 127.0.0.1:8815")
+	fs.StringVar(&restAddr, "iceberg-rest", "", "Iceberg REST catalog address, e.g. 127.0.0.1:8181")
+	fs.StringVar(&healthAddr, "health", "", "address of /healthz and /readyz alone (they are also on --iceberg-rest)")
+	fs.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM) for all three servers")
+	fs.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM), with --tls-cert")
+	if err := parseArgs(fs, args, 0); err != nil {
+		return err
+	}
+	if pgAddr == "" && flightAddr == "" && restAddr == "" {
+		return withHint(fmt.Errorf("%w: nothing to serve", errUsage), "msql serve --pgwire 127.0.0.1:5433 --flight 127.0.0.1:8815 --iceberg-rest 127.0.0.1:8181")
+	}
+	if (certFile == "") != (keyFile == "") {
+		return fmt.Errorf("%w: --tls-cert and --tls-key go together", errUsage)
+	}
+	var tlsCfg *tls.Config
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return fmt.Errorf("load TLS certificate: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	var userSettings []meterstore.UserSettings
+	if deploy.config != "" {
+		s, err := meterstore.LoadSettings(deploy.config)
+		if err != nil {
+			return err
+		}
+		userSettings = s.Users
+	}
+	// Refuse a public address without users before opening anything.
+	if len(userSettings) == 0 {
+		for _, a := range []string{pgAddr, flightAddr, restAddr, healthAddr} {
+			if a == "" || a == healthAddr {
+				continue
+			}
+			if err := serve.CheckListen(a, nil); err != nil {
+				return withHint(err, "add [[users]] (name, password, scope) to the configuration file")
+			}
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	d, err := deploy.open(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	users, err := serve.NewUsers(d.engine, userSettings)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(io.err, nil))
+	ready := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := d.pool.Ping(ctx); err != nil {
+			return fmt.Errorf("PostgreSQL: %w", err)
+		}
+		_, err := d.engine.Describe(ctx, "SELECT * FROM "+meterstore.QuoteIdent(d.tables[0].ResolvedName()))
+		return err
+	}
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := func(name, addr string, run func(net.Listener) error) error {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		log.Info("listening", "server", name, "addr", ln.Addr().String(), "tls", tlsCfg != nil, "auth", users.Enabled())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(ln); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+				cancel() // one server failing stops the others
+			}
+		}()
+		return nil
+	}
+	httpServe := func(ln net.Listener, h http.Handler) error {
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			<-runCtx.Done()
+			sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+			defer c()
+			hs.Shutdown(sctx)
+		}()
+		var err error
+		if tlsCfg != nil {
+			hs.TLSConfig = tlsCfg
+			err = hs.ServeTLS(ln, "", "")
+		} else {
+			err = hs.Serve(ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+	var startErr error
+	if pgAddr != "" {
+		pg := &serve.PGServer{Users: users, TLS: tlsCfg, Log: log}
+		startErr = errors.Join(startErr, start("pgwire", pgAddr, func(ln net.Listener) error { return pg.Serve(runCtx, ln) }))
+	}
+	if flightAddr != "" && startErr == nil {
+		fl, err := serve.NewFlightServer(users, log)
+		if err != nil {
+			return err
+		}
+		startErr = errors.Join(startErr, start("flightsql", flightAddr, func(ln net.Listener) error { return fl.Serve(runCtx, ln, tlsCfg) }))
+	}
+	if restAddr != "" && startErr == nil {
+		rs := &serve.RESTServer{Catalog: d.cat.Iceberg(), Tables: d.tables, Users: users, Log: log, Ready: ready}
+		startErr = errors.Join(startErr, start("iceberg-rest", restAddr, func(ln net.Listener) error { return httpServe(ln, rs.Handler()) }))
+	}
+	if healthAddr != "" && startErr == nil {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+			if err := ready(r.Context()); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ready")
+		})
+		startErr = errors.Join(startErr, start("health", healthAddr, func(ln net.Listener) error { return httpServe(ln, mux) }))
+	}
+	if startErr != nil {
+		cancel()
+		wg.Wait()
+		return startErr
+	}
+	<-runCtx.Done()
+	log.Info("shutting down")
+	wg.Wait()
+	return errors.Join(errs...)
+}

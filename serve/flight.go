@@ -1,0 +1,683 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"meterstore/engine"
+)
+
+// FlightServer is a read-only Arrow Flight SQL server over the unified view:
+// statements (GetFlightInfo/DoGet), prepared statements with parameters,
+// GetSqlInfo, GetCatalogs, GetDbSchemas, GetTables, GetTableTypes. Results are
+// streamed as record batches from engine.Stream (memory bounded by one
+// batch); each result's Arrow schema metadata carries its provenance
+// (meterstore.watermark, meterstore.tiers, meterstore.read_mode, …).
+//
+// Every mutating call answers PermissionDenied naming why: a write here would
+// bypass MeterStore's append, and with it the tier routing and the subject
+// check (ReadOnlyReason).
+//
+// Authentication (when users are configured): HTTP Basic on any call, or a
+// Handshake with Basic that returns a bearer token for later calls.
+type FlightServer struct {
+	flightsql.BaseServer
+	Users *Users
+	Log   *slog.Logger
+
+	mu       sync.Mutex
+	tokens   map[string]string // bearer token → user
+	prepared map[string]*flightPrepared
+}
+
+type flightPrepared struct {
+	user string
+	sql  string
+	args []any
+}
+
+type flightUserKey struct{}
+
+const anonymous = "anonymous"
+
+// NewFlightServer returns a server ready for Serve.
+func NewFlightServer(users *Users, log *slog.Logger) (*FlightServer, error) {
+	s := &FlightServer{Users: users, Log: log, tokens: map[string]string{}, prepared: map[string]*flightPrepared{}}
+	s.Alloc = memory.DefaultAllocator
+	for id, v := range map[flightsql.SqlInfo]any{
+		flightsql.SqlInfoFlightSqlServerName:         "MeterStore",
+		flightsql.SqlInfoFlightSqlServerVersion:      ServerVersion,
+		flightsql.SqlInfoFlightSqlServerArrowVersion: "18",
+		flightsql.SqlInfoFlightSqlServerReadOnly:     true,
+		flightsql.SqlInfoFlightSqlServerSql:          true,
+		flightsql.SqlInfoFlightSqlServerSubstrait:    false,
+		flightsql.SqlInfoFlightSqlServerTransaction:  int32(0), // none
+		flightsql.SqlInfoFlightSqlServerCancel:       false,
+	} {
+		if err := s.RegisterSqlInfo(id, v); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Serve runs the gRPC server on ln until ctx ends (then stops gracefully:
+// running streams finish, for at most 10 s).
+func (s *FlightServer) Serve(ctx context.Context, ln net.Listener, tlsCfg *tls.Config) error {
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(s.unaryAuth), grpc.ChainStreamInterceptor(s.streamAuth)}
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	gs := grpc.NewServer(opts...)
+	flight.RegisterFlightServiceServer(gs, handshakeOK{flightsql.NewFlightServer(s)})
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			t := time.AfterFunc(10*time.Second, gs.Stop)
+			gs.GracefulStop()
+			t.Stop()
+		case <-done:
+		}
+	}()
+	err := gs.Serve(ln)
+	close(done)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (s *FlightServer) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// authenticate resolves the caller from the authorization header; on a
+// Handshake with Basic credentials it also issues a bearer token.
+func (s *FlightServer) authenticate(ctx context.Context, method string) (context.Context, string, error) {
+	if !s.Users.Enabled() {
+		return context.WithValue(ctx, flightUserKey{}, anonymous), "", nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	var scheme, cred string
+	if v := md.Get("authorization"); len(v) > 0 {
+		scheme, cred, _ = strings.Cut(strings.TrimSpace(v[0]), " ")
+		cred = strings.TrimSpace(cred)
+	}
+	switch {
+	case strings.EqualFold(scheme, "basic"):
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			raw, err = base64.RawStdEncoding.DecodeString(cred)
+		}
+		user, pass, ok := strings.Cut(string(raw), ":")
+		if err != nil || !ok || !s.Users.Check(user, pass) {
+			return nil, "", status.Error(codes.Unauthenticated, "invalid user name or password")
+		}
+		token := ""
+		if strings.HasSuffix(method, "/Handshake") {
+			b := make([]byte, 24)
+			rand.Read(b)
+			token = hex.EncodeToString(b)
+			s.mu.Lock()
+			s.tokens[token] = user
+			s.mu.Unlock()
+		}
+		return context.WithValue(ctx, flightUserKey{}, user), token, nil
+	case strings.EqualFold(scheme, "bearer"):
+		s.mu.Lock()
+		user, ok := s.tokens[cred]
+		s.mu.Unlock()
+		if !ok {
+			return nil, "", status.Error(codes.Unauthenticated, "unknown bearer token")
+		}
+		return context.WithValue(ctx, flightUserKey{}, user), "", nil
+	}
+	return nil, "", status.Error(codes.Unauthenticated, "authentication required (Basic, or a bearer token from Handshake)")
+}
+
+func (s *FlightServer) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	ctx, _, err := s.authenticate(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+// handshakeOK answers Handshake after the interceptor authenticated it (and
+// set the bearer token header); the base server would answer Unimplemented.
+type handshakeOK struct{ flight.FlightServer }
+
+func (handshakeOK) Handshake(stream flight.FlightService_HandshakeServer) error {
+	for {
+		if _, err := stream.Recv(); err != nil {
+			return nil
+		}
+	}
+}
+
+type authedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (a *authedStream) Context() context.Context { return a.ctx }
+
+func (s *FlightServer) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	ctx, token, err := s.authenticate(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		md := metadata.Pairs("authorization", "Bearer "+token)
+		ss.SetHeader(md)
+		ss.SetTrailer(md)
+	}
+	return h(srv, &authedStream{ServerStream: ss, ctx: ctx})
+}
+
+func userOf(ctx context.Context) string {
+	u, _ := ctx.Value(flightUserKey{}).(string)
+	return u
+}
+
+func (s *FlightServer) session(ctx context.Context) (*engine.Engine, error) {
+	e, err := s.Users.Session(userOf(ctx))
+	if err != nil {
+		return nil, status.Error(codes.PermissionDenied, err.Error())
+	}
+	return e, nil
+}
+
+// grpcError maps an engine error to a gRPC status.
+func grpcError(err error) error {
+	var parse *engine.ParseError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, engine.ErrNotAQuery), errors.Is(err, engine.ErrScope):
+		return status.Errorf(codes.PermissionDenied, "read-only: %v (%s)", err, ReadOnlyReason)
+	case errors.Is(err, engine.ErrBoundaryMoved):
+		return status.Error(codes.Aborted, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.As(err, &parse):
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Error(codes.InvalidArgument, err.Error())
+}
+
+// describeSchema is the Arrow schema a statement will have, with the
+// provenance the plan read (the DoGet stream carries the final one).
+func describeSchema(ctx context.Context, e *engine.Engine, sql string, args []any) (*arrow.Schema, error) {
+	d, err := e.Describe(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	fields := make([]arrow.Field, len(d.Columns))
+	for i := range d.Columns {
+		fields[i] = arrow.Field{Name: d.Columns[i], Type: arrowTypeFor(d.Types[i]), Nullable: true}
+	}
+	md := provenanceMetadata(d.Provenance)
+	return arrow.NewSchema(fields, &md), nil
+}
+
+func provenanceMetadata(p *engine.Provenance) arrow.Metadata {
+	return arrow.NewMetadata(
+		[]string{"meterstore.watermark", "meterstore.tiers", "meterstore.read_mode"},
+		[]string{p.Watermark.UTC().Format(time.RFC3339Nano), p.Tiers.String(), p.Mode.String()})
+}
+
+// arrowTypeFor mirrors engine.Stream's mapping from DuckDB type names.
+func arrowTypeFor(duck string) arrow.DataType {
+	name := strings.ToUpper(strings.TrimSpace(duck))
+	if strings.HasPrefix(name, "DECIMAL") {
+		var p, sc int32 = 38, 0
+		fmt.Sscanf(name, "DECIMAL(%d,%d)", &p, &sc)
+		return &arrow.Decimal128Type{Precision: p, Scale: sc}
+	}
+	switch name {
+	case "BOOLEAN":
+		return arrow.FixedWidthTypes.Boolean
+	case "TINYINT":
+		return arrow.PrimitiveTypes.Int8
+	case "SMALLINT":
+		return arrow.PrimitiveTypes.Int16
+	case "INTEGER":
+		return arrow.PrimitiveTypes.Int32
+	case "BIGINT":
+		return arrow.PrimitiveTypes.Int64
+	case "UTINYINT":
+		return arrow.PrimitiveTypes.Uint8
+	case "USMALLINT":
+		return arrow.PrimitiveTypes.Uint16
+	case "UINTEGER":
+		return arrow.PrimitiveTypes.Uint32
+	case "UBIGINT":
+		return arrow.PrimitiveTypes.Uint64
+	case "FLOAT":
+		return arrow.PrimitiveTypes.Float32
+	case "DOUBLE":
+		return arrow.PrimitiveTypes.Float64
+	case "DATE":
+		return arrow.FixedWidthTypes.Date32
+	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	case "TIMESTAMP":
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case "HUGEINT":
+		return &arrow.Decimal128Type{Precision: 38, Scale: 0}
+	}
+	return arrow.BinaryTypes.String
+}
+
+func (s *FlightServer) flightInfo(schema *arrow.Schema, desc *flight.FlightDescriptor, ticket []byte) *flight.FlightInfo {
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(schema, s.Alloc),
+		FlightDescriptor: desc,
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}
+}
+
+// GetFlightInfoStatement plans the statement (refusing anything but a query)
+// and returns a ticket carrying it.
+func (s *FlightServer) GetFlightInfoStatement(ctx context.Context, q flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	e, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := describeSchema(ctx, e, q.GetQuery(), nil)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	ticket, err := flightsql.CreateStatementQueryTicket([]byte(q.GetQuery()))
+	if err != nil {
+		return nil, err
+	}
+	return s.flightInfo(schema, desc, ticket), nil
+}
+
+// GetSchemaStatement returns a statement's schema without running it.
+func (s *FlightServer) GetSchemaStatement(ctx context.Context, q flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	e, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := describeSchema(ctx, e, q.GetQuery(), nil)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(schema, s.Alloc)}, nil
+}
+
+// DoGetStatement runs the statement of a ticket and streams its batches.
+func (s *FlightServer) DoGetStatement(ctx context.Context, t flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.stream(ctx, string(t.GetStatementHandle()), nil)
+}
+
+func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	e, err := s.session(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	st, err := e.Stream(ctx, sql, args...)
+	if err != nil {
+		StatementLog(s.Log, "flightsql", userOf(ctx), sql, nil, 0, time.Since(start), err)
+		return nil, nil, grpcError(err)
+	}
+	ch := make(chan flight.StreamChunk)
+	go func() {
+		defer close(ch)
+		var rows int64
+		var serr error
+		defer func() {
+			cerr := st.Close()
+			if serr == nil {
+				serr = cerr
+			}
+			StatementLog(s.Log, "flightsql", userOf(ctx), sql, st.Provenance(), rows, time.Since(start), serr)
+		}()
+		for st.Next() {
+			rec := st.Record()
+			rec.Retain()
+			select {
+			case ch <- flight.StreamChunk{Data: rec}:
+				rows += rec.NumRows()
+			case <-ctx.Done():
+				rec.Release()
+				serr = ctx.Err()
+				return
+			}
+		}
+		if err := st.Err(); err != nil {
+			serr = err
+			select {
+			case ch <- flight.StreamChunk{Err: grpcError(err)}:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return st.Schema, ch, nil
+}
+
+// CreatePreparedStatement plans the statement (refusing non-queries) and
+// keeps it under a handle for this user.
+func (s *FlightServer) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
+	var res flightsql.ActionCreatePreparedStatementResult
+	if len(req.GetTransactionId()) > 0 {
+		return res, status.Error(codes.InvalidArgument, "transactions are not supported (read-only)")
+	}
+	e, err := s.session(ctx)
+	if err != nil {
+		return res, err
+	}
+	n := paramCount(req.GetQuery())
+	schema, err := describeSchema(ctx, e, req.GetQuery(), make([]any, n))
+	if err != nil {
+		return res, grpcError(err)
+	}
+	b := make([]byte, 16)
+	rand.Read(b)
+	handle := hex.EncodeToString(b)
+	s.mu.Lock()
+	s.prepared[handle] = &flightPrepared{user: userOf(ctx), sql: req.GetQuery()}
+	s.mu.Unlock()
+	params := make([]arrow.Field, n)
+	for i := range params {
+		params[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: arrow.BinaryTypes.String, Nullable: true}
+	}
+	res.Handle, res.DatasetSchema, res.ParameterSchema = []byte(handle), schema, arrow.NewSchema(params, nil)
+	f := false
+	res.IsUpdate = &f
+	return res, nil
+}
+
+func (s *FlightServer) preparedFor(ctx context.Context, handle []byte) (*flightPrepared, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.prepared[string(handle)]
+	if !ok || p.user != userOf(ctx) {
+		return nil, status.Error(codes.NotFound, "no such prepared statement")
+	}
+	return p, nil
+}
+
+// ClosePreparedStatement forgets a handle.
+func (s *FlightServer) ClosePreparedStatement(ctx context.Context, req flightsql.ActionClosePreparedStatementRequest) error {
+	if _, err := s.preparedFor(ctx, req.GetPreparedStatementHandle()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.prepared, string(req.GetPreparedStatementHandle()))
+	s.mu.Unlock()
+	return nil
+}
+
+// DoPutPreparedStatementQuery binds parameters: the first row of the batch,
+// one column per $n.
+func (s *FlightServer) DoPutPreparedStatementQuery(ctx context.Context, cmd flightsql.PreparedStatementQuery, r flight.MessageReader, _ flight.MetadataWriter) ([]byte, error) {
+	p, err := s.preparedFor(ctx, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	var args []any
+	for r.Next() {
+		rec := r.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		if args != nil || rec.NumRows() > 1 {
+			return nil, status.Error(codes.InvalidArgument, "bind one row of parameters per execution")
+		}
+		for i := 0; i < int(rec.NumCols()); i++ {
+			args = append(args, arrowValue(rec.Column(i), 0))
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	p.args = args
+	s.mu.Unlock()
+	return cmd.GetPreparedStatementHandle(), nil
+}
+
+func arrowValue(a arrow.Array, i int) any {
+	if a.IsNull(i) {
+		return nil
+	}
+	switch c := a.(type) {
+	case *array.String:
+		return c.Value(i)
+	case *array.Int64:
+		return c.Value(i)
+	case *array.Int32:
+		return c.Value(i)
+	case *array.Float64:
+		return c.Value(i)
+	case *array.Boolean:
+		return c.Value(i)
+	case *array.Timestamp:
+		unit := c.DataType().(*arrow.TimestampType).Unit
+		return c.Value(i).ToTime(unit).UTC()
+	case *array.Date32:
+		return c.Value(i).ToTime()
+	case *array.Decimal128:
+		dt := c.DataType().(*arrow.Decimal128Type)
+		return c.Value(i).ToString(dt.Scale)
+	}
+	return a.ValueStr(i)
+}
+
+// GetFlightInfoPreparedStatement returns a ticket for the bound statement.
+func (s *FlightServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	p, err := s.preparedFor(ctx, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args := p.args
+	if args == nil {
+		args = make([]any, paramCount(p.sql))
+	}
+	schema, err := describeSchema(ctx, e, p.sql, args)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return s.flightInfo(schema, desc, desc.Cmd), nil
+}
+
+// DoGetPreparedStatement runs the bound statement.
+func (s *FlightServer) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	p, err := s.preparedFor(ctx, cmd.GetPreparedStatementHandle())
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	args := append([]any(nil), p.args...)
+	s.mu.Unlock()
+	return s.stream(ctx, p.sql, args)
+}
+
+// catalogName is what GetCatalogs/GetTables report.
+const catalogName = "meterstore"
+
+func (s *FlightServer) GetFlightInfoCatalogs(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.flightInfo(schema_ref.Catalogs, desc, desc.Cmd), nil
+}
+
+func (s *FlightServer) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.Catalogs)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append(catalogName)
+	return oneBatch(schema_ref.Catalogs, b.NewRecordBatch())
+}
+
+func (s *FlightServer) GetFlightInfoSchemas(_ context.Context, _ flightsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.flightInfo(schema_ref.DBSchemas, desc, desc.Cmd), nil
+}
+
+func (s *FlightServer) DoGetDBSchemas(_ context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.DBSchemas)
+	defer b.Release()
+	if catalogMatches(cmd.GetCatalog()) && likeMatch(cmd.GetDBSchemaFilterPattern(), "main") {
+		b.Field(0).(*array.StringBuilder).Append(catalogName)
+		b.Field(1).(*array.StringBuilder).Append("main")
+	}
+	return oneBatch(schema_ref.DBSchemas, b.NewRecordBatch())
+}
+
+func (s *FlightServer) GetFlightInfoTableTypes(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.flightInfo(schema_ref.TableTypes, desc, desc.Cmd), nil
+}
+
+func (s *FlightServer) DoGetTableTypes(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(s.Alloc, schema_ref.TableTypes)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append("VIEW")
+	return oneBatch(schema_ref.TableTypes, b.NewRecordBatch())
+}
+
+func (s *FlightServer) GetFlightInfoTables(_ context.Context, cmd flightsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	sc := schema_ref.Tables
+	if cmd.GetIncludeSchema() {
+		sc = schema_ref.TablesWithIncludedSchema
+	}
+	return s.flightInfo(sc, desc, desc.Cmd), nil
+}
+
+// DoGetTables lists the session's relations (both names of every table) as views.
+func (s *FlightServer) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	e, err := s.session(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := schema_ref.Tables
+	if cmd.GetIncludeSchema() {
+		sc = schema_ref.TablesWithIncludedSchema
+	}
+	typeOK := len(cmd.GetTableTypes()) == 0
+	for _, t := range cmd.GetTableTypes() {
+		typeOK = typeOK || strings.EqualFold(t, "VIEW")
+	}
+	b := array.NewRecordBuilder(s.Alloc, sc)
+	defer b.Release()
+	if typeOK && catalogMatches(cmd.GetCatalog()) && likeMatch(cmd.GetDBSchemaFilterPattern(), "main") {
+		for _, t := range e.Tables() {
+			for _, name := range []string{t.ResolvedName(), t.Name()} {
+				if !likeMatch(cmd.GetTableNameFilterPattern(), name) {
+					continue
+				}
+				b.Field(0).(*array.StringBuilder).Append(catalogName)
+				b.Field(1).(*array.StringBuilder).Append("main")
+				b.Field(2).(*array.StringBuilder).Append(name)
+				b.Field(3).(*array.StringBuilder).Append("VIEW")
+				if cmd.GetIncludeSchema() {
+					ts, err := describeSchema(ctx, e, "SELECT * FROM "+quoteIdent(name), nil)
+					if err != nil {
+						return nil, nil, grpcError(err)
+					}
+					b.Field(4).(*array.BinaryBuilder).Append(flight.SerializeSchema(ts, s.Alloc))
+				}
+			}
+		}
+	}
+	return oneBatch(sc, b.NewRecordBatch())
+}
+
+func catalogMatches(c *string) bool { return c == nil || *c == "" || *c == catalogName }
+
+// likeMatch applies a Flight SQL filter pattern (SQL LIKE: % and _).
+func likeMatch(pattern *string, s string) bool {
+	if pattern == nil {
+		return true
+	}
+	return like(*pattern, s)
+}
+
+func like(p, s string) bool {
+	if p == "" {
+		return s == ""
+	}
+	switch p[0] {
+	case '%':
+		for i := 0; i <= len(s); i++ {
+			if like(p[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	case '_':
+		return s != "" && like(p[1:], s[1:])
+	}
+	return s != "" && strings.EqualFold(p[:1], s[:1]) && like(p[1:], s[1:])
+}
+
+func oneBatch(sc *arrow.Schema, rec arrow.RecordBatch) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ch := make(chan flight.StreamChunk, 1)
+	ch <- flight.StreamChunk{Data: rec}
+	close(ch)
+	return sc, ch, nil
+}
+
+var errReadOnly = status.Error(codes.PermissionDenied, "read-only: "+ReadOnlyReason)
+
+// The mutating calls: refused, naming why.
+
+func (s *FlightServer) DoPutCommandStatementUpdate(context.Context, flightsql.StatementUpdate) (int64, error) {
+	return 0, errReadOnly
+}
+
+func (s *FlightServer) DoPutCommandSubstraitPlan(context.Context, flightsql.StatementSubstraitPlan) (int64, error) {
+	return 0, errReadOnly
+}
+
+func (s *FlightServer) DoPutPreparedStatementUpdate(context.Context, flightsql.PreparedStatementUpdate, flight.MessageReader) (int64, error) {
+	return 0, errReadOnly
+}
+
+func (s *FlightServer) DoPutCommandStatementIngest(context.Context, flightsql.StatementIngest, flight.MessageReader) (int64, error) {
+	return 0, errReadOnly
+}
+
+func (s *FlightServer) BeginTransaction(context.Context, flightsql.ActionBeginTransactionRequest) ([]byte, error) {
+	return nil, status.Error(codes.PermissionDenied, "transactions are not offered: "+ReadOnlyReason)
+}
+
+func (s *FlightServer) BeginSavepoint(context.Context, flightsql.ActionBeginSavepointRequest) ([]byte, error) {
+	return nil, status.Error(codes.PermissionDenied, "savepoints are not offered: "+ReadOnlyReason)
+}

@@ -1,0 +1,397 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/view"
+
+	"meterstore"
+)
+
+// RESTServer is a read-only Iceberg REST catalog façade over the deployment's
+// cold tables, so Spark, Trino, PyIceberg or DuckDB's iceberg extension read
+// the history straight from object storage, with MeterStore out of the data
+// path. It has no write path — not a write path that is disabled: every
+// mutation answers 405 with the reason (an external writer would place rows
+// in the cold tier without MeterStore knowing, and nothing downstream could
+// detect it), not 501, which would invite a retry against a future version.
+// Responses carry no object-store credentials: they say where the data is,
+// not how to authenticate to it.
+//
+// Routes (Iceberg REST spec, no prefix):
+//
+//	GET  /v1/config
+//	POST /v1/oauth/tokens                        client_credentials → bearer token (the one POST that is not a mutation)
+//	GET  /v1/namespaces                          HEAD/GET /v1/namespaces/{ns}
+//	GET  /v1/namespaces/{ns}/tables              HEAD/GET /v1/namespaces/{ns}/tables/{table}
+//	GET  /v1/namespaces/{ns}/views               GET /v1/namespaces/{ns}/views/{view} (when the catalog keeps views)
+//	GET  /v1/meterstore/resolution               the published resolution SQL of every table (JSON)
+//	GET  /v1/meterstore/resolution/{table}       one table's resolution SQL (text/plain; ?format=json for JSON)
+//	GET  /healthz, /readyz                       liveness, readiness (no authentication)
+//
+// A user bound to a scope is refused (403): the files hold every tenant's
+// rows, so the catalog cannot be handed to a confined user.
+type RESTServer struct {
+	Catalog icecat.Catalog
+	Tables  []meterstore.TableConfig
+	Users   *Users
+	Log     *slog.Logger
+	// Ready reports readiness (nil: always ready).
+	Ready func(ctx context.Context) error
+
+	mu     sync.Mutex
+	tokens map[string]string
+}
+
+// ReasonNoWrites is the 405 body of every mutating request.
+const ReasonNoWrites = "this Iceberg REST catalog is read-only: an external writer would place rows in the cold tier " +
+	"without MeterStore knowing (bypassing the watermark, the tier routing and the subject check), and nothing downstream " +
+	"could detect it. Write through MeterStore's append."
+
+type restError struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    int    `json:"code"`
+	} `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	var e restError
+	e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
+	writeJSON(w, code, e)
+}
+
+// Handler is the façade's routes.
+func (s *RESTServer) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if s.Ready != nil {
+			if err := s.Ready(r.Context()); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("POST /v1/oauth/tokens", s.token)
+	api := http.NewServeMux()
+	api.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"defaults": map[string]string{}, "overrides": map[string]string{}})
+	})
+	api.HandleFunc("GET /v1/namespaces", s.listNamespaces)
+	api.HandleFunc("GET /v1/namespaces/{ns}", s.getNamespace)
+	api.HandleFunc("HEAD /v1/namespaces/{ns}", s.getNamespace)
+	api.HandleFunc("GET /v1/namespaces/{ns}/tables", s.listTables)
+	api.HandleFunc("GET /v1/namespaces/{ns}/tables/{table}", s.loadTable)
+	api.HandleFunc("HEAD /v1/namespaces/{ns}/tables/{table}", s.loadTable)
+	api.HandleFunc("GET /v1/namespaces/{ns}/views", s.listViews)
+	api.HandleFunc("GET /v1/namespaces/{ns}/views/{view}", s.loadView)
+	api.HandleFunc("GET /v1/meterstore/resolution", s.resolutionAll)
+	api.HandleFunc("GET /v1/meterstore/resolution/{table}", s.resolution)
+	api.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", ReasonNoWrites)
+			return
+		}
+		writeError(w, http.StatusNotFound, "NotFoundException", "no such route: "+r.URL.Path)
+	})
+	mux.Handle("/v1/", s.auth(api))
+	return s.logged(mux)
+}
+
+func (s *RESTServer) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		if s.Log != nil && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+			s.Log.Info("iceberg-rest", "method", r.Method, "path", r.URL.Path, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		}
+	})
+}
+
+// auth admits Basic credentials or a bearer token from /v1/oauth/tokens, and
+// refuses scoped users.
+func (s *RESTServer) auth(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.Users.Enabled() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		var user string
+		scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		switch {
+		case strings.EqualFold(scheme, "basic"):
+			u, p, ok := r.BasicAuth()
+			if ok && s.Users.Check(u, p) {
+				user = u
+			}
+		case strings.EqualFold(scheme, "bearer"):
+			s.mu.Lock()
+			user = s.tokens[strings.TrimSpace(cred)]
+			s.mu.Unlock()
+		}
+		if user == "" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="meterstore"`)
+			writeError(w, http.StatusUnauthorized, "NotAuthorizedException", "authentication required (Basic, or a bearer token from /v1/oauth/tokens)")
+			return
+		}
+		if us, _ := s.Users.Lookup(user); strings.TrimSpace(us.Scope) != "" {
+			writeError(w, http.StatusForbidden, "ForbiddenException", fmt.Sprintf(
+				"user %q is confined to %s: the catalog's files hold every scope's rows, so it is not served to a confined user; query through pgwire or Flight SQL", user, us.Scope))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// token is the OAuth2 client-credentials exchange iceberg-go, PyIceberg and
+// Spark use (client_id = user name, client_secret = password).
+func (s *RESTServer) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, 400, map[string]string{"error": "invalid_request"})
+		return
+	}
+	id, secret := r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	if u, p, ok := r.BasicAuth(); ok && id == "" {
+		id, secret = u, p
+	}
+	if r.PostForm.Get("grant_type") != "client_credentials" || !s.Users.Check(id, secret) {
+		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+		return
+	}
+	b := make([]byte, 24)
+	rand.Read(b)
+	tok := hex.EncodeToString(b)
+	s.mu.Lock()
+	if s.tokens == nil {
+		s.tokens = map[string]string{}
+	}
+	s.tokens[tok] = id
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "bearer", "expires_in": 86400,
+		"issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+}
+
+func namespaceOf(r *http.Request) table.Identifier {
+	return strings.Split(r.PathValue("ns"), "\x1f")
+}
+
+func (s *RESTServer) listNamespaces(w http.ResponseWriter, r *http.Request) {
+	var parent table.Identifier
+	if p := r.URL.Query().Get("parent"); p != "" {
+		parent = strings.Split(p, "\x1f")
+	}
+	nss, err := s.Catalog.ListNamespaces(r.Context(), parent)
+	if err != nil {
+		writeError(w, 500, "InternalServerError", err.Error())
+		return
+	}
+	out := make([][]string, 0, len(nss))
+	for _, ns := range nss {
+		out = append(out, ns)
+	}
+	writeJSON(w, 200, map[string]any{"namespaces": out})
+}
+
+func (s *RESTServer) getNamespace(w http.ResponseWriter, r *http.Request) {
+	ns := namespaceOf(r)
+	props, err := s.Catalog.LoadNamespaceProperties(r.Context(), ns)
+	if err != nil {
+		s.notFound(w, r, "NoSuchNamespaceException", err)
+		return
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"namespace": ns, "properties": scrub(props)})
+}
+
+func (s *RESTServer) notFound(w http.ResponseWriter, r *http.Request, typ string, err error) {
+	if errors.Is(err, icecat.ErrNoSuchNamespace) || errors.Is(err, icecat.ErrNoSuchTable) || strings.Contains(strings.ToLower(err.Error()), "not found") || strings.Contains(strings.ToLower(err.Error()), "does not exist") {
+		if r.Method == http.MethodHead {
+			w.WriteHeader(404)
+			return
+		}
+		writeError(w, 404, typ, err.Error())
+		return
+	}
+	writeError(w, 500, "InternalServerError", err.Error())
+}
+
+type restIdent struct {
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+}
+
+func collect(seq iter.Seq2[table.Identifier, error]) ([]restIdent, error) {
+	out := []restIdent{}
+	for id, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, restIdent{Namespace: id[:len(id)-1], Name: id[len(id)-1]})
+	}
+	return out, nil
+}
+
+func (s *RESTServer) listTables(w http.ResponseWriter, r *http.Request) {
+	ids, err := collect(s.Catalog.ListTables(r.Context(), namespaceOf(r)))
+	if err != nil {
+		s.notFound(w, r, "NoSuchNamespaceException", err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"identifiers": ids})
+}
+
+func (s *RESTServer) loadTable(w http.ResponseWriter, r *http.Request) {
+	id := append(namespaceOf(r), r.PathValue("table"))
+	tbl, err := s.Catalog.LoadTable(r.Context(), id)
+	if err != nil {
+		s.notFound(w, r, "NoSuchTableException", err)
+		return
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	raw, err := json.Marshal(tbl.Metadata())
+	if err != nil {
+		writeError(w, 500, "InternalServerError", err.Error())
+		return
+	}
+	var md map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // snapshot ids are int64: float64 would corrupt them
+	if err := dec.Decode(&md); err != nil {
+		writeError(w, 500, "InternalServerError", err.Error())
+		return
+	}
+	if p, ok := md["properties"].(map[string]any); ok {
+		for k := range p {
+			if secretKey(k) {
+				delete(p, k)
+			}
+		}
+	}
+	// "config" is where a catalog would hand out storage credentials; this
+	// one never does.
+	writeJSON(w, 200, map[string]any{"metadata-location": tbl.MetadataLocation(), "metadata": md, "config": map[string]string{}})
+}
+
+// viewCatalog is the part of a catalog that keeps Iceberg views (iceberg-go's
+// SQL catalog does).
+type viewCatalog interface {
+	ListViews(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error]
+	LoadView(ctx context.Context, identifier table.Identifier) (view.Metadata, error)
+}
+
+func (s *RESTServer) listViews(w http.ResponseWriter, r *http.Request) {
+	vc, ok := s.Catalog.(viewCatalog)
+	if !ok {
+		writeJSON(w, 200, map[string]any{"identifiers": []restIdent{}})
+		return
+	}
+	ids, err := collect(vc.ListViews(r.Context(), namespaceOf(r)))
+	if err != nil {
+		s.notFound(w, r, "NoSuchNamespaceException", err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"identifiers": ids})
+}
+
+func (s *RESTServer) loadView(w http.ResponseWriter, r *http.Request) {
+	vc, ok := s.Catalog.(viewCatalog)
+	if !ok {
+		writeError(w, 404, "NoSuchViewException", "this catalog keeps no views")
+		return
+	}
+	md, err := vc.LoadView(r.Context(), append(namespaceOf(r), r.PathValue("view")))
+	if err != nil {
+		s.notFound(w, r, "NoSuchViewException", err)
+		return
+	}
+	writeJSON(w, 200, map[string]any{"metadata-location": md.Location(), "metadata": md, "config": map[string]string{}})
+}
+
+func (s *RESTServer) tableConfig(name string) (meterstore.TableConfig, bool) {
+	for _, t := range s.Tables {
+		if strings.EqualFold(t.Name(), name) || strings.EqualFold(t.ResolvedName(), name) {
+			return t, true
+		}
+	}
+	return meterstore.TableConfig{}, false
+}
+
+// resolution publishes a table's resolution SQL: run over the table's files
+// by any engine, it gives MeterStore's own answer (the naive sum over the same
+// files overstates wherever a reading was corrected).
+func (s *RESTServer) resolution(w http.ResponseWriter, r *http.Request) {
+	t, ok := s.tableConfig(r.PathValue("table"))
+	if !ok {
+		writeError(w, 404, "NoSuchTableException", "no table "+r.PathValue("table"))
+		return
+	}
+	if r.URL.Query().Get("format") == "json" {
+		writeJSON(w, 200, resolutionEntry(t))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, t.ResolutionSQL())
+}
+
+func resolutionEntry(t meterstore.TableConfig) map[string]any {
+	return map[string]any{"table": t.Name(), "resolved_name": t.ResolvedName(), "merge_key": t.MergeKey(),
+		"resolution_sql": t.ResolutionSQL(), "template": meterstore.ResolutionTemplate()}
+}
+
+func (s *RESTServer) resolutionAll(w http.ResponseWriter, r *http.Request) {
+	out := []map[string]any{}
+	for _, t := range s.Tables {
+		out = append(out, resolutionEntry(t))
+	}
+	writeJSON(w, 200, map[string]any{"tables": out})
+}
+
+func secretKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"secret", "access-key", "access_key", "token", "password", "credential", "session-key"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func scrub(p map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p {
+		if !secretKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package serve_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"meterstore"
+	"meterstore/serve"
+)
+
+func TestIcebergREST(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	users := f.users(t,
+		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
+		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
+	)
+	cfg := f.s.Table().Config
+	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{cfg}, Users: users, Log: f.log}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+
+	cat, err := rest.NewCatalog(ctx, "facade", hs.URL, rest.WithCredential("admin:s3cret"))
+	require.NoError(t, err)
+
+	t.Run("namespaces and tables", func(t *testing.T) {
+		nss, err := cat.ListNamespaces(ctx, nil)
+		require.NoError(t, err)
+		require.Contains(t, nss, table.Identifier{"meterstore"})
+		var names []string
+		for id, err := range cat.ListTables(ctx, table.Identifier{"meterstore"}) {
+			require.NoError(t, err)
+			names = append(names, id[len(id)-1])
+		}
+		require.Contains(t, names, cfg.Name())
+	})
+
+	t.Run("load a table and plan a scan", func(t *testing.T) {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{"meterstore", cfg.Name()})
+		require.NoError(t, err)
+		direct := f.s.Table().Cold.Iceberg()
+		require.Equal(t, direct.MetadataLocation(), tbl.MetadataLocation())
+		require.Equal(t, direct.Metadata().CurrentSnapshot().SnapshotID, tbl.Metadata().CurrentSnapshot().SnapshotID)
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		require.NoError(t, err)
+		require.NotEmpty(t, tasks)
+		var records int64
+		for _, task := range tasks {
+			records += task.File.Count()
+		}
+		var cold int64
+		res, err := f.s.Engine.Query(ctx, `SELECT count(*) FROM readings_versions WHERE "from" < $1`, f.cut)
+		require.NoError(t, err)
+		cold = res.Rows[0][0].(int64)
+		require.Equal(t, cold, records, "every archived version is in the files the façade's metadata lists")
+	})
+
+	get := func(t *testing.T, method, path, user, pw string) (int, string) {
+		req, err := http.NewRequest(method, hs.URL+path, strings.NewReader("{}"))
+		require.NoError(t, err)
+		if user != "" {
+			req.SetBasicAuth(user, pw)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	t.Run("mutations answer 405 with the reason", func(t *testing.T) {
+		for _, m := range [][2]string{
+			{"POST", "/v1/namespaces"},
+			{"DELETE", "/v1/namespaces/meterstore"},
+			{"POST", "/v1/namespaces/meterstore/tables"},
+			{"POST", "/v1/namespaces/meterstore/tables/" + cfg.Name()},
+			{"DELETE", "/v1/namespaces/meterstore/tables/" + cfg.Name()},
+			{"POST", "/v1/tables/rename"},
+			{"POST", "/v1/transactions/commit"},
+		} {
+			code, body := get(t, m[0], m[1], "admin", "s3cret")
+			require.Equal(t, 405, code, "%s %s: %s", m[0], m[1], body)
+			require.Contains(t, body, "MeterStore knowing")
+		}
+		require.Error(t, cat.DropTable(ctx, table.Identifier{"meterstore", cfg.Name()}))
+		_, err := cat.LoadTable(ctx, table.Identifier{"meterstore", cfg.Name()})
+		require.NoError(t, err, "the table is still there")
+	})
+
+	t.Run("no credentials in responses", func(t *testing.T) {
+		code, body := get(t, "GET", "/v1/namespaces/meterstore/tables/"+cfg.Name(), "admin", "s3cret")
+		require.Equal(t, 200, code)
+		for _, s := range []string{"s3.access-key-id", "s3.secret-access-key", "session-token", "password"} {
+			require.NotContains(t, body, s)
+		}
+	})
+
+	t.Run("authentication and scope", func(t *testing.T) {
+		code, _ := get(t, "GET", "/v1/namespaces", "", "")
+		require.Equal(t, 401, code)
+		code, _ = get(t, "GET", "/v1/namespaces", "admin", "wrong")
+		require.Equal(t, 401, code)
+		code, body := get(t, "GET", "/v1/namespaces", "alice", "alice-pw")
+		require.Equal(t, 403, code, body)
+		code, _ = get(t, "GET", "/healthz", "", "")
+		require.Equal(t, 200, code)
+		code, _ = get(t, "GET", "/readyz", "", "")
+		require.Equal(t, 200, code)
+	})
+
+	t.Run("published resolution SQL", func(t *testing.T) {
+		code, body := get(t, "GET", "/v1/meterstore/resolution/"+cfg.Name(), "admin", "s3cret")
+		require.Equal(t, 200, code)
+		require.Equal(t, cfg.ResolutionSQL(), strings.TrimSpace(body))
+		code, body = get(t, "GET", "/v1/meterstore/resolution/"+cfg.ResolvedName()+"?format=json", "admin", "s3cret")
+		require.Equal(t, 200, code)
+		require.Contains(t, body, "resolution_sql")
+	})
+}
+
+var _ = serve.ReasonNoWrites
