@@ -47,6 +47,7 @@ type view struct {
 	knownAt    *time.Time // AsKnownAt: only versions recorded at or before it
 	scope      map[string]string
 	isolated   string // the one table this handle sees (physical name), or ""
+	walled     bool   // run in the walled DuckDB database even without a scope
 }
 
 func (v view) clone() view {
@@ -166,8 +167,19 @@ func (e *Engine) Isolated(table string) (*Engine, error) {
 	return e.derive(v), nil
 }
 
-// Confined reports whether the handle is scoped or isolated.
-func (e *Engine) Confined() bool { return len(e.view.scope) > 0 || e.view.isolated != "" }
+// Confined reports whether the handle is scoped, isolated or walled: its
+// statements then run in the DuckDB database walled off from the file system.
+func (e *Engine) Confined() bool { return len(e.view.scope) > 0 || e.view.isolated != "" || e.view.walled }
+
+// Walled returns a handle that sees every table, unscoped, but runs its
+// statements in the walled DuckDB database (no file access outside the
+// warehouse, configuration locked): what a server gives a user it trusts with
+// every row but not with the server's file system.
+func (e *Engine) Walled() *Engine {
+	v := e.view.clone()
+	v.walled = true
+	return e.derive(v)
+}
 
 // Scope returns the handle's scope as sorted "column=value" pairs.
 func (e *Engine) Scope() []string {

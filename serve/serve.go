@@ -102,18 +102,11 @@ func (u *Users) Session(name string) (*engine.Engine, error) {
 }
 
 // sessionEngine derives a session's handle from the server's: the user's
-// scope, and — when the deployment has a single table — isolation to it, so
-// the session runs in the engine's walled DuckDB database (no file access,
-// locked configuration) even without a scope.
+// scope, and always the engine's walled DuckDB database (no file access
+// outside the warehouse, locked configuration) — a server never runs a
+// statement where the shell's unrestricted handle lives.
 func sessionEngine(base *engine.Engine, scope string) (*engine.Engine, error) {
-	e := base
-	if ts := base.Tables(); len(ts) == 1 {
-		iso, err := e.Isolated(ts[0].Name())
-		if err != nil {
-			return nil, err
-		}
-		e = iso
-	}
+	e := base.Walled()
 	scope = strings.TrimSpace(scope)
 	if scope == "" {
 		return e, nil
