@@ -66,7 +66,13 @@ var errCrash = errors.New("injected crash")
 
 func newEnv(t testing.TB, now time.Time, cfgs ...meterstore.TableConfig) *env {
 	t.Helper()
-	e := &env{ctx: context.Background(), dsn: pgtest.Database(t), wh: t.TempDir(), cfgs: cfgs, now: now}
+	return newEnvOn(t, pgtest.Database(t), now, cfgs...)
+}
+
+// newEnvOn opens a store over the database dsn (a dedicated cluster's).
+func newEnvOn(t testing.TB, dsn string, now time.Time, cfgs ...meterstore.TableConfig) *env {
+	t.Helper()
+	e := &env{ctx: context.Background(), dsn: dsn, wh: t.TempDir(), cfgs: cfgs, now: now}
 	e.archiveCrash.Store("")
 	e.cur = e.open(t, nil)
 	return e
@@ -197,6 +203,8 @@ func asInt(t testing.TB, v any) int64 {
 	require.Failf(t, "not an integer", "%T %v", v, v)
 	return 0
 }
+
+var zeroT time.Time
 
 func ptr(p *string) string {
 	if p == nil {

@@ -306,7 +306,7 @@ func TestPGWireStreamsLargeResults(t *testing.T) {
 		return m.HeapAlloc
 	}
 	base := heap()
-	const total = 2_000_000
+	const total = 10_000_000
 	rows, err := c.Query(ctx, `SELECT i, i * 2 AS j, 'row ' || i::VARCHAR AS s, TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_seconds(i) AS t FROM range(`+fmt.Sprint(total)+`) r(i)`)
 	require.NoError(t, err)
 	var n, peak uint64

@@ -41,6 +41,7 @@ type demoOptions struct {
 	seed        uint64
 	minuteShare float64
 	batchRows   int
+	corrections float64
 }
 
 func runDemo(ctx context.Context, args []string, io stdio) error {
@@ -54,6 +55,7 @@ func runDemo(ctx context.Context, args []string, io stdio) error {
 	fs.Uint64Var(&opt.seed, "seed", 0xDE30, "workload seed; the same seed loads the same portfolio")
 	fs.Float64Var(&opt.minuteShare, "minute-share", 0.02, "fraction of MaLos metered every minute instead of every 15 minutes")
 	fs.IntVar(&opt.batchRows, "batch-rows", 20_000, "rows per Append call")
+	fs.Float64Var(&opt.corrections, "correction-rate", 0.02, "fraction of (MaLo, channel, day) groups restated later")
 	fs.BoolVar(&noShell, "no-shell", false, "load and exit")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
@@ -142,7 +144,7 @@ Then try .explain on one of them, .watermark, .snapshots, .mode historical, .aso
 func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) error {
 	w := testkit.NewWorkload(opt.seed)
 	w.MaLos, w.Days, w.Start, w.Tenants = opt.malos, opt.days, demoStart, 2
-	w.MinuteShare, w.GapRate, w.RedeliveryRate, w.CorrectionRate = opt.minuteShare, 0.002, 0.01, 0.02
+	w.MinuteShare, w.GapRate, w.RedeliveryRate, w.CorrectionRate = opt.minuteShare, 0.002, 0.01, opt.corrections
 	w.SharedMaLoShare = 0.05
 	cfg := w.IntervalTable("readings_versions").MustBuild()
 	d.tables = []meterstore.TableConfig{cfg}

@@ -112,7 +112,7 @@ func deploymentArgs(t *testing.T) []string {
 func tinyDemo(t *testing.T) []string {
 	t.Helper()
 	dep := deploymentArgs(t)
-	r := msql(t, "", append([]string{"demo", "--no-shell", "--malos", "5", "--days", "10", "--minute-share", "0"}, dep...)...)
+	r := msql(t, "", append([]string{"demo", "--no-shell", "--malos", "5", "--days", "10", "--minute-share", "0", "--correction-rate", "0.3"}, dep...)...)
 	require.Equal(t, 0, r.code, "demo failed: %s", r.stderr)
 	return dep
 }

@@ -45,6 +45,10 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 		fmt.Fprintln(io.out, r.String())
+		if r.Healthy && len(r.Detached) > 0 {
+			fmt.Fprintf(io.out, "%s: warning: partitions detached and not dropped (an interrupted archival; msql archive finishes it): %s\n",
+				r.Table, strings.Join(r.Detached, ", "))
+		}
 		if !r.Healthy {
 			bad = append(bad, r.String())
 		}

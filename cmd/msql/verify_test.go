@@ -14,7 +14,8 @@ func TestVerifyCommand(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "readings_versions: healthy, watermark 2025-")
 
-	// A partition detached by hand looks like an interrupted archival: violated, exit 3.
+	// A partition detached by hand looks like an interrupted archival: reported.
+	// (Rows left below the watermark — exit 3 — are not provoked here yet.)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dep[1])
 	require.NoError(t, err)
@@ -25,7 +26,7 @@ func TestVerifyCommand(t *testing.T) {
 	_, err = conn.Exec(ctx, "ALTER TABLE readings_versions DETACH PARTITION "+part)
 	require.NoError(t, err)
 	r = msql(t, "", append([]string{"verify"}, dep...)...)
-	require.Equal(t, 3, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stderr, "tiering invariant violated")
-	require.Contains(t, r.stderr, "Try: msql archive")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "warning: partitions detached and not dropped")
+	require.Contains(t, r.stdout, part)
 }
