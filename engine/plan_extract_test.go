@@ -235,6 +235,20 @@ func TestStoredBalancingDayRewrite(t *testing.T) {
 		f.walk(root, nil)
 		out, err := deserialize(ctx, conn, root)
 		require.NoError(t, err)
-		require.Equal(t, tc.rewritten, !strings.Contains(out, "meter_balancing_day"), "%s → %s", tc.sql, out)
+		require.Equal(t, tc.rewritten, strings.Contains(out, "balancing_day AS"), "%s → %s", tc.sql, out)
 	}
+}
+
+func TestStoredBalancingDayKeepsTheColumnName(t *testing.T) {
+	conn := duckConn(t)
+	ctx := context.Background()
+	ts := &tableState{cfg: testConfig(t)}
+	f := &finder{relations: map[string]relation{"readings": {table: ts, resolved: true}}}
+	root, err := serialize(ctx, conn, `SELECT meter_balancing_day("from", sparte) AS day, meter_balancing_day("from", sparte) FROM readings`)
+	require.NoError(t, err)
+	f.walk(root, nil)
+	out, err := deserialize(ctx, conn, root)
+	require.NoError(t, err)
+	require.Contains(t, out, `balancing_day AS "day"`)
+	require.Contains(t, out, `balancing_day AS "meter_balancing_day(""from"", sparte)"`)
 }

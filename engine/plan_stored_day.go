@@ -26,12 +26,18 @@ func storedBalancingDay(sel node, mine []*reference, total int) bool {
 			}
 			if x["class"] == "FUNCTION" {
 				if col, ok := balancingDayColumn(x, mine, total); ok {
+					// Keep the name the call would have had: its alias, or
+					// the spelling DuckDB gives an unaliased call.
+					alias, _ := x["alias"].(string)
+					if alias == "" {
+						alias = `meter_balancing_day("from", sparte)`
+					}
 					for k := range x {
 						delete(x, k)
 					}
 					x["class"] = "COLUMN_REF"
 					x["type"] = "COLUMN_REF"
-					x["alias"] = ""
+					x["alias"] = alias
 					x["query_location"] = locationUnknown
 					x["column_names"] = col
 					changed = true

@@ -197,7 +197,7 @@ func (s *Store) CreateTables(ctx context.Context, now time.Time) error {
 	s.pk = pk
 	s.mu.Unlock()
 	step := s.cfg.PartitionStep()
-	return s.EnsurePartitions(ctx, now.Add(-step), now.Add(s.cfg.PartitionHeadroom()))
+	return s.ensurePartitions(ctx, now.Add(-step), now.Add(s.cfg.PartitionHeadroom()), true)
 }
 
 func ensureBtreeGist(ctx context.Context, tx pgx.Tx) error {

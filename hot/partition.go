@@ -66,6 +66,14 @@ func pgTimestamp(t time.Time) string {
 // A range whose partition exists as a detached table (being archived) is refused
 // with ErrPartitionDetached: rows there belong to the cold tier.
 func (s *Store) EnsurePartitions(ctx context.Context, from, to time.Time) error {
+	return s.ensurePartitions(ctx, from, to, false)
+}
+
+// ensurePartitions creates the missing partitions of [from, to). Pre-creation
+// (skipDetached) leaves a detached window alone instead of refusing: it writes
+// nothing there, and an archival run that was interrupted must not stop the
+// store from opening — the next run recovers the window.
+func (s *Store) ensurePartitions(ctx context.Context, from, to time.Time, skipDetached bool) error {
 	if !to.After(from) {
 		return nil
 	}
@@ -113,8 +121,13 @@ func (s *Store) EnsurePartitions(ctx context.Context, from, to time.Time) error 
 			return err
 		}
 	}
+	var created []time.Time
 	for _, start := range missing {
 		name := s.PartitionName(start)
+		if detached[name] && skipDetached {
+			continue
+		}
+		created = append(created, start)
 		if detached[name] {
 			return fmt.Errorf("%w: %s holds [%s, %s) and is detached for archival; rows there belong to the cold tier, route them through the engine's append",
 				ErrPartitionDetached, name, start.Format(time.RFC3339), start.Add(step).Format(time.RFC3339))
@@ -129,7 +142,7 @@ func (s *Store) EnsurePartitions(ctx context.Context, from, to time.Time) error 
 		return fmt.Errorf("create partitions of %s: commit: %w", s.cfg.Name(), err)
 	}
 	s.mu.Lock()
-	for _, t := range missing {
+	for _, t := range created {
 		s.known[t.UnixMicro()] = true
 	}
 	s.mu.Unlock()

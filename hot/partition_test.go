@@ -94,3 +94,19 @@ func TestIntegrityConstraintsOff(t *testing.T) {
 		iv(maloA, obisImport, day10, time.Hour, "1", 20260310000001)))
 	require.NoError(t, err, "detection, not refusal")
 }
+
+// TestCreateTablesSkipsADetachedWindow: an interrupted archival run leaves a
+// detached partition near now; opening the store again must not fail on it.
+func TestCreateTablesSkipsADetachedWindow(t *testing.T) {
+	ctx := context.Background()
+	now := testNow
+	s, _ := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	parts, err := s.Partitions(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Detach(ctx, parts[0]))
+	require.NoError(t, s.CreateTables(ctx, now), "pre-creation leaves the detached window alone")
+	det, err := s.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Len(t, det, 1)
+	require.ErrorIs(t, s.EnsurePartitions(ctx, parts[0].From, parts[0].To), hot.ErrPartitionDetached, "a write there is still refused")
+}
