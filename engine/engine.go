@@ -183,13 +183,6 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 		if err := e.registerTableFunctions(conn); err != nil {
 			return err
 		}
-		// DuckDB 1.5.6's top_n_window_elimination raises "INTERNAL Error: Failed
-		// to cast expression to type" on the resolution plan (ROW_NUMBER … = 1 over
-		// a UNION of read_parquet and a table function, with a range filter).
-		// Resolution does not need it: the rank filter keeps one row per key.
-		if _, err := conn.ExecContext(ctx, "SET GLOBAL disabled_optimizers = 'top_n_window_elimination'"); err != nil {
-			return err
-		}
 		if e.cfg.Threads > 0 {
 			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", e.cfg.Threads)); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
@@ -92,6 +93,8 @@ type Rows struct {
 	cancel     context.CancelFunc
 	closed     bool
 	err        error
+	// resetOptimizer: the statement ran with top_n_window_elimination off.
+	resetOptimizer bool
 }
 
 // Rows plans and starts one SELECT. Memory is bounded by DuckDB's vector size
@@ -112,14 +115,44 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	for _, s := range p.scans {
 		s.ctx = ctx
 	}
-	rows, err := conn.QueryContext(ctx, p.sql, args...)
+	rows, reset, err := runWithOptimizerFallback(ctx, conn, p.sql, args)
 	if err != nil {
+		if reset {
+			resetOptimizer(conn)
+		}
 		p.release(e)
 		conn.Close()
 		cancel()
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	return &Rows{Rows: rows, Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel}, nil
+	return &Rows{Rows: rows, Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, resetOptimizer: reset}, nil
+}
+
+// optimizerBug is DuckDB 1.5.6's top_n_window_elimination failing on some
+// resolution plans (ROW_NUMBER() = 1 over a union of a range-filtered
+// read_parquet and the hot scan). The optimizer makes resolution about 4×
+// cheaper, so it stays on, and a statement it fails on is re-planned without it
+// on the same connection.
+const optimizerBug = "Failed to cast expression to type"
+
+// runWithOptimizerFallback runs q; reset reports whether the connection's
+// optimizer setting must be restored once the rows are closed.
+func runWithOptimizerFallback(ctx context.Context, conn *sql.Conn, q string, args []any) (rows *sql.Rows, reset bool, err error) {
+	rows, err = conn.QueryContext(ctx, q, args...)
+	if err == nil || !strings.Contains(err.Error(), optimizerBug) {
+		return rows, false, err
+	}
+	if _, serr := conn.ExecContext(ctx, "SET disabled_optimizers = 'top_n_window_elimination'"); serr != nil {
+		return nil, false, err
+	}
+	rows, err = conn.QueryContext(ctx, q, args...)
+	return rows, true, err
+}
+
+func resetOptimizer(conn *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = conn.ExecContext(ctx, "RESET disabled_optimizers")
 }
 
 // Close ends the statement and checks the boundary it read against.
@@ -136,6 +169,9 @@ func (r *Rows) Close() error {
 		err = r.e.checkBoundary(r.ctx, r.p)
 	}
 	r.p.release(r.e)
+	if r.resetOptimizer {
+		resetOptimizer(r.conn)
+	}
 	r.conn.Close()
 	r.cancel()
 	r.err = err
