@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
@@ -50,6 +51,10 @@ type env struct {
 	coldCrash    atomic.Bool  // fail the next cold-append commit
 	commitCrash  atomic.Bool  // fail the next archival commit (catalog BeforeCommit)
 
+	// onAcquire, when set, runs before every pool acquire of every handle (a
+	// hot page is one acquire): the fault tests' way into the middle of a scan.
+	onAcquire atomic.Pointer[func()]
+
 	cur *handle
 }
 
@@ -83,7 +88,15 @@ func (e *env) open(t testing.TB, tune func(*store.Config)) *handle {
 	t.Helper()
 	h := &handle{}
 	var err error
-	h.pool, err = pgxpool.New(e.ctx, e.dsn)
+	pc, err := pgxpool.ParseConfig(e.dsn)
+	require.NoError(t, err)
+	pc.PrepareConn = func(context.Context, *pgx.Conn) (bool, error) {
+		if f := e.onAcquire.Load(); f != nil {
+			(*f)()
+		}
+		return true, nil
+	}
+	h.pool, err = pgxpool.NewWithConfig(e.ctx, pc)
 	require.NoError(t, err)
 	t.Cleanup(h.pool.Close)
 	h.cat, err = catalog.Open(e.ctx, catalog.Options{DSN: e.dsn, Warehouse: "file://" + e.wh, Pool: h.pool,

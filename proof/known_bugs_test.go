@@ -7,8 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"meterstore"
 	"meterstore/archive"
 	"meterstore/hot"
+	"meterstore/metering"
 	"meterstore/testkit"
 )
 
@@ -70,4 +72,23 @@ func TestReopenWithDetachedPartitionNearNow(t *testing.T) {
 	tbl, _ := h.st.Table(f.cfg.Name())
 	_, err = tbl.Archive(e.ctx, archiveNow(f.cfg, f.first.Add(48*time.Hour)), 0)
 	require.NoError(t, err)
+}
+
+// TestCodedColumnRefusalHasNoKind pins that a value outside a coded column's
+// declared vocabulary (meterstore.Column.Values) is refused with a plain
+// fmt.Errorf: no sentinel or type a caller can branch on (not metering.ErrInvalid,
+// not a *metering.CodeError), unlike every other bad-input refusal. Same for a
+// NOT NULL column left empty and an undeclared column (config.go Column.Canonical,
+// row.go Encode).
+func TestCodedColumnRefusalHasNoKind(t *testing.T) {
+	knownBug(t, "meterstore.Column.Canonical refuses an undeclared code with an untyped error (no errors.Is/As kind)")
+	cfg := meterstore.TableSpec{Name: "readings_versions", Columns: []meterstore.Column{
+		{Name: "anlage", Kind: meterstore.Attribute, Nullable: true, Check: meterstore.ValueCheck{Kind: meterstore.CheckMalo}},
+		{Name: "tarif", Kind: meterstore.Attribute, Nullable: true, Values: []string{"HT", "NT"}},
+	}}.MustBuild()
+	s := mkDelivery(t, badOp1, badDay, 2, "1", 20251015000001)
+	s.Extra["tarif"] = "ht"
+	_, err := cfg.Encode(s)
+	require.Error(t, err)
+	require.ErrorIs(t, err, metering.ErrInvalid, "%v", err)
 }

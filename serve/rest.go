@@ -98,7 +98,9 @@ func (s *RESTServer) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/oauth/tokens", s.token)
 	api := http.NewServeMux()
 	api.HandleFunc("GET /v1/config", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"defaults": map[string]string{}, "overrides": map[string]string{}})
+		// The endpoints list is authoritative for a client: it advertises the
+		// read routes only, so a spec-following client never attempts a write.
+		writeJSON(w, 200, map[string]any{"defaults": map[string]string{}, "overrides": map[string]string{}, "endpoints": readEndpoints})
 	})
 	api.HandleFunc("GET /v1/namespaces", s.listNamespaces)
 	api.HandleFunc("GET /v1/namespaces/{ns}", s.getNamespace)
@@ -300,6 +302,19 @@ func (s *RESTServer) loadTable(w http.ResponseWriter, r *http.Request) {
 	// "config" is where a catalog would hand out storage credentials; this
 	// one never does.
 	writeJSON(w, 200, map[string]any{"metadata-location": tbl.MetadataLocation(), "metadata": md, "config": map[string]string{}})
+}
+
+// readEndpoints are the Iceberg REST routes the façade serves, as the spec
+// spells them in the config response.
+var readEndpoints = []string{
+	"GET /v1/{prefix}/namespaces",
+	"GET /v1/{prefix}/namespaces/{namespace}",
+	"HEAD /v1/{prefix}/namespaces/{namespace}",
+	"GET /v1/{prefix}/namespaces/{namespace}/tables",
+	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+	"HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+	"GET /v1/{prefix}/namespaces/{namespace}/views",
+	"GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
 }
 
 // viewCatalog is the part of a catalog that keeps Iceberg views (iceberg-go's

@@ -43,6 +43,23 @@ func TestIcebergREST(t *testing.T) {
 		require.Contains(t, names, cfg.Name())
 	})
 
+	t.Run("list and load the resolved view", func(t *testing.T) {
+		var views []string
+		for id, err := range cat.ListViews(ctx, table.Identifier{"meterstore"}) {
+			require.NoError(t, err)
+			views = append(views, id[len(id)-1])
+		}
+		require.Contains(t, views, cfg.ResolvedName(), "the façade lists the Iceberg view next to the table")
+		v, err := cat.LoadView(ctx, table.Identifier{"meterstore", cfg.ResolvedName()})
+		require.NoError(t, err)
+		dialects := map[string]bool{}
+		for _, r := range v.CurrentVersion().Representations {
+			require.Equal(t, cfg.ResolutionSQL(), r.Sql, "the view's SQL is the published resolution statement")
+			dialects[r.Dialect] = true
+		}
+		require.True(t, dialects["spark"] && dialects["trino"] && dialects["duckdb"], "%v", dialects)
+	})
+
 	t.Run("load a table and plan a scan", func(t *testing.T) {
 		tbl, err := cat.LoadTable(ctx, table.Identifier{"meterstore", cfg.Name()})
 		require.NoError(t, err)
