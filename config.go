@@ -190,7 +190,7 @@ type Column struct {
 func (c Column) Canonical(v *string) (*string, error) {
 	if v == nil {
 		if !c.Nullable {
-			return nil, fmt.Errorf("column %s is NOT NULL: every row needs a value", c.Name)
+			return nil, fmt.Errorf("%w: column %s is NOT NULL: every row needs a value", metering.ErrInvalid, c.Name)
 		}
 		return nil, nil
 	}
@@ -200,7 +200,13 @@ func (c Column) Canonical(v *string) (*string, error) {
 				return v, nil
 			}
 		}
-		return nil, fmt.Errorf("column %s: %q is not in its declared values %v", c.Name, *v, c.Values)
+		ce := &metering.CodeError{Kind: "column " + c.Name, Value: *v, Allowed: c.Values}
+		for _, allowed := range c.Values {
+			if strings.EqualFold(strings.TrimSpace(*v), allowed) {
+				ce.Canonical = allowed
+			}
+		}
+		return nil, ce
 	}
 	if c.Check.Kind != CheckNone {
 		s, err := c.Check.Canonical(*v)

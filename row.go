@@ -66,7 +66,7 @@ func (c TableConfig) Encode(s StoredSeries) ([]Row, error) {
 	}
 	for name := range s.Extra {
 		if _, ok := c.Column(name); !ok {
-			return nil, fmt.Errorf("column %q is not declared on table %s; declare it in extra_columns", name, c.Name())
+			return nil, fmt.Errorf("%w: column %q is not declared on table %s; declare it in extra_columns", metering.ErrInvalid, name, c.Name())
 		}
 	}
 	extra := make([]*string, len(c.spec.Columns))

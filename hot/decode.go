@@ -109,6 +109,12 @@ func (d *decoder) readAll(res pgx.Rows, out []meterstore.Row) ([]meterstore.Row,
 	defer res.Close()
 	fds := res.FieldDescriptions()
 	if len(fds) != len(d.cols) {
+		// No result description: the query itself failed (a lost connection,
+		// a server shut down); report that, not its symptom.
+		res.Close()
+		if err := res.Err(); err != nil {
+			return out, err
+		}
 		return out, fmt.Errorf("decode: %d result columns for %d selected", len(fds), len(d.cols))
 	}
 	var tm *pgtype.Map

@@ -116,10 +116,20 @@ func IsCheckViolation(err error) (constraint string, ok bool) {
 	return "", false
 }
 
-// mapWriteError turns an exclusion violation into the typed error naming its rule.
+// mapWriteError turns an exclusion violation into the typed error naming its
+// rule, and a row with no partition into ErrPartitionDetached: a partition this
+// process knew was detached by an archiver elsewhere, and the row belongs to
+// whichever tier owns it after that archival (store.Append re-routes on it).
 func (s *Store) mapWriteError(err error) error {
 	var pg *pgconn.PgError
-	if !errors.As(err, &pg) || pg.Code != "23P01" {
+	if !errors.As(err, &pg) {
+		return err
+	}
+	if pg.Code == "23514" && strings.HasPrefix(pg.Message, "no partition of relation") {
+		s.forgetAll()
+		return fmt.Errorf("%w: %s (another process detached the partition for archival; nothing was written): %w", ErrPartitionDetached, pg.Message, pg)
+	}
+	if pg.Code != "23P01" {
 		return err
 	}
 	switch {

@@ -328,6 +328,9 @@ func (s *Store) forget(p Partition) {
 	}
 }
 
+// forgetAll drops the cache of partitions known to exist.
+func (s *Store) forgetAll() { s.forget(Partition{}) }
+
 // Detach detaches an attached partition (ALTER TABLE … DETACH PARTITION). From then
 // on an insert into its range fails instead of landing where no query looks, and
 // EnsurePartitions refuses to recreate it while the detached table exists.

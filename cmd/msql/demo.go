@@ -103,7 +103,7 @@ func runDemo(ctx context.Context, args []string, io stdio) error {
 		return nil
 	}
 	fmt.Fprint(io.out, demoTour)
-	es, err := newEngineSession(d, nil)
+	es, err := newEngineSession(ctx, d, nil)
 	if err != nil {
 		return err
 	}

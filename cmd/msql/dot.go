@@ -45,11 +45,11 @@ func init() {
 		".explain":    {"QUERY", "the engine's split: ranges, elision, files pruned/kept, the SQL sent to PostgreSQL", (*shell).dotExplain, true},
 		".watermark":  {"", "each table's tiering watermark and current snapshot", (*shell).dotWatermark, true},
 		".snapshots":  {"[table]", "the Iceberg snapshots with their watermarks", (*shell).dotSnapshots, true},
-		".asof":       {"SNAPSHOT|TIMESTAMP [VERSION] | off", "read Iceberg pinned to a snapshot (or the one current at TIMESTAMP), optionally under a version ceiling", (*shell).dotAsOf, true},
+		".asof":       {"SNAPSHOT|TIMESTAMP [VERSION] | off", "read Iceberg pinned to a snapshot, or to each table's snapshot current at TIMESTAMP, optionally under a version ceiling", (*shell).dotAsOf, true},
 		".known-at":   {"TIMESTAMP | off", "only versions recorded at or before TIMESTAMP", (*shell).dotKnownAt, true},
 		".scope":      {"COLUMN VALUE", "confine the session to a merge-key column value (cannot be undone)", (*shell).dotScope, true},
-		".refresh":    {"", "re-read the Iceberg tables (and the system tables when available)", (*shell).dotRefresh, true},
-		".export":     {"FILE.parquet|FILE.csv QUERY", "write a query's result; Parquet records the watermark and snapshot in its key-value metadata", (*shell).dotExport, true},
+		".refresh":    {"", "re-read the Iceberg tables and recompute the system tables (system.tables, .config, .resolution, .snapshots)", (*shell).dotRefresh, true},
+		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
 		".status":     {"", "the session's read mode, pins and scope", (*shell).dotStatus, true},
 	}
 }
@@ -380,18 +380,9 @@ func (sh *shell) dotAsOf(args []string, _ string) error {
 		if err != nil {
 			return err
 		}
-		tb, err := sh.es.d.table("")
-		if err != nil {
-			return err
-		}
-		if err := tb.Cold().Refresh(sh.ctx); err != nil {
-			return err
-		}
-		snap, err := tb.Cold().SnapshotAt(sh.ctx, at)
-		if err != nil {
-			return err
-		}
-		pin.snapshot, pin.label = snap.ID, fmt.Sprintf("snapshot %d (current at %s)", snap.ID, at.Format(time.RFC3339))
+		// engine.AsOfTime pins each table to its snapshot current at the
+		// instant; an instant before the first snapshot fails when read.
+		pin.at, pin.label = &at, "snapshot current at "+at.Format(time.RFC3339)
 		args = append([]string{args[0]}, verArgs...)
 	}
 	if len(args) == 2 {
@@ -452,7 +443,11 @@ func (sh *shell) dotRefresh(_ []string, _ string) error {
 			return err
 		}
 	}
-	fmt.Fprintln(sh.p.target(), "Iceberg tables re-read. System tables (system.*): not available yet — the engine has no RefreshSystemTables.")
+	now := time.Now()
+	if err := sh.es.d.engine.RefreshSystemTables(sh.ctx, now); err != nil {
+		return err
+	}
+	fmt.Fprintf(sh.p.target(), "Iceberg tables re-read; system.tables, system.config, system.resolution, system.snapshots refreshed at %s\n", now.UTC().Format(time.RFC3339))
 	return nil
 }
 

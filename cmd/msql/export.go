@@ -2,19 +2,31 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"meterstore/engine"
 )
 
 // dotExport writes a query's result to a Parquet or CSV file. The query runs
-// through the engine (planned, split, resolved, confined like any other); its
-// rows are staged in a temporary DuckDB table on the unrestricted handle that
-// only this in-process shell holds, and DuckDB's COPY writes the file — for
-// Parquet with the watermark, the snapshot and the read mode in the key-value
-// metadata.
+// through the engine (planned, split, resolved, confined like any other) as an
+// Arrow stream, and each record batch goes to the file as it arrives: memory
+// is bounded by one batch, whatever the result size. Parquet (ZSTD) carries
+// the boundary the result was computed against in its key-value metadata:
+// meterstore_watermark, meterstore_snapshot, meterstore_read_mode,
+// meterstore_tiers and meterstore_query.
 func (sh *shell) dotExport(_ []string, rest string) error {
 	file, query, ok := strings.Cut(rest, " ")
 	query = strings.TrimSpace(query)
@@ -36,82 +48,164 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 	return nil
 }
 
-func exportQuery(ctx context.Context, es *engineSession, file, format, query string) (int, string, error) {
-	rows, err := es.eng.Rows(ctx, query)
+// exportQuery streams query into file and returns the rows written and the
+// provenance line. The file is written under a temporary name and renamed
+// into place only when the stream ended cleanly, so a failed or cancelled
+// export (or a watermark that moved under it) leaves no partial file.
+func exportQuery(ctx context.Context, es *engineSession, file, format, query string) (int64, string, error) {
+	st, err := es.eng.Stream(ctx, query)
 	if err != nil {
+		if errors.Is(err, engine.ErrNotAQuery) {
+			return 0, "", withHint(err, ".export takes a query")
+		}
 		return 0, "", err
 	}
-	es.running.Store(rows.Provenance)
+	closed := false
+	defer func() {
+		if !closed {
+			st.Close()
+		}
+	}()
+	prov := st.Provenance()
+	es.running.Store(prov)
 	defer es.running.Store(nil)
-	t, err := collectRows(rows.Rows, false)
-	if cerr := rows.Close(); err == nil {
+
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
+		return 0, "", fmt.Errorf("export: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	var n int64
+	switch format {
+	case "parquet":
+		n, err = writeParquet(tmp, st, query)
+	default:
+		n, err = writeCSV(tmp, st)
+	}
+	if err == nil {
+		err = st.Err()
+	}
+	closed = true
+	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, "", err
+		return 0, "", fmt.Errorf("export: %w", err)
 	}
-	prov := rows.Provenance
-	db := es.d.engine.DB()
-	conn, err := db.Conn(ctx)
+	if format != "parquet" { // pqarrow's writer closes the file itself
+		if err := tmp.Close(); err != nil {
+			return 0, "", fmt.Errorf("export: %w", err)
+		}
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return 0, "", fmt.Errorf("export: %w", err)
+	}
+	done = true
+	return n, prov.String(), nil
+}
+
+// exportMetadata is the key-value metadata of an exported Parquet file.
+func exportMetadata(p *engine.Provenance, query string) [][2]string {
+	snap := ""
+	if len(p.SnapshotIDs) > 0 {
+		var ids []string
+		for _, id := range p.SnapshotIDs {
+			ids = append(ids, strconv.FormatInt(id, 10))
+		}
+		snap = strings.Join(ids, ",")
+	}
+	wm := ""
+	if !p.Watermark.IsZero() {
+		wm = p.Watermark.UTC().Format(time.RFC3339Nano)
+	}
+	return [][2]string{
+		{"meterstore_watermark", wm},
+		{"meterstore_snapshot", snap},
+		{"meterstore_read_mode", p.Mode.String()},
+		{"meterstore_tiers", p.Tiers.String()},
+		{"meterstore_query", query},
+	}
+}
+
+func writeParquet(f *os.File, st *engine.Stream, query string) (int64, error) {
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(int64(engine.DefaultStreamBatchRows)))
+	fw, err := pqarrow.NewFileWriter(st.Schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
-		return 0, "", err
+		return 0, err
 	}
-	defer conn.Close()
-	stage := fmt.Sprintf("msql_export_%d", time.Now().UnixNano())
-	var cols []string
-	for i, c := range t.columns {
-		typ := "VARCHAR"
-		if i < len(t.types) && t.types[i] != "" {
-			typ = t.types[i]
+	var n int64
+	for st.Next() {
+		rec := st.Record()
+		if err := fw.Write(rec); err != nil {
+			fw.Close()
+			return n, err
 		}
-		cols = append(cols, quoteIdent(c)+" "+typ)
+		n += rec.NumRows()
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s)", stage, strings.Join(cols, ", "))); err != nil {
-		return 0, "", fmt.Errorf("export: stage: %w", err)
+	if st.Err() != nil {
+		fw.Close()
+		return n, st.Err()
 	}
-	defer conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+stage)
-	const batch = 256
-	for i := 0; i < len(t.rows); i += batch {
-		part := t.rows[i:min(i+batch, len(t.rows))]
-		var ph []string
-		var args []any
-		for _, r := range part {
-			marks := make([]string, len(r))
-			for j := range r {
-				marks[j] = "?"
-				args = append(args, exportValue(r[j]))
+	for _, kv := range exportMetadata(st.Provenance(), query) {
+		if err := fw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
+			fw.Close()
+			return n, err
+		}
+	}
+	return n, fw.Close()
+}
+
+func writeCSV(f *os.File, st *engine.Stream) (int64, error) {
+	w := csv.NewWriter(f)
+	header := make([]string, st.Schema.NumFields())
+	for i, fl := range st.Schema.Fields() {
+		header[i] = fl.Name
+	}
+	if err := w.Write(header); err != nil {
+		return 0, err
+	}
+	var n int64
+	rec := make([]string, len(header))
+	for st.Next() {
+		b := st.Record()
+		for r := 0; r < int(b.NumRows()); r++ {
+			for c := range rec {
+				rec[c] = csvValue(b.Column(c), r)
 			}
-			ph = append(ph, "("+strings.Join(marks, ", ")+")")
+			if err := w.Write(rec); err != nil {
+				return n, err
+			}
 		}
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s VALUES %s", stage, strings.Join(ph, ", ")), args...); err != nil {
-			return 0, "", fmt.Errorf("export: stage rows: %w", err)
+		n += b.NumRows()
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return n, err
 		}
 	}
-	opts := "FORMAT csv, HEADER"
-	if format == "parquet" {
-		snap := int64(0)
-		if len(prov.SnapshotIDs) > 0 {
-			snap = prov.SnapshotIDs[0]
-		}
-		opts = fmt.Sprintf("FORMAT parquet, COMPRESSION zstd, KV_METADATA {meterstore_watermark: %s, meterstore_snapshot: '%d', meterstore_read_mode: %s, meterstore_tiers: %s, meterstore_query: %s}",
-			sqlQuote(prov.Watermark.UTC().Format(time.RFC3339Nano)), snap, sqlQuote(prov.Mode.String()), sqlQuote(prov.Tiers.String()), sqlQuote(query))
-	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("COPY %s TO %s (%s)", stage, sqlQuote(file), opts)); err != nil {
-		return 0, "", fmt.Errorf("export: write %s: %w", file, err)
-	}
-	return len(t.rows), prov.String(), nil
+	w.Flush()
+	return n, w.Error()
 }
 
-// exportValue hands DuckDB a value it binds: exact decimals as their text.
-func exportValue(v any) any {
-	if s, ok := v.(fmt.Stringer); ok {
-		if _, isTime := v.(time.Time); !isTime {
-			return s.String()
-		}
+// csvValue is one cell as text: NULL is empty, timestamps RFC 3339 in UTC,
+// decimals exact.
+func csvValue(col arrow.Array, i int) string {
+	if col.IsNull(i) {
+		return ""
 	}
-	return v
+	switch a := col.(type) {
+	case *array.String:
+		return a.Value(i)
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		return a.Value(i).ToTime(unit).UTC().Format(time.RFC3339Nano)
+	case *array.Date32:
+		return a.Value(i).ToTime().Format("2006-01-02")
+	}
+	return col.ValueStr(i)
 }
-
-func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

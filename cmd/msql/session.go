@@ -51,11 +51,18 @@ type engineSession struct {
 
 type asOfPin struct {
 	snapshot   int64
+	at         *time.Time // pinned to the snapshot current at this instant (engine.AsOfTime)
 	maxVersion *uint64
 	label      string
 }
 
-func newEngineSession(d *deployment, scopes []string) (*engineSession, error) {
+// newEngineSession opens a session over d and fills the system tables
+// (system.tables, system.config, system.resolution, system.snapshots) once, so
+// they are not empty before the first .refresh.
+func newEngineSession(ctx context.Context, d *deployment, scopes []string) (*engineSession, error) {
+	if err := d.engine.RefreshSystemTables(ctx, time.Now()); err != nil {
+		return nil, fmt.Errorf("refresh the system tables: %w", err)
+	}
 	s := &engineSession{d: d}
 	for _, sc := range scopes {
 		col, val, ok := strings.Cut(sc, "=")
@@ -76,7 +83,9 @@ func (s *engineSession) rebuild() error {
 			return err
 		}
 	}
-	if s.asOf != nil {
+	if s.asOf != nil && s.asOf.at != nil {
+		eng = eng.AsOfTime(*s.asOf.at, s.asOf.maxVersion)
+	} else if s.asOf != nil {
 		eng = eng.AsOf(s.asOf.snapshot, s.asOf.maxVersion)
 	} else if eng, err = eng.InReadMode(s.mode); err != nil {
 		return err

@@ -121,7 +121,7 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 			return err
 		}
 		defer d.Close()
-		es, err := newEngineSession(d, f.scope)
+		es, err := newEngineSession(ctx, d, f.scope)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package proof
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -14,26 +13,14 @@ import (
 	"meterstore/testkit"
 )
 
-// knownBug skips a test pinning a bug in another package unless
-// PROOF_KNOWN_BUGS=1, so CI stays green while the reproduction stays runnable.
-func knownBug(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("PROOF_KNOWN_BUGS") == "" {
-		t.Skip("known bug, run with PROOF_KNOWN_BUGS=1: " + reason)
-	}
-}
-
-// TestAppendRacingDetachGetsRawNoPartitionError pins a race between Append and
-// an archival in another process. hot.Store caches the partitions it has
-// ensured (EnsurePartitions' known set); when another process detaches one of
-// them, this process's next write into that window skips the detached-check
-// and its COPY fails with PostgreSQL's raw "no partition of relation … found
-// for row" (SQLSTATE 23514). store.Table.Append only re-routes on
-// hot.ErrPartitionDetached and store.IsRetryable says false, so the caller
-// gets an unclassified error instead of the documented wait-and-re-route.
-// Seen first in TestArchivalRacingIngest.
-func TestAppendRacingDetachGetsRawNoPartitionError(t *testing.T) {
-	knownBug(t, "hot.Write maps a write into a partition detached by another process to a raw 23514, not hot.ErrPartitionDetached (stale EnsurePartitions cache)")
+// TestAppendRacingDetachIsClassified: a race between Append and an archival in
+// another process. hot.Store caches the partitions it has ensured; when another
+// process detaches one of them, this process's next write into that window
+// fails in PostgreSQL ("no partition of relation … found for row", 23514).
+// That must surface as hot.ErrPartitionDetached, on which store.Table.Append
+// waits and re-routes — not as an unclassified error (found first in
+// TestArchivalRacingIngest).
+func TestAppendRacingDetachIsClassified(t *testing.T) {
 	f := newFaultFixture(t, 0xB06, 2, 3)
 	e := newEnv(t, f.first, f.cfg)
 	e.appendAll(t, nil, f.originals[:1]) // process A has written into day 1: its partition is cached
@@ -52,15 +39,13 @@ func TestAppendRacingDetachGetsRawNoPartitionError(t *testing.T) {
 	require.ErrorIs(t, err, hot.ErrPartitionDetached, "got %v after %s", err, time.Since(start))
 }
 
-// TestReopenWithDetachedPartitionNearNow pins that a store cannot be opened —
-// so an interrupted archival cannot be recovered through it — while a
-// partition detached by that archival lies within [Now − partition_step,
-// Now + partition_headroom): store.Open → hot.CreateTables → EnsurePartitions
-// refuses with ErrPartitionDetached. Archive accepts any `now`, so an archival
-// run with a clock ahead of the restarted process (or a settlement lag equal to
-// the step and a crash right after detach) leaves a store that refuses to open.
+// TestReopenWithDetachedPartitionNearNow: a store must open — so an interrupted
+// archival can be recovered through it — while a partition detached by that
+// archival lies within the pre-created range [Now − step, Now + headroom)
+// (found first as store.Open → hot.CreateTables refusing with
+// ErrPartitionDetached). Archive accepts any `now`, so an archival run with a
+// clock ahead of the restarted process leaves exactly this state.
 func TestReopenWithDetachedPartitionNearNow(t *testing.T) {
-	knownBug(t, "store.Open fails with hot.ErrPartitionDetached when an interrupted archival left a detached partition inside the pre-created partition range")
 	f := newFaultFixture(t, 0xB07, 2, 3)
 	o := testkit.NewOracle(f.cfg)
 	e := newEnv(t, f.first, f.cfg)
@@ -74,14 +59,13 @@ func TestReopenWithDetachedPartitionNearNow(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestCodedColumnRefusalHasNoKind pins that a value outside a coded column's
+// TestCodedColumnRefusalHasAKind pins that a value outside a coded column's
 // declared vocabulary (meterstore.Column.Values) is refused with a plain
 // fmt.Errorf: no sentinel or type a caller can branch on (not metering.ErrInvalid,
 // not a *metering.CodeError), unlike every other bad-input refusal. Same for a
 // NOT NULL column left empty and an undeclared column (config.go Column.Canonical,
 // row.go Encode).
-func TestCodedColumnRefusalHasNoKind(t *testing.T) {
-	knownBug(t, "meterstore.Column.Canonical refuses an undeclared code with an untyped error (no errors.Is/As kind)")
+func TestCodedColumnRefusalHasAKind(t *testing.T) {
 	cfg := meterstore.TableSpec{Name: "readings_versions", Columns: []meterstore.Column{
 		{Name: "anlage", Kind: meterstore.Attribute, Nullable: true, Check: meterstore.ValueCheck{Kind: meterstore.CheckMalo}},
 		{Name: "tarif", Kind: meterstore.Attribute, Nullable: true, Values: []string{"HT", "NT"}},
