@@ -169,7 +169,9 @@ func (e *Engine) Isolated(table string) (*Engine, error) {
 
 // Confined reports whether the handle is scoped, isolated or walled: its
 // statements then run in the DuckDB database walled off from the file system.
-func (e *Engine) Confined() bool { return len(e.view.scope) > 0 || e.view.isolated != "" || e.view.walled }
+func (e *Engine) Confined() bool {
+	return len(e.view.scope) > 0 || e.view.isolated != "" || e.view.walled
+}
 
 // Walled returns a handle that sees every table, unscoped, but runs its
 // statements in the walled DuckDB database (no file access outside the
