@@ -292,23 +292,29 @@ func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, p *plan, pins map[
 	if alias == "" {
 		alias, _ = ref.n["table_name"].(string)
 	}
-	colAlias := ref.n["column_name_alias"]
-	if colAlias == nil {
-		colAlias = []any{}
-	}
-	loc := ref.n["query_location"]
-	for k := range ref.n {
-		delete(ref.n, k)
-	}
-	ref.n["type"] = "SUBQUERY"
-	ref.n["alias"] = alias
-	ref.n["sample"] = nil
-	ref.n["query_location"] = loc
-	ref.n["subquery"] = subq
-	ref.n["column_name_alias"] = colAlias
+	replaceWithSubquery(ref.n, alias, subq)
 	p.explain = append(p.explain, explain...)
 	p.prov.Tables = appendUniqueString(p.prov.Tables, cfg.ResolvedName())
 	return nil
+}
+
+// replaceWithSubquery turns a table reference node, in place, into a SUBQUERY
+// reference under alias, keeping its column aliases and source position.
+func replaceWithSubquery(n node, alias string, subq node) {
+	colAlias := n["column_name_alias"]
+	if colAlias == nil {
+		colAlias = []any{}
+	}
+	loc := n["query_location"]
+	for k := range n {
+		delete(n, k)
+	}
+	n["type"] = "SUBQUERY"
+	n["alias"] = alias
+	n["sample"] = nil
+	n["query_location"] = loc
+	n["subquery"] = subq
+	n["column_name_alias"] = colAlias
 }
 
 func appendUnique(xs []int64, x int64) []int64 {

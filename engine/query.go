@@ -52,16 +52,9 @@ func (e *Engine) queryOnce(ctx context.Context, q string, args []any) (*Result, 
 		res.Types = append(res.Types, c.DatabaseTypeName())
 	}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := ScanValues(rows.Rows, len(cols))
+		if err != nil {
 			return nil, err
-		}
-		for i, v := range vals {
-			vals[i] = Normalize(v)
 		}
 		res.Rows = append(res.Rows, vals)
 	}
@@ -69,6 +62,22 @@ func (e *Engine) queryOnce(ctx context.Context, q string, args []any) (*Result, 
 		return nil, err
 	}
 	return res, nil
+}
+
+// ScanValues scans the current row of n columns into Go values, normalised.
+func ScanValues(rows *sql.Rows, n int) ([]any, error) {
+	vals := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		vals[i] = Normalize(v)
+	}
+	return vals, nil
 }
 
 // Normalize converts DuckDB driver values to the types reporting code wants:
@@ -233,12 +242,8 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 	d := &Description{Provenance: &p.prov}
 	cols, _ := rows.Columns()
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := ScanValues(rows, len(cols))
+		if err != nil {
 			return nil, err
 		}
 		name, _ := vals[0].(string)

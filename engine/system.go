@@ -183,20 +183,7 @@ func (e *Engine) rewriteSystemRefs(ctx context.Context, conn *sql.Conn, catalog 
 		if alias == "" {
 			alias = r.name
 		}
-		colAlias := r.n["column_name_alias"]
-		if colAlias == nil {
-			colAlias = []any{}
-		}
-		loc := r.n["query_location"]
-		for k := range r.n {
-			delete(r.n, k)
-		}
-		r.n["type"] = "SUBQUERY"
-		r.n["alias"] = alias
-		r.n["sample"] = nil
-		r.n["query_location"] = loc
-		r.n["subquery"] = sub
-		r.n["column_name_alias"] = colAlias
+		replaceWithSubquery(r.n, alias, sub)
 	}
 	return nil
 }

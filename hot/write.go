@@ -75,15 +75,7 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 			return nil, err
 		}
 	}
-	lo, hi := rows[0].From, rows[0].From
-	for _, r := range rows[1:] {
-		if r.From.Before(lo) {
-			lo = r.From
-		}
-		if r.From.After(hi) {
-			hi = r.From
-		}
-	}
+	lo, hi := fromRange(rows)
 	if err := s.EnsurePartitions(ctx, lo, hi.Add(time.Microsecond)); err != nil {
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
@@ -366,7 +358,13 @@ func (s *Store) Lookup(ctx context.Context, rows []meterstore.Row) ([]meterstore
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	lo, hi := rows[0].From, rows[0].From
+	lo, hi := fromRange(rows)
+	return s.lookup(ctx, s.pool, rows, lo, hi)
+}
+
+// fromRange is the earliest and latest "from" of non-empty rows.
+func fromRange(rows []meterstore.Row) (lo, hi time.Time) {
+	lo, hi = rows[0].From, rows[0].From
 	for _, r := range rows[1:] {
 		if r.From.Before(lo) {
 			lo = r.From
@@ -375,7 +373,7 @@ func (s *Store) Lookup(ctx context.Context, rows []meterstore.Row) ([]meterstore
 			hi = r.From
 		}
 	}
-	return s.lookup(ctx, s.pool, rows, lo, hi)
+	return lo, hi
 }
 
 func (s *Store) lookup(ctx context.Context, q querier, rows []meterstore.Row, lo, hi time.Time) ([]meterstore.Row, error) {
