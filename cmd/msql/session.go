@@ -178,16 +178,9 @@ func collectRows(rows *sql.Rows, closeRows bool) (table, error) {
 		t.types = append(t.types, c.DatabaseTypeName())
 	}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := engine.ScanValues(rows, len(cols))
+		if err != nil {
 			return table{}, err
-		}
-		for i, v := range vals {
-			vals[i] = engine.Normalize(v)
 		}
 		t.rows = append(t.rows, vals)
 	}
