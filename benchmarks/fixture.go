@@ -29,7 +29,14 @@ type fixture struct {
 	coldFiles               []string
 	malos                   []string
 	first, last             time.Time
+	// cleanUntil ends the correction-free stretch at the start of the history:
+	// corrections there are dropped, so its files hold one version each and the
+	// elided path can be measured; later windows carry the realistic 1 %.
+	cleanUntil time.Time
 }
+
+// cleanDays is the length of the correction-free stretch.
+const cleanDays = 30
 
 const hotDays = 7
 
@@ -42,7 +49,11 @@ func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore
 	fx := &fixture{}
 	malos := map[string]bool{}
 	var ordered []meterstore.Row
+	cleanUntil := w.Start.Add(cleanDays * 24 * time.Hour)
 	err := w.Stream(func(d testkit.Delivery) error {
+		if d.Kind == testkit.Correction && d.Series.Intervals[0].From.Before(cleanUntil) {
+			return nil
+		}
 		rows, err := cfg.Encode(d.Series)
 		if err != nil {
 			return err
@@ -66,6 +77,7 @@ func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore
 	fx.first, fx.last = wins[0], wins[len(wins)-1].Add(24*time.Hour)
 	fx.watermark = wins[len(wins)-hotDays]
 	fx.now = fx.last.Add(time.Hour)
+	fx.cleanUntil = cleanUntil
 	for m := range malos {
 		fx.malos = append(fx.malos, m)
 	}

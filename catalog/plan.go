@@ -31,23 +31,8 @@ type DataFile struct {
 	SizeBytes  int64
 }
 
-const planCacheMax = 256
-
-func (r PlanRequest) key(snap int64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d|%d|%d", snap, unixOrZero(r.From), unixOrZero(r.To))
-	for _, k := range slices.Sorted(maps.Keys(r.Eq)) {
-		fmt.Fprintf(&b, "|%s=%s", k, r.Eq[k])
-	}
-	return b.String()
-}
-
-func unixOrZero(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMicro()
-}
+// planCacheMax bounds the snapshots whose file lists are kept.
+const planCacheMax = 16
 
 func (t *Table) rowFilter(from, to time.Time, eq map[string]string) (iceberg.BooleanExpression, error) {
 	var preds []iceberg.BooleanExpression
@@ -75,10 +60,18 @@ func (t *Table) rowFilter(from, to time.Time, eq map[string]string) (iceberg.Boo
 	return iceberg.NewAnd(preds[0], preds[1], preds[2:]...), nil
 }
 
-// PlanFiles returns the data files a read of req must scan, pruned by partition
-// and column statistics through iceberg-go's planner, with decoded bounds of
-// "from" and "version", and the snapshot planned (0 for an empty table).
-// Results are cached per snapshot id and request: a snapshot never changes.
+// PlanFiles returns the data files a read of req must scan, with decoded bounds
+// of "from" and "version", and the snapshot planned (0 for an empty table).
+//
+// A snapshot never changes, so its whole file list — every file with its
+// partition values and column bounds, read once through iceberg-go's manifests
+// — is cached per snapshot id, and each request is pruned from it in memory:
+// by the "from" range, by identity-partition values, and by the lower/upper
+// bounds of text columns where they are exact (shorter than the 16-character
+// truncation of Iceberg's default metrics). A file whose statistic is missing
+// or truncated is kept: pruning only ever removes what provably cannot match.
+// Reading ~one manifest per archived window on every statement was the fixed
+// cost of a point query.
 func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) ([]DataFile, int64, error) {
 	tbl := t.Iceberg()
 	var snap *table.Snapshot
@@ -93,33 +86,108 @@ func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) ([]DataFile, int
 	if snap == nil {
 		return nil, 0, nil
 	}
-	key := req.key(snap.SnapshotID)
+	for k := range req.Eq {
+		if k == "from" || k == "to" {
+			return nil, 0, fmt.Errorf("plan: equality on %q is not supported; use the From/To range", k)
+		}
+		if _, ok := tbl.Schema().FindFieldByName(k); !ok {
+			return nil, 0, fmt.Errorf("plan: table %s has no column %q", t.cfg.Name(), k)
+		}
+	}
+	all, err := t.snapshotFiles(ctx, tbl, snap.SnapshotID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []DataFile
+	for _, f := range all {
+		if f.mayHold(req) {
+			out = append(out, f.DataFile)
+		}
+	}
+	return out, snap.SnapshotID, nil
+}
+
+// plannedFile is a DataFile with the exact text-column bounds pruning uses.
+type plannedFile struct {
+	DataFile
+	textLo, textHi map[string]string // only columns whose bounds are exact
+}
+
+// mayHold reports whether the file can hold a row of req.
+func (f plannedFile) mayHold(req PlanRequest) bool {
+	if f.FromMin != nil && f.FromMax != nil {
+		if !req.From.IsZero() && f.FromMax.Before(req.From) {
+			return false
+		}
+		if !req.To.IsZero() && !f.FromMin.Before(req.To) {
+			return false
+		}
+	}
+	for col, v := range req.Eq {
+		if pv, ok := f.Partition[col]; ok {
+			if s, isStr := pv.(string); isStr && s != v {
+				return false
+			}
+			continue
+		}
+		lo, okLo := f.textLo[col]
+		hi, okHi := f.textHi[col]
+		if okLo && okHi && (v < lo || v > hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// exactBoundLen: Iceberg's default metrics truncate string bounds to 16
+// characters; a shorter bound is the exact minimum or maximum.
+const exactBoundLen = 16
+
+// snapshotFiles lists every data file of a snapshot with its statistics, once.
+func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int64) ([]plannedFile, error) {
 	t.planMu.Lock()
-	if files, ok := t.planCache[key]; ok {
+	if files, ok := t.planCache[snapID]; ok {
 		t.planMu.Unlock()
-		return slices.Clone(files), snap.SnapshotID, nil
+		return files, nil
 	}
 	t.planMu.Unlock()
-
-	filter, err := t.rowFilter(req.From, req.To, req.Eq)
+	tasks, err := tbl.Scan(table.WithSnapshotID(snapID)).PlanFiles(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, fmt.Errorf("cold table %s: plan files: %w", t.cfg.Name(), err)
 	}
-	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+	described, err := t.describeFiles(tbl, tasks)
 	if err != nil {
-		return nil, 0, fmt.Errorf("cold table %s: plan files: %w", t.cfg.Name(), err)
+		return nil, err
 	}
-	files, err := t.describeFiles(tbl, tasks)
-	if err != nil {
-		return nil, 0, err
+	sc := tbl.Schema()
+	files := make([]plannedFile, len(described))
+	byPath := map[string]iceberg.DataFile{}
+	for _, task := range tasks {
+		byPath[LocalPath(task.File.FilePath())] = task.File
+	}
+	for i, df := range described {
+		pf := plannedFile{DataFile: df, textLo: map[string]string{}, textHi: map[string]string{}}
+		f := byPath[df.Path]
+		lo, hi := f.LowerBoundValues(), f.UpperBoundValues()
+		for _, field := range sc.Fields() {
+			if field.Type.String() != iceberg.PrimitiveTypes.String.String() {
+				continue
+			}
+			l, h := lo[field.ID], hi[field.ID]
+			if len(l) == 0 || len(h) == 0 || len(l) >= exactBoundLen || len(h) >= exactBoundLen {
+				continue
+			}
+			pf.textLo[field.Name], pf.textHi[field.Name] = string(l), string(h)
+		}
+		files[i] = pf
 	}
 	t.planMu.Lock()
 	if len(t.planCache) >= planCacheMax {
 		clear(t.planCache)
 	}
-	t.planCache[key] = files
+	t.planCache[snapID] = files
 	t.planMu.Unlock()
-	return slices.Clone(files), snap.SnapshotID, nil
+	return files, nil
 }
 
 // LocalPath strips the file:// scheme of a warehouse location.

@@ -50,7 +50,7 @@ type Table struct {
 	tbl *table.Table
 
 	planMu    sync.Mutex
-	planCache map[string][]DataFile
+	planCache map[int64][]plannedFile
 }
 
 // Config returns the table configuration the handle was opened with.
@@ -233,7 +233,7 @@ func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (*Table
 	if err != nil {
 		return nil, c.wrapLoad(cfg.Name(), err)
 	}
-	t := &Table{c: c, cfg: cfg, ident: ident, tbl: tbl, planCache: map[string][]DataFile{}}
+	t := &Table{c: c, cfg: cfg, ident: ident, tbl: tbl, planCache: map[int64][]plannedFile{}}
 	if v := tbl.Metadata().Version(); v != 2 {
 		return nil, fmt.Errorf("cold table %s has format version %d: %w", cfg.Name(), v, ErrFormatVersion)
 	}
