@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
 	"strings"
 	"sync"
 
@@ -69,14 +71,36 @@ func (t *Table) set(tbl *table.Table) {
 	t.mu.Unlock()
 }
 
-// Refresh reloads the table from the catalog.
+// Refresh reloads the table from the catalog. A pooled connection the server
+// dropped (a restart, an administrator's termination) fails its first use; the
+// load is read-only, so it is retried once on a fresh connection.
 func (t *Table) Refresh(ctx context.Context) error {
 	tbl, err := t.c.cat.LoadTable(ctx, t.ident)
+	if isLostConnection(err) {
+		tbl, err = t.c.cat.LoadTable(ctx, t.ident)
+	}
 	if err != nil {
 		return t.c.wrapLoad(t.cfg.Name(), err)
 	}
 	t.set(tbl)
 	return nil
+}
+
+// isLostConnection recognises a connection the server ended: SQLSTATE class
+// 08 (connection exception) or 57P (operator intervention: shutdown,
+// termination), or the driver's bad-connection signal.
+func isLostConnection(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return strings.HasPrefix(pg.Code, "08") || strings.HasPrefix(pg.Code, "57P")
+	}
+	return pgconn.SafeToRetry(err)
 }
 
 func (c *Catalog) wrapLoad(name string, err error) error {
