@@ -136,6 +136,9 @@ func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (
 		return out, err
 	}
 	out.Watermark = w
+	if err := a.reconcileBelow(ctx, w, &out); err != nil {
+		return out, err
+	}
 	if err := a.recover(ctx, &out); err != nil {
 		return out, err
 	}
@@ -236,6 +239,68 @@ func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, fro
 		a.opt.Progress(Progress{Window: from, Rows: win.Rows, Done: true, Recovered: recovered})
 	}
 	return win, nil
+}
+
+// Reconcile restores invariant 1 outside a scheduled run, under the archiver's
+// lease: a write that landed after an archival dropped its window recreated
+// that partition below the watermark, where no query reads; its rows are
+// offered to Iceberg (already there = Duplicate) and the partition is dropped.
+// Partitions an interrupted run left detached are recovered as Archive does.
+// store.Append calls it when the watermark moved during a write, after it has
+// re-routed its own rows to Iceberg. When another process holds the lease it
+// returns LeaseContended and does nothing: every archival run reconciles first.
+func (a *Archiver) Reconcile(ctx context.Context) (Outcome, error) {
+	out := Outcome{Table: a.cfg.Name()}
+	lease, ok, err := a.hot.TryArchiveLease(ctx)
+	if err != nil {
+		return out, err
+	}
+	if !ok {
+		out.LeaseContended = true
+		return out, nil
+	}
+	defer lease.Release()
+	if err := a.cold.Refresh(ctx); err != nil {
+		return out, err
+	}
+	w, err := a.cold.Watermark(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Watermark = w
+	if err := a.reconcileBelow(ctx, w, &out); err != nil {
+		return out, err
+	}
+	return out, a.recover(ctx, &out)
+}
+
+// reconcileBelow detaches every attached partition entirely below the
+// watermark, offers its rows to Iceberg and drops it. The caller holds the lease.
+func (a *Archiver) reconcileBelow(ctx context.Context, w time.Time, out *Outcome) error {
+	if w.IsZero() {
+		return nil
+	}
+	parts, err := a.hot.Partitions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if p.To.After(w) {
+			continue
+		}
+		if err := a.hot.Detach(ctx, p); err != nil {
+			return err
+		}
+		if err := a.reoffer(ctx, p); err != nil {
+			return fmt.Errorf("archive %s: move partition %s below the watermark %s to Iceberg (it stays detached; the next run retries): %w",
+				a.cfg.Name(), p.Name, w.Format(time.RFC3339), err)
+		}
+		if err := a.hot.Drop(ctx, p); err != nil {
+			return err
+		}
+		out.Dropped = append(out.Dropped, p.Name)
+	}
+	return nil
 }
 
 // recover finishes what an interrupted run left: detached partitions.

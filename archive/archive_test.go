@@ -201,3 +201,34 @@ func TestInsertRacingDetachFailsLoudly(t *testing.T) {
 	require.True(t, out.Windows[0].Recovered)
 	checkExactlyOnce(t, l)
 }
+
+// TestReconcileMovesARecreatedPartition: a write that lands after archival
+// dropped its window recreates the partition below the watermark, where no
+// query reads. Reconcile offers its rows to Iceberg and drops it.
+func TestReconcileMovesARecreatedPartition(t *testing.T) {
+	ctx := context.Background()
+	l := load(t, nil)
+	now := l.first.Add(24*time.Hour + l.tbl.Config.SettlementLag())
+	var late meterstore.Row
+	err := l.tbl.Hot.Scan(ctx, hot.ScanRequest{To: l.first.Add(24 * time.Hour), PageRows: 1}, func(rs []meterstore.Row) error { late = rs[0]; return errStop })
+	require.ErrorIs(t, err, errStop)
+	out, err := l.tbl.Archiver.Archive(ctx, now, 1)
+	require.NoError(t, err)
+	require.True(t, out.ArchivedAnything())
+	// A late correction written straight to PostgreSQL after the drop (what a
+	// stale router would do): it recreates the window's partition.
+	late.Version++
+	late.Value = late.Value.Add(decimal.NewFromInt(1))
+	_, err = l.tbl.Hot.Write(ctx, []meterstore.Row{late})
+	require.NoError(t, err)
+	rep, err := l.tbl.Archiver.VerifyInvariant(ctx)
+	require.NoError(t, err)
+	require.False(t, rep.Healthy, "a row below the watermark in PostgreSQL is a violation")
+
+	rec, err := l.tbl.Archiver.Reconcile(ctx)
+	require.NoError(t, err)
+	require.Len(t, rec.Dropped, 1)
+	_, err = l.oracle.Record(late)
+	require.NoError(t, err)
+	checkExactlyOnce(t, l)
+}

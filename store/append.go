@@ -181,7 +181,7 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 			out.ColdRows += second.ColdRows
 			out.Displacements = append(out.Displacements, second.Displacements...)
 		}
-		if err := t.moveRecreatedBelow(ctx, w2); err != nil {
+		if _, err := t.archiver.Reconcile(ctx); err != nil {
 			return out, err
 		}
 	}
@@ -235,46 +235,6 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int,
 		out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: ColdTier, Effect: d.Effect, Superseded: d.Displaced, Round: round})
 	}
 	out.ColdRows += len(rows)
-	return nil
-}
-
-// moveRecreatedBelow handles hot partitions entirely below w: a write that landed
-// after an archival dropped a window recreated its partition below the
-// watermark, where no query reads. Such a partition may also hold another
-// writer's rows, so it is detached first (an insert into it now fails and is
-// re-routed by its own Append), every row it holds is appended to Iceberg
-// (idempotently: rows already there are Duplicates), and only then is it dropped.
-func (t *Table) moveRecreatedBelow(ctx context.Context, w time.Time) error {
-	parts, err := t.hot.Partitions(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range parts {
-		if p.To.After(w) {
-			continue
-		}
-		if err := t.hot.Detach(ctx, p); err != nil {
-			return err
-		}
-		var after *meterstore.Row
-		for {
-			page, err := t.hot.Page(ctx, hot.ScanRequest{Table: p.Name}, after)
-			if err != nil {
-				return err
-			}
-			if len(page) == 0 {
-				break
-			}
-			if _, err := t.cold.AppendCold(ctx, page); err != nil {
-				return fmt.Errorf("append to %s: move partition %s recreated below the watermark %s to Iceberg (it stays detached for an operator): %w",
-					t.cfg.Name(), p.Name, w.Format(time.RFC3339), err)
-			}
-			after = &page[len(page)-1]
-		}
-		if err := t.hot.Drop(ctx, p); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
