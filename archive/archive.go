@@ -112,6 +112,13 @@ func (a *Archiver) hook(s Step) error {
 // Archive moves up to maxWindows settled windows, oldest first: each window
 // [W, W+step) with W+step ≤ now − settlement_lag. maxWindows ≤ 0 means no limit.
 func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (Outcome, error) {
+	return a.underLease(ctx, func(out *Outcome) error { return a.archive(ctx, now, maxWindows, out) })
+}
+
+// underLease runs fn holding the table's archiver lease, with the cold table
+// refreshed and the committed watermark in the outcome. A lease held by another
+// process is the normal outcome LeaseContended, and fn does not run.
+func (a *Archiver) underLease(ctx context.Context, fn func(out *Outcome) error) (Outcome, error) {
 	out := Outcome{Table: a.cfg.Name()}
 	lease, ok, err := a.hot.TryArchiveLease(ctx)
 	if err != nil {
@@ -122,39 +129,42 @@ func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (
 		return out, nil
 	}
 	defer lease.Release()
-
 	if err := a.cold.Refresh(ctx); err != nil {
 		return out, err
 	}
+	if out.Watermark, err = a.cold.Watermark(ctx); err != nil {
+		return out, err
+	}
+	err = fn(&out)
+	return out, err
+}
+
+// archive is Archive under the lease.
+func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, out *Outcome) error {
 	if check, err := a.cold.CheckSchema(a.cfg); err != nil {
-		return out, err
+		return err
 	} else if err := check.Err(); err != nil {
-		return out, fmt.Errorf("archive %s: %w: %w", a.cfg.Name(), ErrQuarantined, err)
+		return fmt.Errorf("archive %s: %w: %w", a.cfg.Name(), ErrQuarantined, err)
 	}
-	w, err := a.cold.Watermark(ctx)
-	if err != nil {
-		return out, err
+	if err := a.reconcileBelow(ctx, out.Watermark, out); err != nil {
+		return err
 	}
-	out.Watermark = w
-	if err := a.reconcileBelow(ctx, w, &out); err != nil {
-		return out, err
+	if err := a.recover(ctx, out); err != nil {
+		return err
 	}
-	if err := a.recover(ctx, &out); err != nil {
-		return out, err
-	}
-	w = out.Watermark
+	w := out.Watermark
 	step := a.cfg.ArchivalStep()
 	limit := now.Add(-a.cfg.SettlementLag())
 	parts, err := a.hot.Partitions(ctx)
 	if err != nil {
-		return out, err
+		return err
 	}
 	if w.IsZero() {
 		// Nothing archived yet: start at the oldest partition holding rows.
 		for _, p := range parts {
 			n, err := a.hot.CountRows(ctx, p.Name)
 			if err != nil {
-				return out, err
+				return err
 			}
 			if n > 0 {
 				w = p.From
@@ -162,7 +172,7 @@ func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (
 			}
 		}
 		if w.IsZero() {
-			return out, nil
+			return nil
 		}
 	}
 	for maxWindows <= 0 || len(out.Windows) < maxWindows {
@@ -171,17 +181,17 @@ func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (
 			break
 		}
 		if err := ctx.Err(); err != nil {
-			return out, err
+			return err
 		}
 		win, err := a.archiveWindow(ctx, parts, w, end, false)
 		if err != nil {
-			return out, err
+			return err
 		}
 		out.Windows = append(out.Windows, win)
 		out.Watermark = win.Watermark
 		w = end
 	}
-	return out, nil
+	return nil
 }
 
 func findPartition(parts []hot.Partition, from time.Time) (hot.Partition, bool) {
@@ -250,28 +260,12 @@ func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, fro
 // re-routed its own rows to Iceberg. When another process holds the lease it
 // returns LeaseContended and does nothing: every archival run reconciles first.
 func (a *Archiver) Reconcile(ctx context.Context) (Outcome, error) {
-	out := Outcome{Table: a.cfg.Name()}
-	lease, ok, err := a.hot.TryArchiveLease(ctx)
-	if err != nil {
-		return out, err
-	}
-	if !ok {
-		out.LeaseContended = true
-		return out, nil
-	}
-	defer lease.Release()
-	if err := a.cold.Refresh(ctx); err != nil {
-		return out, err
-	}
-	w, err := a.cold.Watermark(ctx)
-	if err != nil {
-		return out, err
-	}
-	out.Watermark = w
-	if err := a.reconcileBelow(ctx, w, &out); err != nil {
-		return out, err
-	}
-	return out, a.recover(ctx, &out)
+	return a.underLease(ctx, func(out *Outcome) error {
+		if err := a.reconcileBelow(ctx, out.Watermark, out); err != nil {
+			return err
+		}
+		return a.recover(ctx, out)
+	})
 }
 
 // reconcileBelow detaches every attached partition entirely below the
