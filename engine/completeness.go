@@ -233,20 +233,7 @@ func (e *Engine) expandCompleteness(ctx context.Context, conn *sql.Conn, x, fn n
 	if alias == "" {
 		alias = completenessFunction
 	}
-	colAlias := x["column_name_alias"]
-	if colAlias == nil {
-		colAlias = []any{}
-	}
-	loc := x["query_location"]
-	for k := range x {
-		delete(x, k)
-	}
-	x["type"] = "SUBQUERY"
-	x["alias"] = alias
-	x["sample"] = nil
-	x["query_location"] = loc
-	x["subquery"] = sub
-	x["column_name_alias"] = colAlias
+	replaceWithSubquery(x, alias, sub)
 	return nil
 }
 
