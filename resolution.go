@@ -36,6 +36,12 @@ func (c TableConfig) ResolutionSQL() string {
 	return c.RenderResolution(QuoteIdent(c.Name()))
 }
 
+// ResolutionKey is what resolution ranks within: the merge key and
+// version_scope. The engine's exclusion form of resolution joins on the same list.
+func (c TableConfig) ResolutionKey() []string {
+	return append(append([]string(nil), c.MergeKey()...), "version_scope")
+}
+
 // RenderResolution renders resolution.sql over source, an SQL relation expression
 // (a quoted table name or a parenthesised, aliased subquery) with the table's columns.
 //
@@ -46,7 +52,7 @@ func (c TableConfig) RenderResolution(source string) string {
 	var b strings.Builder
 	err := resolutionTmpl.Execute(&b, struct{ Projection, PartitionBy, Source string }{
 		Projection:  QuoteIdents(c.ColumnNames()),
-		PartitionBy: QuoteIdents(append(c.MergeKey(), "version_scope")),
+		PartitionBy: QuoteIdents(c.ResolutionKey()),
 		Source:      source,
 	})
 	if err != nil { // the template is embedded and its inputs are strings

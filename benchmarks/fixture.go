@@ -31,27 +31,76 @@ type fixture struct {
 	first, last             time.Time
 	// cleanUntil ends the correction-free stretch at the start of the history:
 	// corrections there are dropped, so its files hold one version each and the
-	// elided path can be measured; later windows carry the realistic 1 %.
+	// elided path can be measured; later windows carry the realistic corrections.
 	cleanUntil time.Time
+	reference  bool // every row is also in refTable (PostgreSQL, with the primary key)
 }
 
-// cleanDays is the length of the correction-free stretch.
-const cleanDays = 30
-
 const hotDays = 7
+
+// settleDays is how long after a window's day rows can still arrive for it
+// (corrections are restated three days later): older windows are complete.
+const settleDays = 5
 
 // refTable holds every row in PostgreSQL, with the hot table's primary key, as
 // the row-store reference for storage and query comparisons.
 const refTable = "ref_readings"
 
-func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore.TableConfig) (*fixture, error) {
-	byWindow := map[time.Time][]meterstore.Row{}
-	fx := &fixture{}
+// loadFixture streams the workload into the tiers without holding it: a
+// window's rows are kept until no more can arrive for it, then committed to
+// Iceberg (and copied into the PostgreSQL reference) and dropped; only the hot
+// week stays in memory, to be written by the ingest measure.
+func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore.TableConfig, cleanDays int, reference bool) (*fixture, error) {
+	fx := &fixture{reference: reference}
+	fx.cleanUntil = w.Start.Add(time.Duration(cleanDays) * 24 * time.Hour)
+	// A Berlin day starts at 22:00 or 23:00 UTC the day before, so the first
+	// day's rows begin in the UTC window before Start, and the last day ends
+	// before the UTC day after it (checked as rows arrive).
+	fx.first = w.Start.Truncate(24 * time.Hour)
+	fx.last = fx.first.Add(time.Duration(w.Days) * 24 * time.Hour)
+	fx.watermark = fx.last.Add(-hotDays * 24 * time.Hour)
+	fx.now = fx.last.Add(time.Hour)
+	tbl, err := e.cat.CreateTable(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if reference {
+		if err := createRef(ctx, e, cfg, refTable, true); err != nil {
+			return nil, err
+		}
+	}
 	malos := map[string]bool{}
-	var ordered []meterstore.Row
-	cleanUntil := w.Start.Add(cleanDays * 24 * time.Hour)
-	err := w.Stream(func(d testkit.Delivery) error {
-		if d.Kind == testkit.Correction && d.Series.Intervals[0].From.Before(cleanUntil) {
+	byWindow := map[time.Time][]meterstore.Row{}
+	flush := func(before time.Time) error {
+		var wins []time.Time
+		for win := range byWindow {
+			if win.Before(before) {
+				wins = append(wins, win)
+			}
+		}
+		slices.SortFunc(wins, func(a, b time.Time) int { return a.Compare(b) })
+		for _, win := range wins {
+			rows := byWindow[win]
+			delete(byWindow, win)
+			slices.SortFunc(rows, comparePK)
+			if _, err := tbl.CommitWindow(ctx, &catalog.SliceSource{Rows: rows}, win.Add(24*time.Hour)); err != nil {
+				return fmt.Errorf("commit window %s: %w", win.Format("2006-01-02"), err)
+			}
+			if reference {
+				if _, err := copyRows(ctx, e, cfg, refTable, rows); err != nil {
+					return err
+				}
+			}
+			fx.coldRows += len(rows)
+			fx.windows++
+			if fx.windows%30 == 0 {
+				logf("fixture: %d windows, %d rows in Iceberg", fx.windows, fx.coldRows)
+			}
+		}
+		return nil
+	}
+	err = w.Stream(func(d testkit.Delivery) error {
+		if d.Kind == testkit.Correction && d.Series.Intervals[0].From.Before(fx.cleanUntil) {
 			return nil
 		}
 		rows, err := cfg.Encode(d.Series)
@@ -59,73 +108,52 @@ func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore
 			return err
 		}
 		for _, r := range rows {
-			win := r.From.Truncate(24 * time.Hour)
-			byWindow[win] = append(byWindow[win], r)
+			fx.rows++
 			malos[r.MaloID] = true
+			if !r.From.Before(fx.watermark) {
+				fx.hot = append(fx.hot, r)
+				continue
+			}
+			win := r.From.Truncate(24 * time.Hour)
+			if win.Before(fx.first) {
+				fx.first = win
+			}
+			byWindow[win] = append(byWindow[win], r)
 		}
-		ordered = append(ordered, rows...)
-		return nil
+		if !rows[len(rows)-1].From.Before(fx.last) {
+			return fmt.Errorf("fixture: a row at %s lies beyond the last window (%s)", rows[len(rows)-1].From, fx.last)
+		}
+		settled := rows[0].From.Truncate(24 * time.Hour).Add(-settleDays * 24 * time.Hour)
+		if settled.After(fx.watermark) {
+			settled = fx.watermark
+		}
+		return flush(settled)
 	})
 	if err != nil {
 		return nil, err
 	}
-	var wins []time.Time
-	for k := range byWindow {
-		wins = append(wins, k)
+	if err := flush(fx.watermark); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(wins, func(a, b time.Time) int { return a.Compare(b) })
-	fx.first, fx.last = wins[0], wins[len(wins)-1].Add(24*time.Hour)
-	fx.watermark = wins[len(wins)-hotDays]
-	fx.now = fx.last.Add(time.Hour)
-	fx.cleanUntil = cleanUntil
+	fx.hotRows = len(fx.hot)
+	if reference {
+		if _, err := copyRows(ctx, e, cfg, refTable, fx.hot); err != nil {
+			return nil, err
+		}
+		if _, err := e.pool.Exec(ctx, "ANALYZE "+refTable); err != nil {
+			return nil, err
+		}
+	}
 	for m := range malos {
 		fx.malos = append(fx.malos, m)
 	}
 	slices.Sort(fx.malos)
-
-	tbl, err := e.cat.CreateTable(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	for _, win := range wins {
-		rows := byWindow[win]
-		fx.rows += len(rows)
-		if !win.Before(fx.watermark) {
-			continue
-		}
-		slices.SortFunc(rows, comparePK)
-		if _, err := tbl.CommitWindow(ctx, &catalog.SliceSource{Rows: rows}, win.Add(24*time.Hour)); err != nil {
-			return nil, fmt.Errorf("commit window %s: %w", win.Format("2006-01-02"), err)
-		}
-		fx.coldRows += len(rows)
-		fx.windows++
-	}
-	for _, r := range ordered {
-		if !r.From.Before(fx.watermark) {
-			fx.hot = append(fx.hot, r)
-		}
-	}
-	fx.hotRows = len(fx.hot)
 	files, _, err := tbl.PlanFiles(ctx, catalog.PlanRequest{})
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range files {
 		fx.coldFiles = append(fx.coldFiles, f.Path)
-	}
-	// The row-store reference: every row, with the hot table's primary key.
-	if err := createRef(ctx, e, cfg, refTable, true); err != nil {
-		return nil, err
-	}
-	all := make([]meterstore.Row, 0, fx.rows)
-	for _, win := range wins {
-		all = append(all, byWindow[win]...)
-	}
-	if _, err := copyRows(ctx, e, cfg, refTable, all); err != nil {
-		return nil, err
-	}
-	if _, err := e.pool.Exec(ctx, "ANALYZE "+refTable); err != nil {
-		return nil, err
 	}
 	return fx, nil
 }

@@ -15,14 +15,17 @@ import (
 	"meterstore"
 )
 
-// HotPager reads the hot tier one keyset page at a time. hot.Store implements
-// it; the engine declares what it needs so it does not depend on more.
-//
-// NextPage returns the page after the key of the last row of the previous page
-// (nil for the first page) and an empty page at the end. No transaction is held
-// between calls.
+// HotPager opens paged reads of the hot tier. hot.Store implements it (through
+// HotTierOf); the engine declares what it needs so it does not depend on more.
 type HotPager interface {
-	Page(ctx context.Context, req HotScan, after *meterstore.Row) ([]meterstore.Row, error)
+	Pages(req HotScan) (RowPages, error)
+}
+
+// RowPages is one hot scan read a page at a time: Next decodes the next page
+// into buf's storage (nil: a new slice) and returns an empty page at the end. No
+// transaction is held between calls. Rows come in no particular order.
+type RowPages interface {
+	Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error)
 }
 
 // HotScan is what the planner pushes into one hot scan.
@@ -51,6 +54,9 @@ type plannedScan struct {
 	scans  []HotScan // the parent, then detached partitions not yet covered by the watermark
 	rows   *rowCounter
 	ticket string
+	// ended is closed when the statement is released: a source DuckDB stopped
+	// reading early (LIMIT) has a prefetching goroutine to end.
+	ended chan struct{}
 }
 
 type rowCounter struct {
@@ -81,13 +87,18 @@ func (r *scanRegistry) add(p *plannedScan) string {
 	r.scans[tok] = p
 	r.mu.Unlock()
 	p.ticket = tok
+	p.ended = make(chan struct{})
 	return tok
 }
 
 func (r *scanRegistry) remove(tok string) {
 	r.mu.Lock()
+	p, ok := r.scans[tok]
 	delete(r.scans, tok)
 	r.mu.Unlock()
+	if ok {
+		close(p.ended)
+	}
 }
 
 func (r *scanRegistry) get(tok string) (*plannedScan, bool) {
@@ -186,18 +197,24 @@ func (s *unplannedSource) FillChunk(duckdb.DataChunk) error {
 	return fmt.Errorf("%s can only be read through the MeterStore engine (Query/Stream), which splits it across the tiers", s.name)
 }
 
-// hotSource streams the planned hot scans into DuckDB chunks, one keyset page in
-// memory at a time.
+// hotSource streams the planned hot scans into DuckDB chunks. A goroutine reads
+// one page ahead while DuckDB consumes the current one, so PostgreSQL and the
+// engine work at the same time; two page buffers circulate between them, so
+// memory stays at two pages.
 type hotSource struct {
 	p         *plannedScan
 	projected []int // column indexes DuckDB asked for
-	names     []string
-	scanIdx   int
+	nCore     int   // core columns before the declared ones
+	pages     chan pageResult
+	free      chan []meterstore.Row
 	page      []meterstore.Row
 	pos       int
-	last      *meterstore.Row
 	done      bool
-	nCore     int // core columns before the declared ones
+}
+
+type pageResult struct {
+	rows []meterstore.Row
+	err  error
 }
 
 func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.p.cfg) }
@@ -205,21 +222,8 @@ func (s *hotSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (s *hotSource) Init()                                {}
 
 func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
-	if s.projected == nil {
-		s.nCore = len(meterstore.CoreColumns(s.p.cfg.TimeModel()))
-		cols := s.p.cfg.Columns()
-		for i, c := range cols {
-			if _, err := chunk.GetVector(i); err == nil {
-				s.projected = append(s.projected, i)
-				s.names = append(s.names, c.Name)
-			}
-		}
-		if len(s.projected) == 0 { // count(*): page the key only
-			s.names = []string{"malo_id"}
-		}
-		for i := range s.p.scans {
-			s.p.scans[i].Columns = s.names
-		}
+	if s.pages == nil {
+		s.start(chunk)
 	}
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
@@ -228,11 +232,8 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 			if s.done {
 				break
 			}
-			if err := s.fetch(); err != nil {
+			if err := s.next(); err != nil {
 				return err
-			}
-			if s.done && len(s.page) == 0 {
-				break
 			}
 			continue
 		}
@@ -247,24 +248,91 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 	return chunk.SetSize(n)
 }
 
-func (s *hotSource) fetch() error {
-	for s.scanIdx < len(s.p.scans) {
-		if err := s.p.ctx.Err(); err != nil {
-			return fmt.Errorf("hot scan cancelled: %w", err)
+// start reads which columns DuckDB projected and starts the page reader.
+func (s *hotSource) start(chunk duckdb.DataChunk) {
+	s.nCore = len(meterstore.CoreColumns(s.p.cfg.TimeModel()))
+	var names []string
+	for i, c := range s.p.cfg.Columns() {
+		if _, err := chunk.GetVector(i); err == nil {
+			s.projected = append(s.projected, i)
+			names = append(names, c.Name)
 		}
-		page, err := s.p.pager.Page(s.p.ctx, s.p.scans[s.scanIdx], s.last)
-		if err != nil {
-			return fmt.Errorf("hot scan of %s: %w", s.p.scans[s.scanIdx].Table, err)
-		}
-		if len(page) > 0 {
-			s.page, s.pos = page, 0
-			s.last = &page[len(page)-1]
-			return nil
-		}
-		s.scanIdx++
-		s.last = nil
 	}
-	s.page, s.pos, s.done = nil, 0, true
+	if len(s.projected) == 0 { // count(*): page the key only
+		names = []string{"malo_id"}
+	}
+	scans := make([]HotScan, len(s.p.scans))
+	for i, sc := range s.p.scans {
+		sc.Columns = names
+		scans[i] = sc
+	}
+	s.pages = make(chan pageResult)
+	s.free = make(chan []meterstore.Row, 2)
+	s.free <- nil
+	s.free <- nil
+	go s.read(scans)
+}
+
+// read pages every scan in turn, one page ahead of the consumer.
+func (s *hotSource) read(scans []HotScan) {
+	defer close(s.pages)
+	send := func(r pageResult) bool {
+		select {
+		case s.pages <- r:
+			return true
+		case <-s.p.ended:
+			return false
+		}
+	}
+	for _, sc := range scans {
+		pages, err := s.p.pager.Pages(sc)
+		if err != nil {
+			send(pageResult{err: fmt.Errorf("hot scan of %s: %w", sc.Table, err)})
+			return
+		}
+		for {
+			var buf []meterstore.Row
+			select {
+			case buf = <-s.free:
+			case <-s.p.ended:
+				return
+			}
+			if err := s.p.ctx.Err(); err != nil {
+				send(pageResult{err: fmt.Errorf("hot scan cancelled: %w", err)})
+				return
+			}
+			page, err := pages.Next(s.p.ctx, buf)
+			if err != nil {
+				send(pageResult{err: fmt.Errorf("hot scan of %s: %w", sc.Table, err)})
+				return
+			}
+			if len(page) == 0 {
+				s.free <- buf
+				break
+			}
+			if !send(pageResult{rows: page}) {
+				return
+			}
+		}
+	}
+}
+
+// next hands the consumed page back to the reader and takes the next one.
+func (s *hotSource) next() error {
+	if s.page != nil {
+		s.free <- s.page
+	}
+	s.page, s.pos = nil, 0
+	r, ok := <-s.pages
+	if !ok {
+		s.done = true
+		return nil
+	}
+	if r.err != nil {
+		s.done = true
+		return r.err
+	}
+	s.page = r.rows
 	return nil
 }
 

@@ -197,12 +197,18 @@ func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, p *plan, pins map[
 		if len(clean) > 0 {
 			parts = append(parts, readParquet(cfg, clean, where))
 		}
+		how := "ranked"
 		if len(dirty) > 0 {
 			src := "(" + readParquet(cfg, dirty, where) + ") AS _meterstore_src"
-			if ref.rel.resolved {
-				parts = append(parts, cfg.RenderResolution(src))
-			} else {
+			_, upper, single := splitByVersion(dirty)
+			switch {
+			case !ref.rel.resolved:
 				parts = append(parts, "SELECT * FROM "+src)
+			case single:
+				parts = append(parts, resolveByExclusion(cfg, dirty, upper, where))
+				how = fmt.Sprintf("by exclusion against the %d files of higher versions", len(upper))
+			default:
+				parts = append(parts, cfg.RenderResolution(src))
 			}
 		}
 		status := "resolution elided"
@@ -210,9 +216,9 @@ func (e *Engine) rewrite(ctx context.Context, conn *sql.Conn, p *plan, pins map[
 		case !ref.rel.resolved:
 			status = "unresolved relation"
 		case len(dirty) > 0 && len(clean) > 0:
-			status = fmt.Sprintf("resolution applied to %d of %d files (runs with more than one version)", len(dirty), len(dirty)+len(clean))
+			status = fmt.Sprintf("resolution applied to %d of %d files (runs with more than one version), %s", len(dirty), len(dirty)+len(clean), how)
 		case len(dirty) > 0:
-			status = "resolution applied"
+			status = "resolution applied, " + how
 		case len(clean) == 0:
 			status = "no files"
 		}

@@ -1,11 +1,17 @@
 package engine
 
-import "strings"
+import (
+	"maps"
+	"strings"
+)
 
 // storedBalancingDay rewrites meter_balancing_day("from", sparte) over a
-// configured relation into its stored balancing_day column. The encoder is the
-// only writer of that column and derives it with the same calendar function
-// (metering.BalancingDay), so the two are equal row for row, and the column is
+// configured relation into its stored balancing_day column, and
+// meter_balancing_month("from", sparte) into that column's month,
+// CAST(date_trunc('month', balancing_day) AS DATE). The encoder is the only
+// writer of the column and derives it with the same calendar function
+// (metering.BalancingDay; metering.BalancingMonth is by definition the first of
+// the balancing day's month), so they are equal row for row, and the column is
 // a dictionary-encoded DATE where the function is a zone conversion per row.
 //
 // Only calls whose two arguments provably name the same reference are
@@ -25,21 +31,23 @@ func storedBalancingDay(sel node, mine []*reference, total int) bool {
 				return
 			}
 			if x["class"] == "FUNCTION" {
-				if col, ok := balancingDayColumn(x, mine, total); ok {
+				if fn, col, ok := balancingDayColumn(x, mine, total); ok {
 					// Keep the name the call would have had: its alias, or
 					// the spelling DuckDB gives an unaliased call.
 					alias, _ := x["alias"].(string)
 					if alias == "" {
-						alias = `meter_balancing_day("from", sparte)`
+						alias = fn + `("from", sparte)`
 					}
 					for k := range x {
 						delete(x, k)
 					}
-					x["class"] = "COLUMN_REF"
-					x["type"] = "COLUMN_REF"
+					ref := node{"class": "COLUMN_REF", "type": "COLUMN_REF", "alias": "", "query_location": locationUnknown, "column_names": col}
+					if fn == "meter_balancing_day" {
+						maps.Copy(x, ref)
+					} else {
+						maps.Copy(x, monthOf(ref))
+					}
 					x["alias"] = alias
-					x["query_location"] = locationUnknown
-					x["column_names"] = col
 					changed = true
 					return
 				}
@@ -55,11 +63,31 @@ func storedBalancingDay(sel node, mine []*reference, total int) bool {
 	return changed
 }
 
-func balancingDayColumn(fn node, mine []*reference, total int) ([]any, bool) {
+// monthOf is CAST(date_trunc('month', ref) AS DATE) as a parse-tree node.
+func monthOf(ref node) node {
+	month := node{"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": locationUnknown,
+		"value": node{"is_null": false, "type": node{"id": "VARCHAR", "type_info": nil}, "value": "month"}}
+	trunc := node{"class": "FUNCTION", "type": "FUNCTION", "alias": "", "catalog": "", "schema": "", "query_location": locationUnknown,
+		"function_name": "date_trunc", "children": []any{month, ref}, "distinct": false, "export_state": false, "filter": nil,
+		"is_operator": false, "order_bys": node{"orders": []any{}, "type": "ORDER_MODIFIER"}}
+	return node{"class": "CAST", "type": "OPERATOR_CAST", "alias": "", "query_location": locationUnknown,
+		"cast_type": node{"id": "DATE", "type_info": nil}, "child": trunc, "try_cast": false}
+}
+
+// balancingDayColumn matches meter_balancing_day or meter_balancing_month over
+// one configured reference's "from" and sparte, returning the function's name
+// and the balancing_day column reference to use instead.
+func balancingDayColumn(fn node, mine []*reference, total int) (string, []any, bool) {
 	name, _ := fn["function_name"].(string)
-	if !strings.EqualFold(name, "meter_balancing_day") {
-		return nil, false
+	name = strings.ToLower(name)
+	if name != "meter_balancing_day" && name != "meter_balancing_month" {
+		return "", nil, false
 	}
+	col, ok := balancingDayRef(fn, mine, total)
+	return name, col, ok
+}
+
+func balancingDayRef(fn node, mine []*reference, total int) ([]any, bool) {
 	if schema, _ := fn["schema"].(string); schema != "" && !strings.EqualFold(schema, "main") {
 		return nil, false
 	}

@@ -77,7 +77,7 @@ type failingHot struct {
 	rowsBelow int64
 }
 
-func (f failingHot) Page(ctx context.Context, req engine.HotScan, after *meterstore.Row) ([]meterstore.Row, error) {
+func (f failingHot) Pages(req engine.HotScan) (engine.RowPages, error) {
 	f.t.Errorf("PostgreSQL was read: %+v", req)
 	return nil, errors.New("hot tier must not be read")
 }

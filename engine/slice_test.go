@@ -146,6 +146,26 @@ func TestVerticalSlice(t *testing.T) {
 		require.True(t, v.Equal(got[k]), "%v: engine %s oracle %s", k, got[k], v)
 	}
 
+	// Per MaLo, channel and balancing month (rewritten to the stored day's
+	// month), against the oracle's day sums folded by month.
+	res, err = s.Engine.Query(ctx, `SELECT malo_id, obis_code, meter_balancing_month("from", sparte) AS m, sum(value) FROM readings GROUP BY ALL`)
+	require.NoError(t, err)
+	wantMonth := map[testkit.MaloChannelDay]decimal.Decimal{}
+	for k, v := range want {
+		k.BalancingDay.Day = 1
+		wantMonth[k] = wantMonth[k].Add(v)
+	}
+	gotMonth := map[testkit.MaloChannelDay]decimal.Decimal{}
+	for _, r := range res.Rows {
+		k := testkit.MaloChannelDay{MaloID: r[0].(string), ObisCode: r[1].(string), BalancingDay: dateOf(r[2].(time.Time))}
+		gotMonth[k] = gotMonth[k].Add(r[3].(decimal.Decimal))
+	}
+	require.Greater(t, len(wantMonth), 1)
+	require.Equal(t, len(wantMonth), len(gotMonth))
+	for k, v := range wantMonth {
+		require.True(t, v.Equal(gotMonth[k]), "%v: engine %s oracle %s", k, gotMonth[k], v)
+	}
+
 	// The naive sum over every version is wrong exactly because corrections exist.
 	res, err = s.Engine.Query(ctx, `SELECT sum(value) FROM readings_versions`)
 	require.NoError(t, err)

@@ -182,6 +182,9 @@ func (s *Store) CreateTables(ctx context.Context, now time.Time) error {
 	if _, err := tx.Exec(ctx, s.CreateTableSQL()); err != nil {
 		return fmt.Errorf("create table %s: %w", name, err)
 	}
+	if _, err := tx.Exec(ctx, s.appendOnlySQL()); err != nil {
+		return fmt.Errorf("create tables %s: append-only trigger: %w", name, err)
+	}
 	pk, err := primaryKeyOf(ctx, tx, name)
 	if err != nil {
 		return fmt.Errorf("create tables %s: %w", name, err)
@@ -198,6 +201,21 @@ func (s *Store) CreateTables(ctx context.Context, now time.Time) error {
 	s.mu.Unlock()
 	step := s.cfg.PartitionStep()
 	return s.ensurePartitions(ctx, now.Add(-step), now.Add(s.cfg.PartitionHeadroom()), true)
+}
+
+// appendOnlySQL refuses UPDATE on every partition. A correction is a new
+// version, never an edit; and the engine's storage-order scan pages by block
+// ranges, where an updated row could move from behind the cursor to ahead of it
+// and be counted twice.
+func (s *Store) appendOnlySQL() string {
+	name := s.cfg.Name()
+	return fmt.Sprintf(`CREATE OR REPLACE FUNCTION meterstore_append_only() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	RAISE EXCEPTION 'MeterStore table %% is append-only: UPDATE is refused', TG_TABLE_NAME
+		USING HINT = 'append the corrected value as a new version (store.Append) instead of editing a stored row';
+END $f$;
+CREATE OR REPLACE TRIGGER %s BEFORE UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION meterstore_append_only()`,
+		meterstore.QuoteIdent(name+"_append_only"), meterstore.QuoteIdent(name))
 }
 
 func ensureBtreeGist(ctx context.Context, tx pgx.Tx) error {

@@ -124,6 +124,7 @@ func (d *decoder) readAll(res pgx.Rows, out []meterstore.Row) ([]meterstore.Row,
 		}
 		out = out[:len(out)+1]
 		r := &out[len(out)-1]
+		*r = meterstore.Row{} // a reused page holds the previous page's rows
 		if d.nExtra > 0 {
 			r.Extra = d.extraSlot()
 		}
@@ -263,18 +264,11 @@ func (d *decoder) decodeBinary(i int, b []byte, r *meterstore.Row) error {
 		}
 		r.Value = v
 	case kVersion:
-		v, err := decodeNumeric(b)
+		v, err := decodeVersion(b)
 		if err != nil {
 			return err
 		}
-		if v.Exponent() < 0 || v.Sign() < 0 {
-			v = v.Truncate(0)
-		}
-		bi := v.BigInt()
-		if bi.Sign() < 0 || !bi.IsUint64() {
-			return fmt.Errorf("version %s out of range", v)
-		}
-		r.Version = bi.Uint64()
+		r.Version = v
 	}
 	return nil
 }
@@ -321,6 +315,36 @@ func (d *decoder) decodeText(tm *pgtype.Map, oid uint32, i int, b []byte, r *met
 		}
 	}
 	return nil
+}
+
+// decodeVersion decodes a binary numeric(20,0) straight into a uint64: the
+// version is read for every row, and going through a decimal and a big.Int cost
+// three allocations each time.
+func decodeVersion(b []byte) (uint64, error) {
+	if len(b) < 8 {
+		return 0, errors.New("numeric: short")
+	}
+	ndigits := int(binary.BigEndian.Uint16(b[0:]))
+	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
+	sign := binary.BigEndian.Uint16(b[4:])
+	if len(b) != 8+2*ndigits {
+		return 0, errors.New("numeric: bad length")
+	}
+	if sign != 0 {
+		return 0, errors.New("version: negative, NaN or infinite")
+	}
+	var acc uint64
+	for i := 0; i <= weight; i++ {
+		var dg uint64
+		if i < ndigits {
+			dg = uint64(binary.BigEndian.Uint16(b[8+2*i:]))
+		}
+		if acc > (math.MaxUint64-dg)/10_000 {
+			return 0, errors.New("version: out of range")
+		}
+		acc = acc*10_000 + dg
+	}
+	return acc, nil // digits after the decimal point (weight < i) are truncated
 }
 
 func decodeTimestamptz(b []byte) (time.Time, error) {

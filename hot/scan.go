@@ -29,47 +29,48 @@ type ScanRequest struct {
 	// Table is "" for the parent, or a partition name (attached or detached) — the
 	// archiver reads a detached partition this way.
 	Table string
+	// Unordered lets rows come in storage order (see Pager): for a consumer that
+	// does not need primary-key order, such as the engine.
+	Unordered bool
 }
 
 // Scan streams the rows matching req to page, one page at a time, keyset-paged by
 // the full primary key (a cursor on (malo_id, from) alone would drop ties). Each
 // page is its own query: no transaction is held across pages, and only one page
-// is in memory. The slice passed to page is not reused; page may keep it. An error
-// returned by page stops the scan and is returned.
+// is in memory. The slice passed to page is reused for the next page: page may
+// keep the rows (copy them out, e.g. append(kept, p...)) but not the slice. An
+// error returned by page stops the scan and is returned.
 //
-// Rows are ordered by the primary key. A row inserted behind the cursor during a
-// scan is not seen; one inserted ahead of it is.
+// Rows are ordered by the primary key unless req.Unordered. A row inserted
+// behind the cursor during a scan is not seen; one inserted ahead of it is.
 func (s *Store) Scan(ctx context.Context, req ScanRequest, page func([]meterstore.Row) error) error {
-	plan, err := s.planScan(req)
+	pager, err := s.Pager(req)
 	if err != nil {
 		return err
 	}
-	var cursor []any
+	var buf []meterstore.Row
 	for {
-		out, err := plan.fetch(ctx, cursor)
+		out, err := pager.Next(ctx, buf)
 		if err != nil {
 			return err
 		}
-		if len(out) > 0 {
-			if err := page(out); err != nil {
-				return err
-			}
-		}
-		if len(out) < plan.pageRows {
+		if len(out) == 0 {
 			return nil
 		}
-		cursor = plan.cursorOf(out[len(out)-1])
+		if err := page(out); err != nil {
+			return err
+		}
+		buf = out
 	}
 }
 
 // ScanSQL is the SQL Scan sends for the first page (for EXPLAIN); "" if req is invalid.
 func (s *Store) ScanSQL(req ScanRequest) string {
-	plan, err := s.planScan(req)
+	pager, err := s.Pager(req)
 	if err != nil {
 		return ""
 	}
-	sql, _ := plan.sql(nil)
-	return sql
+	return pager.SQL()
 }
 
 type scanPlan struct {

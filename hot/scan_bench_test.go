@@ -13,8 +13,10 @@ import (
 	"meterstore/hot"
 )
 
-// BenchmarkScanVsCopyOut: the keyset-paged Scan against COPY (SELECT …) TO STDOUT
-// (FORMAT binary) of the same rows.
+// BenchmarkScanVsCopyOut: the paged Scan against COPY (SELECT …) TO STDOUT
+// (FORMAT binary) of the same rows — in storage order (the engine's scan, against
+// COPY of the plain SELECT) and in primary-key order (the archiver's scan, against
+// COPY of the same SELECT … ORDER BY the primary key).
 func BenchmarkScanVsCopyOut(b *testing.B) {
 	ctx := context.Background()
 	st, pool := newStore(b, meterstore.TableSpec{Name: "readings_versions"})
@@ -26,29 +28,40 @@ func BenchmarkScanVsCopyOut(b *testing.B) {
 	_, err := pool.Exec(ctx, "VACUUM ANALYZE readings_versions")
 	require.NoError(b, err)
 	total := versions * benchBatch
-	copySQL := fmt.Sprintf(`COPY (SELECT %s FROM readings_versions) TO STDOUT (FORMAT binary)`,
-		meterstore.QuoteIdents(st.Config().ColumnNames()))
-	var scanDur, copyDur time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	cols := meterstore.QuoteIdents(st.Config().ColumnNames())
+	copySQL := fmt.Sprintf(`COPY (SELECT %s FROM readings_versions) TO STDOUT (FORMAT binary)`, cols)
+	copyOrderedSQL := fmt.Sprintf(`COPY (SELECT %s FROM readings_versions ORDER BY %s) TO STDOUT (FORMAT binary)`,
+		cols, meterstore.QuoteIdents(st.Config().PrimaryKey()))
+	scan := func(unordered bool) time.Duration {
 		t0 := time.Now()
 		n := 0
-		require.NoError(b, st.Scan(ctx, hot.ScanRequest{}, func(p []meterstore.Row) error { n += len(p); return nil }))
+		require.NoError(b, st.Scan(ctx, hot.ScanRequest{Unordered: unordered}, func(p []meterstore.Row) error { n += len(p); return nil }))
 		require.Equal(b, total, n)
-		t1 := time.Now()
+		return time.Since(t0)
+	}
+	copyOut := func(sql string) time.Duration {
+		t0 := time.Now()
 		conn, err := pool.Acquire(ctx)
 		require.NoError(b, err)
-		tag, err := conn.Conn().PgConn().CopyTo(ctx, io.Discard, copySQL)
+		tag, err := conn.Conn().PgConn().CopyTo(ctx, io.Discard, sql)
 		conn.Release()
 		require.NoError(b, err)
 		require.Equal(b, int64(total), tag.RowsAffected())
-		copyDur += time.Since(t1)
-		scanDur += t1.Sub(t0)
+		return time.Since(t0)
+	}
+	var unorderedDur, copyDur, orderedDur, copyOrderedDur time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		unorderedDur += scan(true)
+		copyDur += copyOut(copySQL)
+		orderedDur += scan(false)
+		copyOrderedDur += copyOut(copyOrderedSQL)
 	}
 	b.StopTimer()
-	s := float64(total*b.N) / scanDur.Seconds()
-	c := float64(total*b.N) / copyDur.Seconds()
-	b.ReportMetric(s, "scan_rows/s")
-	b.ReportMetric(c, "copy_rows/s")
-	b.ReportMetric(s/c, "scan/copy")
+	rate := func(d time.Duration) float64 { return float64(total*b.N) / d.Seconds() }
+	b.ReportMetric(rate(unorderedDur), "scan_rows/s")
+	b.ReportMetric(rate(copyDur), "copy_rows/s")
+	b.ReportMetric(rate(unorderedDur)/rate(copyDur), "scan/copy")
+	b.ReportMetric(rate(orderedDur)/rate(copyOrderedDur), "ordered_scan/ordered_copy")
+	b.ReportMetric(rate(orderedDur)/rate(copyDur), "ordered_scan/copy")
 }

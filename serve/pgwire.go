@@ -90,15 +90,16 @@ func (s *PGServer) log() *slog.Logger {
 }
 
 type pgSession struct {
-	srv     *PGServer
-	conn    net.Conn
-	be      *pgproto3.Backend
-	user    string
-	appName string
-	eng     *engine.Engine
-	pid     uint32
-	secret  []byte
-	m       *pgtype.Map
+	srv      *PGServer
+	conn     net.Conn
+	be       *pgproto3.Backend
+	user     string
+	database string
+	appName  string
+	eng      *engine.Engine
+	pid      uint32
+	secret   []byte
+	m        *pgtype.Map
 
 	mu         sync.Mutex
 	cancelStmt context.CancelFunc
@@ -232,6 +233,10 @@ func (sess *pgSession) startup(ctx context.Context) error {
 				return sess.fatal("28000", "TLS is required from a non-loopback address (sslmode=require)")
 			}
 			sess.user = m.Parameters["user"]
+			sess.database = m.Parameters["database"]
+			if sess.database == "" {
+				sess.database = sess.user
+			}
 			sess.appName = m.Parameters["application_name"]
 			return sess.authenticate(ctx)
 		default:
@@ -365,10 +370,12 @@ func (sess *pgSession) loop(ctx context.Context) error {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.Query:
+			sess.srv.log().Debug("pgwire: query", "user", sess.user, "sql", m.String)
 			sess.failed = false
 			sess.simpleQuery(ctx, m.String)
 			sess.be.Send(&pgproto3.ReadyForQuery{TxStatus: sess.txStatus()})
 		case *pgproto3.Parse:
+			sess.srv.log().Debug("pgwire: parse", "user", sess.user, "name", m.Name, "param_oids", m.ParameterOIDs, "sql", m.Query)
 			if sess.failed {
 				continue
 			}
@@ -397,6 +404,7 @@ func (sess *pgSession) loop(ctx context.Context) error {
 				sess.extError(err)
 			}
 		case *pgproto3.Execute:
+			sess.srv.log().Debug("pgwire: execute", "user", sess.user, "portal", m.Portal, "max_rows", m.MaxRows)
 			if sess.failed {
 				continue
 			}
@@ -470,6 +478,7 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 	case strings.Contains(msg, "Conversion Error") || strings.Contains(msg, "Invalid Input Error"):
 		code = "22P02"
 	}
+	sess.srv.log().Debug("pgwire: error", "user", sess.user, "code", code, "err", msg)
 	return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: code, Message: msg, Hint: hint}
 }
 
@@ -621,8 +630,11 @@ func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, n
 		}
 		return r.cols, nil
 	}
-	args := make([]any, nParams)
-	d, err := sess.eng.Describe(ctx, sess.rewrite(st.sql), args...)
+	q, err := sess.translate(ctx, st.sql)
+	if err != nil {
+		return nil, err
+	}
+	d, err := sess.eng.Describe(ctx, q, make([]any, nParams)...)
 	if err != nil {
 		return nil, err
 	}
@@ -676,12 +688,20 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		p.static, p.cols = r, r.cols
 		return nil
 	}
+	p.started = time.Now()
+	tq, err := sess.translate(ctx, q)
+	if err != nil {
+		StatementLog(sess.srv.Log, "pgwire", sess.user, q, nil, 0, time.Since(p.started), err)
+		return err
+	}
+	if tq != q {
+		sess.srv.log().Debug("pgwire: translated", "user", sess.user, "sql", tq)
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	sess.mu.Lock()
 	sess.cancelStmt = cancel
 	sess.mu.Unlock()
-	p.started = time.Now()
-	rows, err := sess.eng.Rows(sctx, sess.rewrite(q), p.args...)
+	rows, err := sess.eng.Rows(sctx, tq, p.args...)
 	if err != nil {
 		if sctx.Err() != nil && ctx.Err() == nil {
 			err = context.Canceled
@@ -880,9 +900,15 @@ func (sess *pgSession) dataRow(p *pgPortal, vals []any) (*pgproto3.DataRow, erro
 			continue
 		}
 		c := p.cols[i]
-		buf, err := sess.m.Encode(c.oid, resultFormat(p.formats, i), pgValue(c.oid, v), nil)
+		format := resultFormat(p.formats, i)
+		buf, err := sess.m.Encode(c.oid, format, pgValue(c.oid, v), nil)
 		if err != nil {
 			return nil, fmt.Errorf("column %s (%s): %w", c.name, c.duck, err)
+		}
+		if c.oid == oidTimestamptz && format == pgtype.TextFormatCode && len(buf) > 0 && buf[len(buf)-1] == 'Z' {
+			// pgx writes UTC as Z; PostgreSQL (TimeZone UTC) writes +00, and
+			// JDBC's parser takes nothing else.
+			buf = append(buf[:len(buf)-1], "+00"...)
 		}
 		if buf == nil {
 			buf = []byte{}

@@ -146,9 +146,15 @@ func TestSeriesBadStoredIdentifier(t *testing.T) {
 	e := open(t, nil, intervalTable(t, nil))
 	_, err := e.st.Append(e.ctx, mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
 	require.NoError(t, err)
-	// A foreign writer stores a scope whose operator fails both check-digit procedures.
-	_, err = e.pool.Exec(e.ctx, `UPDATE readings_versions SET version_scope = '9910125000003:2026-03' WHERE "from" = $1`, day0.Add(72*time.Hour))
+	// A foreign writer stores a scope whose operator fails both check-digit
+	// procedures (with the append-only trigger switched off, as only a superuser can).
+	tx, err := e.pool.Begin(e.ctx)
 	require.NoError(t, err)
+	_, err = tx.Exec(e.ctx, `SET LOCAL session_replication_role = replica`)
+	require.NoError(t, err)
+	_, err = tx.Exec(e.ctx, `UPDATE readings_versions SET version_scope = '9910125000003:2026-03' WHERE "from" = $1`, day0.Add(72*time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(e.ctx))
 	_, err = e.st.Series(maloA).Obis(imp).Collect(e.ctx)
 	require.ErrorIs(t, err, metering.ErrInvalid)
 	require.Contains(t, err.Error(), "version_scope")
