@@ -43,7 +43,12 @@ func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
 		if len(dirs) > 0 {
 			extra = append(extra, "SET GLOBAL allowed_directories = ["+strings.Join(dirs, ", ")+"]")
 		}
-		extra = append(extra, "SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
+		// The optimizer fallback (runWithOptimizerFallback) needs a SET that the
+		// lock refuses, so the walled database runs without the optimizer DuckDB
+		// 1.5.6 fails on: its cost is confined to ranked resolution, which the
+		// cold tier mostly avoids (elision, resolution by exclusion).
+		extra = append(extra, "SET GLOBAL disabled_optimizers = 'top_n_window_elimination'",
+			"SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
 		d, err := s.openDuckDB(ctx, "", extra)
 		if err != nil {
 			s.confinedErr = fmt.Errorf("engine: open the confined session database: %w", err)

@@ -74,7 +74,13 @@ func (f *fixture) users(t *testing.T, us ...meterstore.UserSettings) *serve.User
 // startPG starts a pgwire server on a loopback port and returns its address.
 func (f *fixture) startPG(t *testing.T, users *serve.Users) (*serve.PGServer, string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return f.listenPG(t, users, "127.0.0.1:0")
+}
+
+// listenPG starts a pgwire server on addr and returns its address.
+func (f *fixture) listenPG(t *testing.T, users *serve.Users, addr string) (*serve.PGServer, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	srv := &serve.PGServer{Users: users, Log: f.log}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,29 +7,28 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"meterstore"
 )
 
-// The catalog emulation answers the catalog queries clients send on connect or
-// to describe a relation, which DuckDB's parser cannot take as PostgreSQL
-// writes them (OPERATOR(pg_catalog.~), COLLATE pg_catalog.default, ::regclass).
-// It describes exactly the relations of the session's engine handle (a scoped
-// or isolated session sees what it may query), in schema "public", as views
-// (they are computed: the tier-split, resolved relations), with oids from 16384.
+// The catalog emulation answers what clients read about the relations on
+// connect and to browse them. It describes exactly the relations of the
+// session's engine handle (a scoped or isolated session sees what it may
+// query), in schema "public", as views (they are computed: the tier-split,
+// resolved relations), with oids from 16384. Two layers:
 //
-// Answered here (matched by shape, not by exact text, so psql 12–17 work):
-//   - psql \d NAME   (the relation lookup, the relation's flags, its columns,
-//     \d+'s view definition)
-//   - psql \d, \dv, \dt, \d+  (the relation list)
-//   - SELECT version(), current_setting('…') and pg_catalog.version() are
-//     rewritten to literals before the engine plans the statement; SHOW … and
-//     SET … are answered in pgwire.go.
-//
-// Everything else that reads pg_catalog or information_schema goes to the
-// engine, which lets those schemas through its gate and answers from DuckDB's
-// own pg_catalog/information_schema views (these list the same relations,
-// under schema "main"). That covers JDBC's getTables/getColumns-style queries
-// as far as DuckDB's views carry the columns; JDBC's and Grafana's connect-time
-// statements are SET … (no-ops) and SELECT version()/current_setting(…).
+//   - psql's \d queries are answered here, matched by shape (not by exact
+//     text, so psql 12–17 work), because DuckDB's parser cannot take them as
+//     psql writes them (OPERATOR(pg_catalog.~), COLLATE pg_catalog.default):
+//     \d NAME (the relation lookup, its flags, its columns, \d+'s view
+//     definition, the footers) and \d, \dv, \dt, \d+ (the relation list).
+//     Each shape carries the literal oid or pattern psql sends; a query
+//     without one is not psql's and goes on.
+//   - everything else runs in the engine after translate (pgdialect.go), which
+//     reads the pg_catalog and information_schema relations from the virtual
+//     catalog (pgvirtual.go): PostgreSQL's answers, so JDBC's DatabaseMetaData,
+//     Grafana's query editor and other BI tools map the types right. SHOW …
+//     and SET … are answered in pgwire.go.
 
 type staticResult struct {
 	cols  []pgColumn
@@ -39,14 +38,22 @@ type staticResult struct {
 }
 
 type pgRelation struct {
-	oid  uint32
-	name string
-	def  string
-	cols []pgColumn
+	oid     uint32
+	name    string
+	comment string // pg_description's text, the view definition's comment
+	cols    []pgColumn
+	notNull []bool // per column, from the table configuration
 }
+
+// def is what pg_get_viewdef answers: the relation is computed by the engine,
+// it has no SQL definition a client could reuse.
+func (r pgRelation) def() string { return " -- MeterStore: " + r.comment }
 
 type pgCatalog struct {
 	rels []pgRelation
+	// virtual holds the SQL of each relation of the virtual pg_catalog and
+	// information_schema (see pgvirtual.go), built on first use.
+	virtual map[string]string
 }
 
 // catalog builds (once per session) the relations the session may query.
@@ -56,26 +63,33 @@ func (sess *pgSession) catalog(ctx context.Context) (*pgCatalog, error) {
 	}
 	c := &pgCatalog{}
 	oid := uint32(16384)
-	var names []string
-	for _, t := range sess.eng.Tables() {
-		names = append(names, t.ResolvedName(), t.Name())
+	type named struct {
+		name    string
+		cfg     meterstore.TableConfig
+		comment string
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		d, err := sess.eng.Describe(ctx, "SELECT * FROM "+quoteIdent(n))
+	var rels []named
+	for _, t := range sess.eng.Tables() {
+		rels = append(rels,
+			named{t.ResolvedName(), t, fmt.Sprintf("%s resolved (the latest version of each reading), PostgreSQL from the watermark on, Iceberg below it; read-only", t.Name())},
+			named{t.Name(), t, fmt.Sprintf("every stored version of %s, both tiers, unresolved; read-only", t.ResolvedName())})
+	}
+	sort.Slice(rels, func(i, j int) bool { return rels[i].name < rels[j].name })
+	for _, n := range rels {
+		d, err := sess.eng.Describe(ctx, "SELECT * FROM "+quoteIdent(n.name))
 		if err != nil {
-			return nil, fmt.Errorf("catalog emulation: describe %s: %w", n, err)
+			return nil, fmt.Errorf("catalog emulation: describe %s: %w", n.name, err)
 		}
-		r := pgRelation{oid: oid, name: n}
+		nullable := map[string]bool{}
+		for _, cd := range n.cfg.Columns() {
+			nullable[cd.Name] = cd.Nullable
+		}
+		r := pgRelation{oid: oid, name: n.name, comment: n.comment}
 		for i := range d.Columns {
 			o, size, mod := pgTypeOf(d.Types[i])
 			r.cols = append(r.cols, pgColumn{name: d.Columns[i], oid: o, size: size, typmod: mod, duck: d.Types[i]})
-		}
-		r.def = fmt.Sprintf(" SELECT * FROM %s; -- MeterStore: the tier-split relation (PostgreSQL below nothing, Iceberg below the watermark)", n)
-		if strings.HasSuffix(n, "_versions") {
-			r.def = fmt.Sprintf(" -- MeterStore: every stored version of %s, both tiers, unresolved", n)
-		} else {
-			r.def = fmt.Sprintf(" -- MeterStore: %s resolved (latest version per reading), hot tier above the watermark, Iceberg below", n)
+			isNullable, declared := nullable[d.Columns[i]]
+			r.notNull = append(r.notNull, declared && !isNullable)
 		}
 		c.rels = append(c.rels, r)
 		oid++
@@ -102,23 +116,9 @@ var (
 	reNspRegex     = regexp.MustCompile(`(?i)n\.nspname\s+operator\(pg_catalog\.~\)\s+'((?:[^']|'')*)'`)
 	reOIDEq        = regexp.MustCompile(`(?i)(?:c\.oid|a\.attrelid)\s*=\s*'(\d+)'`)
 	reViewDef      = regexp.MustCompile(`(?i)pg_get_viewdef\(\s*'?(\d+)'?`)
+	reOIDLiteral   = regexp.MustCompile(`=\s*'\d+'`)
 	reRelkinds     = regexp.MustCompile(`(?i)c\.relkind\s+in\s*\(([^)]*)\)`)
-	reVersionCall  = regexp.MustCompile(`(?i)\b(?:pg_catalog\.)?version\s*\(\s*\)`)
-	reCurSetting   = regexp.MustCompile(`(?i)\b(?:pg_catalog\.)?current_setting\s*\(\s*'([A-Za-z_.]+)'\s*(?:,\s*(?:true|false)\s*)?\)`)
 )
-
-// rewrite turns the PostgreSQL-only functions clients call on connect into
-// literals DuckDB can plan.
-func (sess *pgSession) rewrite(q string) string {
-	q = replaceCode(q, func(code string) string {
-		return reVersionCall.ReplaceAllString(code, "'PostgreSQL "+ServerVersion+" (MeterStore, read-only)'")
-	})
-	params := sess.parameters()
-	return reCurSetting.ReplaceAllStringFunc(q, func(m string) string {
-		name := reCurSetting.FindStringSubmatch(m)[1]
-		return "'" + strings.ReplaceAll(params[name], "'", "''") + "'"
-	})
-}
 
 // emulate answers a catalog query by shape; ok is false for anything else.
 func (sess *pgSession) emulate(ctx context.Context, q string) (*staticResult, bool, error) {
@@ -139,36 +139,35 @@ func (sess *pgSession) emulate(ctx context.Context, q string) (*staticResult, bo
 			return nil, true, err
 		}
 		return c.list(q, norm, sess.user), true, nil
-	case strings.Contains(norm, "c.relchecks, c.relkind"):
+	case strings.Contains(norm, "c.relchecks, c.relkind") && reOIDEq.MatchString(q):
 		c, err := sess.catalog(ctx)
 		if err != nil {
 			return nil, true, err
 		}
 		return c.relInfo(q, norm), true, nil
-	case strings.Contains(norm, "pg_catalog.format_type(a.atttypid, a.atttypmod)") && strings.Contains(norm, "from pg_catalog.pg_attribute a"):
+	case strings.Contains(norm, "pg_catalog.format_type(a.atttypid, a.atttypmod)") && strings.Contains(norm, "from pg_catalog.pg_attribute a") &&
+		reOIDEq.MatchString(q):
 		c, err := sess.catalog(ctx)
 		if err != nil {
 			return nil, true, err
 		}
 		return c.attributes(q, norm), true, nil
-	case strings.Contains(norm, "pg_get_viewdef("):
+	case reViewDef.MatchString(q):
 		c, err := sess.catalog(ctx)
 		if err != nil {
 			return nil, true, err
 		}
-		m := reViewDef.FindStringSubmatch(q)
 		res := &staticResult{cols: []pgColumn{textCol("pg_get_viewdef")}}
-		if m != nil {
-			oid, _ := strconv.Atoi(m[1])
-			if r, ok := c.byOID(uint32(oid)); ok {
-				res.rows = [][]any{{r.def}}
-			}
+		oid, _ := strconv.Atoi(reViewDef.FindStringSubmatch(q)[1])
+		if r, ok := c.byOID(uint32(oid)); ok {
+			res.rows = [][]any{{r.def()}}
 		}
 		return res, true, nil
-	case strings.Contains(norm, "from pg_catalog.pg_policy") || strings.Contains(norm, "from pg_catalog.pg_statistic_ext") ||
+	case (strings.Contains(norm, "from pg_catalog.pg_policy") || strings.Contains(norm, "from pg_catalog.pg_statistic_ext") ||
 		strings.Contains(norm, "from pg_catalog.pg_publication") || strings.Contains(norm, "from pg_catalog.pg_inherits") ||
 		strings.Contains(norm, "from pg_catalog.pg_trigger") || strings.Contains(norm, "from pg_catalog.pg_rewrite") ||
-		strings.Contains(norm, "from pg_catalog.pg_constraint") || strings.Contains(norm, "from pg_catalog.pg_index"):
+		strings.Contains(norm, "from pg_catalog.pg_constraint") || strings.Contains(norm, "from pg_catalog.pg_index")) &&
+		reOIDLiteral.MatchString(q):
 		// \d footers: no policies, statistics, publications, parents, triggers,
 		// rules, constraints or indexes on a computed relation.
 		n := selectListLen(q)
@@ -238,7 +237,7 @@ func (c *pgCatalog) list(q, norm, user string) *staticResult {
 		if pat != nil && !patternMatch(pat[1], r.name) {
 			continue
 		}
-		row := []any{"public", r.name, "view", user, "permanent", nil, "0 bytes", "MeterStore relation (read-only)"}
+		row := []any{"public", r.name, "view", user, "permanent", nil, "0 bytes", r.comment}
 		res.rows = append(res.rows, row[:n])
 	}
 	return res
@@ -315,8 +314,8 @@ func (c *pgCatalog) attributes(q, norm string) *staticResult {
 		return res
 	}
 	verbose := strings.Contains(norm, "attstorage")
-	for _, col := range r.cols {
-		row := []any{col.name, formatType(col.oid, col.typmod), nil, false, nil, "", ""}
+	for i, col := range r.cols {
+		row := []any{col.name, formatType(col.oid, col.typmod), nil, r.notNull[i], nil, "", ""}
 		for len(row) < n {
 			row = append(row, nil)
 		}

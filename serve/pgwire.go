@@ -39,7 +39,13 @@ const ServerVersion = "15.0"
 // but one SELECT). Accepted as no-ops: SET, RESET, DISCARD, DEALLOCATE, BEGIN,
 // START TRANSACTION, COMMIT, ROLLBACK, END, ABORT (the session is read-only;
 // SHOW answers from the reported parameters). See pgcatalog.go for the
-// catalog queries answered by emulation.
+// catalog queries answered by emulation, pgdialect.go for how a PostgreSQL
+// client's statement is translated for the engine.
+//
+// At debug level Log records every statement as received (Query; Parse with
+// its parameter types), each Execute's row limit, the statement as
+// translated and every error sent: what a client really sends, which is how
+// the client corpora in testdata were captured.
 type PGServer struct {
 	Users     *Users
 	TLS       *tls.Config // nil: SSLRequest is answered 'N'

@@ -111,6 +111,13 @@ func TestPGWire(t *testing.T) {
 		require.Equal(t, []uint32{1700, 1184, 1082, 25, 16, 1700, 20, 23, 701}, oids)
 	})
 
+	t.Run("timestamptz in text format as PostgreSQL writes it", func(t *testing.T) {
+		c := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeSimpleProtocol, nil)
+		res, err := c.PgConn().Exec(ctx, `SELECT TIMESTAMPTZ '2025-10-23 04:00:00.5+02'`).ReadAll()
+		require.NoError(t, err)
+		require.Equal(t, "2025-10-23 02:00:00.5+00", string(res[0].Rows[0][0]), "JDBC parses +00, not Z")
+	})
+
 	t.Run("non-queries refused with 42501", func(t *testing.T) {
 		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 			c := pgConnect(t, addr, "admin", "s3cret", mode, nil)
@@ -152,6 +159,52 @@ func TestPGWire(t *testing.T) {
 		var tables int64
 		require.NoError(t, c.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name = 'readings'`).Scan(&tables))
 		require.EqualValues(t, 1, tables)
+	})
+
+	// What the client corpora (TestPGWireClientStatements) do not reach of the
+	// virtual catalog and the PostgreSQL translations.
+	t.Run("catalog translation", func(t *testing.T) {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+			c := pgConnect(t, addr, "admin", "s3cret", mode, nil)
+			rows := func(q string) [][]any {
+				t.Helper()
+				rs, err := c.Query(ctx, q)
+				require.NoError(t, err, q)
+				var out [][]any
+				for rs.Next() {
+					vals, err := rs.Values()
+					require.NoError(t, err)
+					out = append(out, vals)
+				}
+				require.NoError(t, rs.Err(), q)
+				return out
+			}
+			require.Equal(t, [][]any{{int64(f.oracle.RowCount(all, all))}}, rows(`SELECT count(*) FROM public.readings`), "schema public is the engine's main")
+			require.Equal(t, [][]any{{"text"}, {"timestamp with time zone"}, {"numeric(18,6)"}, {"numeric(20,0)"}},
+				rows(`SELECT pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a
+					JOIN pg_catalog.pg_class c ON a.attrelid = c.oid
+					WHERE c.oid = 'public.readings'::regclass AND a.attname IN ('malo_id', 'from', 'value', 'version') ORDER BY a.attnum`))
+			require.Equal(t, [][]any{{int64(1184), int64(2200), int64(10), true, true, true, false}},
+				rows(`SELECT 'timestamptz'::regtype::int8, 'public'::regnamespace::int8, 'admin'::regrole::int8,
+					'Readings' ~* '^read', 'readings' ~ 'ding', 'readings' !~ '^ding', 'readings' !~* 'INGS$'`))
+			require.Equal(t, [][]any{{"admin", "meterstore", "meterstore", "admin", "admin", "readings"}},
+				rows(`SELECT pg_get_userbyid(relowner), current_database(), current_catalog, current_user, session_user, relname::name
+					FROM pg_class WHERE relname = 'readings'`))
+			require.Equal(t, [][]any{{"admin", "meterstore", "readings", "readings_versions", int64(0), nil}},
+				rows(`SELECT (SELECT rolname FROM pg_roles), (SELECT datname FROM pg_database), (SELECT min(viewname) FROM pg_views),
+					(SELECT max(viewname) FROM pg_views), (SELECT count(*) FROM pg_tables), pg_catalog.pg_get_constraintdef(1)`))
+			require.Equal(t, [][]any{{"readings", true}, {"readings_versions", true}},
+				rows(`SELECT table_name, view_definition LIKE '%MeterStore%' FROM information_schema.views ORDER BY 1`))
+			require.Equal(t, [][]any{{true, int64(2), "Readings"}},
+				rows(`SELECT c.oid::regclass::int8 = 'readings'::regclass::int8, array_length(parse_ident('public."Readings"'), 1)::int8,
+					(parse_ident('public."Readings"'))[2] FROM pg_class c WHERE relname = 'readings'`))
+			_, err := c.Exec(ctx, `SELECT parse_ident('public.')`)
+			require.Equal(t, "22023", pgCode(err), "%v", err)
+			_, err = c.Exec(ctx, `SELECT 'nonesuch'::regclass`)
+			require.Equal(t, "42P01", pgCode(err), "%v", err)
+			_, err = c.Exec(ctx, `SELECT current_setting('nonesuch')`)
+			require.Equal(t, "42704", pgCode(err), "%v", err)
+		}
 	})
 
 	t.Run("authentication", func(t *testing.T) {
