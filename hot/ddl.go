@@ -19,7 +19,7 @@ import (
 )
 
 // Store is the hot tier of one table. It is safe for concurrent use; its only
-// state is a cache of partitions it has confirmed to exist.
+// state is caches of the table's partitions and primary key.
 type Store struct {
 	pool *pgxpool.Pool
 	cfg  meterstore.TableConfig
@@ -27,6 +27,7 @@ type Store struct {
 	mu    sync.Mutex
 	known map[int64]bool // partition starts (Unix µs) confirmed attached
 	pk    []string       // the parent's actual primary key, read once
+	parts partitionList  // the attached partitions as Write's checks across partitions last listed them
 }
 
 // New returns the hot tier of cfg on pool. It does not touch the database.

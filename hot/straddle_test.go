@@ -98,3 +98,26 @@ func TestHashedConstraintsShape(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = $1 AND indexname = $2`, part, part+"_straddle").Scan(&n))
 	require.Equal(t, 1, n)
 }
+
+// A writer caches the partition list for its checks across partitions; a
+// partition another process creates afterwards must still be checked — here an
+// earlier one holding a monthly value that reaches over the quarter-hour
+// written next.
+func TestOverlapAcrossPartitionCreatedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	const v = 20260310000001
+	_, err := st.Write(ctx, []meterstore.Row{qh(maloA, obisImport, day10, "1", v)}) // lists and caches the partitions
+	require.NoError(t, err)
+
+	other := hot.New(pool, st.Config()) // another process
+	month := iv(maloD, obisImport, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 31*24*time.Hour, "720", v)
+	month.Resolution = ptr("P1M")
+	_, err = other.Write(ctx, []meterstore.Row{month}) // creates the partition of 1 March
+	require.NoError(t, err)
+
+	_, err = st.Write(ctx, []meterstore.Row{qh(maloD, obisImport, day10, "1", v)})
+	require.ErrorIs(t, err, hot.ErrOverlap)
+	require.Contains(t, err.Error(), "across partitions")
+	require.Equal(t, int64(2), count(t, st))
+}

@@ -3,18 +3,10 @@ package hot
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"math/big"
-	"slices"
-	"strconv"
-	"strings"
+	"hash/maphash"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"meterstore"
-	"meterstore/internal/pglock"
 	"meterstore/metering"
 )
 
@@ -38,27 +30,22 @@ type Displacement struct {
 	Superseded *meterstore.Row
 }
 
-// lockBuckets is the number of advisory-lock buckets readings hash into: writers
-// of the same readings serialise, so the prior state each reads is the state its
-// insert lands on.
-const lockBuckets = 64
-
 // Write stores rows in one transaction and reports each row's effect.
 //
 // Every row is validated with metering first (identifiers, canonical codes,
 // sparte↔unit, version scope covering "from" for the Sparte, "to" per time model,
 // extra columns canonicalised); balancing_day is derived from the calendar, never
 // taken from the caller. Partitions for the rows' range are ensured (in their own
-// short transaction). Then, in one transaction: the readings' advisory locks are
-// taken, the prior state of the rows' readings is read, each row is classified
-// (Inserted, Superseded, Shadowed, Duplicate), and exactly the rows classified
-// new go in with one binary COPY into the parent (numbers as binary numerics).
-// Nothing is ever updated: a duplicate is never sent, and a new row whose primary
-// key appeared meanwhile (a writer bypassing the locks) fails the COPY with a
-// unique violation, reported as ErrConcurrentWrite — what the former INSERT …
-// ON CONFLICT DO NOTHING reported as a short count. Intervals crossing a
-// partition boundary are then checked against the neighbouring partitions
-// (checkAcrossPartitions).
+// short transaction). Then, in one transaction: one round trip takes the
+// readings' advisory locks and reads the prior state of the rows' readings
+// (readPrior); each row is classified (Inserted, Superseded, Shadowed,
+// Duplicate); exactly the rows classified new go in with one binary COPY into
+// the parent (copyFresh). Nothing is ever updated: a duplicate is never sent,
+// and a new row whose primary key appeared meanwhile (a writer bypassing the
+// locks) fails the COPY with a unique violation, reported as
+// ErrConcurrentWrite — what the former INSERT … ON CONFLICT DO NOTHING reported
+// as a short count. Intervals crossing a partition boundary are then checked
+// against the neighbouring partitions (checkAcrossPartitions).
 //
 // A row restating a different assertion under a stored (merge key, version) fails
 // the whole call with *RestatementError; an exclusion violation fails it with
@@ -69,14 +56,18 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	rows = slices.Clone(rows)
+	// The report holds the validated rows: they are validated in place there,
+	// and everything after refers to them by index, so no row is copied again.
+	ds := make([]Displacement, len(rows))
+	memo := validated{extra: s.cfg.ExtraColumns()}
 	for i := range rows {
-		if err := s.validate(&rows[i]); err != nil {
+		ds[i].Row = rows[i]
+		if err := s.validate(&ds[i].Row, &memo); err != nil {
 			return nil, err
 		}
 	}
-	lo, hi := fromRange(rows)
-	if err := s.EnsurePartitions(ctx, lo, hi.Add(time.Microsecond)); err != nil {
+	b := s.group(len(ds), func(i int) *meterstore.Row { return &ds[i].Row })
+	if err := s.EnsurePartitions(ctx, b.lo, b.hi.Add(time.Microsecond)); err != nil {
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
 
@@ -85,33 +76,70 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if err := s.lockReadings(ctx, tx, rows); err != nil {
-		return nil, err
-	}
-	prior, err := s.lookup(ctx, tx, rows, lo, hi)
+	prior, err := s.readPrior(ctx, tx, b)
 	if err != nil {
 		return nil, err
 	}
-	state := make(map[string][]meterstore.Row, len(rows))
-	var kb []byte
-	for i := range prior {
-		kb = s.appendMergeKey(kb[:0], &prior[i])
-		k := string(kb)
-		state[k] = append(state[k], prior[i])
+	fresh, err := s.classify(b.ident, ds, prior.rows)
+	if err != nil {
+		return nil, err
 	}
-	ds := make([]Displacement, len(rows))
-	var fresh []meterstore.Row
-	for i, r := range rows {
-		kb = s.appendMergeKey(kb[:0], &rows[i])
-		k := string(kb)
-		ds[i].Row = r
+	if len(fresh) > 0 {
+		if err := s.copyFresh(ctx, tx, ds, fresh); err != nil {
+			return nil, err
+		}
+		if err := s.checkAcrossPartitions(ctx, tx, prior.partitionOIDs, ds, fresh); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("write %s: commit: %w", s.cfg.Name(), s.mapWriteError(err))
+	}
+	return ds, nil
+}
+
+// classify sets each row's effect from the stored rows of its reading and the
+// batch's earlier rows (rows are applied in order), and returns the indexes of
+// the rows to insert. prior may hold more than the rows' merge keys (readPrior
+// reads spans); a stored row no batch row shares a merge key with is ignored.
+//
+// Rows are chained by a hash of their merge key and compared field by field, so
+// a batch costs one map entry per distinct key and no allocation per row (the
+// copies of superseded rows come from slabs).
+func (s *Store) classify(id identity, ds []Displacement, prior []meterstore.Row) ([]int, error) {
+	seed := maphash.MakeSeed()
+	n := len(prior) + len(ds)
+	head := make(map[uint64]int32, n) // hash → 1 + index into ents of the latest entry
+	ents := make([]*meterstore.Row, 0, n)
+	next := make([]int32, 0, n) // 1 + index of the previous entry with the same hash, 0 = none
+	var kb []byte
+	hash := func(r *meterstore.Row) uint64 {
+		kb = id.appendMergeKey(kb[:0], r)
+		return maphash.Bytes(seed, kb)
+	}
+	push := func(h uint64, r *meterstore.Row) {
+		ents = append(ents, r)
+		next = append(next, head[h])
+		head[h] = int32(len(ents))
+	}
+	for i := range prior {
+		push(hash(&prior[i]), &prior[i])
+	}
+	fresh := make([]int, 0, len(ds))
+	var slab []meterstore.Row
+	for i := range ds {
+		r := &ds[i].Row
+		h := hash(r)
 		var cur *meterstore.Row
 		dup := false
-		for j := range state[k] {
-			st := &state[k][j]
+		for e := head[h]; e != 0; e = next[e-1] {
+			st := ents[e-1]
+			if !st.From.Equal(r.From) || !id.equal(st, r) {
+				continue
+			}
 			if st.Version == r.Version {
-				if !meterstore.SameAssertion(*st, r) {
-					return nil, s.restatement(*st, r)
+				if !meterstore.SameAssertion(*st, *r) {
+					return nil, s.restatement(*st, *r)
 				}
 				dup = true
 				break
@@ -128,33 +156,18 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 			ds[i].Effect = Inserted
 		case r.Version > cur.Version:
 			ds[i].Effect = Superseded
-			c := *cur
-			ds[i].Superseded = &c
+			if len(slab) == 0 {
+				slab = make([]meterstore.Row, min(256, len(ds)-i))
+			}
+			slab[0] = *cur
+			ds[i].Superseded, slab = &slab[0], slab[1:]
 		default:
 			ds[i].Effect = Shadowed
 		}
-		state[k] = append(state[k], r)
-		fresh = append(fresh, r)
+		push(h, r)
+		fresh = append(fresh, i)
 	}
-	if len(fresh) > 0 {
-		n, err := tx.CopyFrom(ctx, pgx.Identifier{s.cfg.Name()}, s.cfg.ColumnNames(), s.copySource(fresh))
-		if err != nil {
-			if isUniqueViolation(err) {
-				return nil, fmt.Errorf("write %s: %w: %w", s.cfg.Name(), ErrConcurrentWrite, err)
-			}
-			return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), s.mapWriteError(err))
-		}
-		if n != int64(len(fresh)) {
-			return nil, fmt.Errorf("write %s: %d of %d new rows stored: %w", s.cfg.Name(), n, len(fresh), ErrConcurrentWrite)
-		}
-		if err := s.checkAcrossPartitions(ctx, tx, fresh); err != nil {
-			return nil, err
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("write %s: commit: %w", s.cfg.Name(), s.mapWriteError(err))
-	}
-	return ds, nil
+	return fresh, nil
 }
 
 func (s *Store) restatement(stored, offered meterstore.Row) error {
@@ -186,49 +199,96 @@ func (s *Store) restatement(stored, offered meterstore.Row) error {
 	return &RestatementError{Table: s.cfg.Name(), Stored: stored, Offered: offered, Fields: fields, Hint: hint}
 }
 
+// validated remembers the last accepted value of each field validate checks
+// without regard to the instant. A batch repeats them row after row (one
+// delivery is one MaLo, channel, unit and scope), so parsing each only when it
+// changes takes most of the validation cost out of a batch; every row is still
+// checked, against exactly the same rules. It also holds the slab the
+// normalised "to"s are taken from: one allocation per 1 024 rows, not per row.
+type validated struct {
+	malo, obis, sparte, unit, quality, resolution, melo, scope string
+	sp                                                         metering.Sparte
+	vs                                                         metering.VersionScope
+	ok                                                         uint16 // bit per field: the remembered value is valid
+	extra                                                      []meterstore.Column
+	times                                                      []time.Time // slab the normalised "to"s point into
+}
+
+const (
+	okMalo uint16 = 1 << iota
+	okObis
+	okSparteUnit
+	okQuality
+	okResolution
+	okMelo
+	okScope
+)
+
 // validate checks a row with metering and normalises it in place: UTC µs
 // instants, canonical extra columns, balancing_day from the calendar.
-func (s *Store) validate(r *meterstore.Row) error {
+func (s *Store) validate(r *meterstore.Row, m *validated) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: table %s: row malo %s obis %s from %s: %w", ErrInvalidRow, s.cfg.Name(),
 			r.MaloID, r.ObisCode, r.From.UTC().Format(time.RFC3339), fmt.Errorf(format, args...))
 	}
-	if m, err := metering.ParseMaloID(r.MaloID); err != nil {
-		return fail("%w", err)
-	} else if m.String() != r.MaloID {
-		return fail("malo_id %q is not canonical; store %q", r.MaloID, m.String())
-	}
-	if o, err := metering.ParseObis(r.ObisCode); err != nil {
-		return fail("%w", err)
-	} else if o.String() != r.ObisCode {
-		return fail("obis_code %q is not canonical; store %q", r.ObisCode, o.String())
-	}
-	sp, err := metering.ParseSparte(r.Sparte)
-	if err != nil {
-		return fail("%w", err)
-	}
-	u, err := metering.ParseUnit(r.Unit)
-	if err != nil {
-		return fail("%w", err)
-	}
-	if err := sp.AllowsUnit(u); err != nil {
-		return fail("%w", err)
-	}
-	if _, err := metering.ParseQuality(r.Quality); err != nil {
-		return fail("%w", err)
-	}
-	if r.Resolution != nil {
-		if _, err := metering.ParseResolution(*r.Resolution); err != nil {
+	if m.ok&okMalo == 0 || r.MaloID != m.malo {
+		m.ok &^= okMalo
+		if id, err := metering.ParseMaloID(r.MaloID); err != nil {
 			return fail("%w", err)
+		} else if id.String() != r.MaloID {
+			return fail("malo_id %q is not canonical; store %q", r.MaloID, id.String())
 		}
+		m.malo, m.ok = r.MaloID, m.ok|okMalo
 	}
-	if r.MeloID != nil {
-		m, err := metering.ParseMeloID(*r.MeloID)
+	if m.ok&okObis == 0 || r.ObisCode != m.obis {
+		m.ok &^= okObis
+		if o, err := metering.ParseObis(r.ObisCode); err != nil {
+			return fail("%w", err)
+		} else if o.String() != r.ObisCode {
+			return fail("obis_code %q is not canonical; store %q", r.ObisCode, o.String())
+		}
+		m.obis, m.ok = r.ObisCode, m.ok|okObis
+	}
+	if m.ok&okSparteUnit == 0 || r.Sparte != m.sparte || r.Unit != m.unit {
+		m.ok &^= okSparteUnit
+		sp, err := metering.ParseSparte(r.Sparte)
 		if err != nil {
 			return fail("%w", err)
 		}
-		if m.String() != *r.MeloID {
-			return fail("melo_id %q is not canonical; store %q", *r.MeloID, m.String())
+		u, err := metering.ParseUnit(r.Unit)
+		if err != nil {
+			return fail("%w", err)
+		}
+		if err := sp.AllowsUnit(u); err != nil {
+			return fail("%w", err)
+		}
+		m.sparte, m.unit, m.sp, m.ok = r.Sparte, r.Unit, sp, m.ok|okSparteUnit
+	}
+	if m.ok&okQuality == 0 || r.Quality != m.quality {
+		m.ok &^= okQuality
+		if _, err := metering.ParseQuality(r.Quality); err != nil {
+			return fail("%w", err)
+		}
+		m.quality, m.ok = r.Quality, m.ok|okQuality
+	}
+	if r.Resolution != nil && (m.ok&okResolution == 0 || *r.Resolution != m.resolution) {
+		m.ok &^= okResolution
+		if _, err := metering.ParseResolution(*r.Resolution); err != nil {
+			return fail("%w", err)
+		}
+		m.resolution, m.ok = *r.Resolution, m.ok|okResolution
+	}
+	if r.MeloID != nil {
+		if m.ok&okMelo == 0 || *r.MeloID != m.melo {
+			m.ok &^= okMelo
+			id, err := metering.ParseMeloID(*r.MeloID)
+			if err != nil {
+				return fail("%w", err)
+			}
+			if id.String() != *r.MeloID {
+				return fail("melo_id %q is not canonical; store %q", *r.MeloID, id.String())
+			}
+			m.melo, m.ok = *r.MeloID, m.ok|okMelo
 		}
 	} else if s.cfg.IdentifyByMelo() {
 		return fail("table identifies a reading by its Messlokation (identify_by_melo), so every row needs a melo_id")
@@ -237,13 +297,17 @@ func (s *Store) validate(r *meterstore.Row) error {
 		return fail("from is unset")
 	}
 	r.From = r.From.UTC().Truncate(time.Microsecond)
-	scope, err := metering.ParseVersionScope(r.VersionScope)
-	if err != nil {
-		return fail("%w", err)
+	if m.ok&okScope == 0 || r.VersionScope != m.scope {
+		m.ok &^= okScope
+		scope, err := metering.ParseVersionScope(r.VersionScope)
+		if err != nil {
+			return fail("%w", err)
+		}
+		m.scope, m.vs, m.ok = r.VersionScope, scope, m.ok|okScope
 	}
-	if !scope.Covers(r.From, sp) {
+	if !m.vs.Covers(r.From, m.sp) {
 		return fail("%w: version_scope %s does not cover %s (its %s Bilanzierungsmonat is %s)", metering.ErrScopeMismatch,
-			r.VersionScope, r.From.Format(time.RFC3339), sp, metering.BalancingMonth(r.From, sp).String()[:7])
+			r.VersionScope, r.From.Format(time.RFC3339), m.sp, metering.BalancingMonth(r.From, m.sp).String()[:7])
 	}
 	if r.Version == 0 {
 		return fail("version is unset; use the MSCONS label or metering.VersionArrival")
@@ -257,7 +321,11 @@ func (s *Store) validate(r *meterstore.Row) error {
 		if !to.After(r.From) {
 			return fail("\"to\" %s is not after \"from\"", to.Format(time.RFC3339))
 		}
-		r.To = &to
+		if len(m.times) == 0 {
+			m.times = make([]time.Time, 1024)
+		}
+		m.times[0] = to
+		r.To, m.times = &m.times[0], m.times[1:]
 	case meterstore.Point:
 		if r.To != nil {
 			return fail("a point table holds register readings at an instant: \"to\" must be null (intervals go to an interval table)")
@@ -270,8 +338,8 @@ func (s *Store) validate(r *meterstore.Row) error {
 	if r.SourceKind == "" {
 		return fail("source_kind is unset")
 	}
-	r.BalancingDay = metering.BalancingDay(r.From, sp).Time()
-	cols := s.cfg.ExtraColumns()
+	r.BalancingDay = metering.BalancingDay(r.From, m.sp).Time()
+	cols := m.extra
 	if len(r.Extra) != len(cols) {
 		if !(r.Extra == nil && allNullable(cols)) {
 			return fail("%d extra values for %d declared columns", len(r.Extra), len(cols))
@@ -300,218 +368,4 @@ func allNullable(cols []meterstore.Column) bool {
 		}
 	}
 	return true
-}
-
-// mergeKey renders a row's merge key as a map key.
-func (s *Store) mergeKey(r meterstore.Row) string {
-	return string(s.appendMergeKey(make([]byte, 0, 64), &r))
-}
-
-func (s *Store) appendMergeKey(b []byte, r *meterstore.Row) []byte {
-	b = append(b, r.MaloID...)
-	b = append(b, 0)
-	b = append(b, r.ObisCode...)
-	b = append(b, 0)
-	b = strconv.AppendInt(b, r.From.UnixMicro(), 10)
-	if s.cfg.IdentifyByMelo() {
-		b = append(b, 0)
-		if r.MeloID != nil {
-			b = append(b, *r.MeloID...)
-		}
-	}
-	for i, col := range s.cfg.ExtraColumns() {
-		if col.Kind == meterstore.Identity {
-			b = append(b, 0)
-			if i < len(r.Extra) && r.Extra[i] != nil {
-				b = append(b, *r.Extra[i]...)
-			}
-		}
-	}
-	return b
-}
-
-// lockReadings takes transaction-scoped advisory locks on the buckets the rows'
-// readings hash into, in ascending order (no deadlock between writers).
-func (s *Store) lockReadings(ctx context.Context, tx pgx.Tx, rows []meterstore.Row) error {
-	seen := map[int32]bool{}
-	var buckets []int32
-	for _, r := range rows {
-		h := fnv.New32a()
-		_, _ = h.Write([]byte(r.MaloID + "\x00" + r.ObisCode))
-		b := int32(h.Sum32() % lockBuckets)
-		if !seen[b] {
-			seen[b] = true
-			buckets = append(buckets, b)
-		}
-	}
-	slices.Sort(buckets)
-	class := int32(pglock.Key("readings:" + s.cfg.Name()))
-	if _, err := tx.Exec(ctx, "SELECT count(pg_advisory_xact_lock($1::int4, b)) FROM unnest($2::int4[]) AS b", class, buckets); err != nil {
-		return fmt.Errorf("write %s: lock readings: %w", s.cfg.Name(), err)
-	}
-	return nil
-}
-
-// Lookup returns every stored row (all versions) of the readings the given rows
-// belong to, in no particular order. It reads the parent table.
-func (s *Store) Lookup(ctx context.Context, rows []meterstore.Row) ([]meterstore.Row, error) {
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	lo, hi := fromRange(rows)
-	return s.lookup(ctx, s.pool, rows, lo, hi)
-}
-
-// fromRange is the earliest and latest "from" of non-empty rows.
-func fromRange(rows []meterstore.Row) (lo, hi time.Time) {
-	lo, hi = rows[0].From, rows[0].From
-	for _, r := range rows[1:] {
-		if r.From.Before(lo) {
-			lo = r.From
-		}
-		if r.From.After(hi) {
-			hi = r.From
-		}
-	}
-	return lo, hi
-}
-
-func (s *Store) lookup(ctx context.Context, q querier, rows []meterstore.Row, lo, hi time.Time) ([]meterstore.Row, error) {
-	key := s.cfg.MergeKey()
-	extraIdx := map[string]int{}
-	for i, c := range s.cfg.ExtraColumns() {
-		extraIdx[c.Name] = i
-	}
-	seen := map[string]bool{}
-	args := make([]any, 0, len(key)+2)
-	cols := make([]any, len(key))
-	for i, k := range key {
-		if k == "from" {
-			cols[i] = make([]time.Time, 0, len(rows))
-		} else {
-			cols[i] = make([]*string, 0, len(rows))
-		}
-	}
-	for _, r := range rows {
-		mk := s.mergeKey(r)
-		if seen[mk] {
-			continue
-		}
-		seen[mk] = true
-		for i, k := range key {
-			switch k {
-			case "from":
-				cols[i] = append(cols[i].([]time.Time), r.From)
-			case "malo_id":
-				cols[i] = append(cols[i].([]*string), &r.MaloID)
-			case "obis_code":
-				cols[i] = append(cols[i].([]*string), &r.ObisCode)
-			case "melo_id":
-				cols[i] = append(cols[i].([]*string), r.MeloID)
-			default:
-				var v *string
-				if j := extraIdx[k]; j < len(r.Extra) {
-					v = r.Extra[j]
-				}
-				cols[i] = append(cols[i].([]*string), v)
-			}
-		}
-	}
-	var unnest, on []string
-	for i, k := range key {
-		typ := "text[]"
-		if k == "from" {
-			typ = "timestamptz[]"
-		}
-		unnest = append(unnest, fmt.Sprintf("$%d::%s", i+1, typ))
-		on = append(on, fmt.Sprintf("s.%s = k.%s", meterstore.QuoteIdent(k), meterstore.QuoteIdent(k)))
-	}
-	args = append(args, cols...)
-	args = append(args, lo, hi)
-	dec := s.newDecoder(s.cfg.ColumnNames())
-	sql := fmt.Sprintf(`SELECT %s FROM %s AS s JOIN unnest(%s) AS k(%s) ON %s WHERE s."from" >= $%d AND s."from" <= $%d`,
-		dec.selectList("s."), meterstore.QuoteIdent(s.cfg.Name()), strings.Join(unnest, ", "), meterstore.QuoteIdents(key),
-		strings.Join(on, " AND "), len(key)+1, len(key)+2)
-	res, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read prior state of %s: %w", s.cfg.Name(), err)
-	}
-	out, err := dec.readAll(res, make([]meterstore.Row, 0, len(rows)))
-	if err != nil {
-		return nil, fmt.Errorf("read prior state of %s: %w", s.cfg.Name(), err)
-	}
-	return out, nil
-}
-
-// copySource feeds fresh rows to COPY (binary) in Columns() order. Numbers go
-// as binary numerics, never through a text cast.
-func (s *Store) copySource(rows []meterstore.Row) pgx.CopyFromSource {
-	cols := s.cfg.Columns()
-	src := &copyRows{rows: rows, idx: -1, vals: make([]any, len(cols)), kinds: make([]colKind, len(cols)), extra: make([]int, len(cols))}
-	d := s.newDecoder(s.cfg.ColumnNames())
-	copy(src.kinds, d.kinds)
-	copy(src.extra, d.extraIdx)
-	return src
-}
-
-type copyRows struct {
-	rows  []meterstore.Row
-	idx   int
-	vals  []any
-	kinds []colKind
-	extra []int
-}
-
-func (c *copyRows) Next() bool { c.idx++; return c.idx < len(c.rows) }
-func (c *copyRows) Err() error { return nil }
-
-func (c *copyRows) Values() ([]any, error) {
-	r := &c.rows[c.idx]
-	for i, k := range c.kinds {
-		var v any
-		switch k {
-		case kMalo:
-			v = r.MaloID
-		case kMelo:
-			v = r.MeloID
-		case kObis:
-			v = r.ObisCode
-		case kSparte:
-			v = r.Sparte
-		case kFrom:
-			v = r.From
-		case kTo:
-			v = r.To
-		case kValue:
-			v = pgtype.Numeric{Int: r.Value.Coefficient(), Exp: r.Value.Exponent(), Valid: true}
-		case kUnit:
-			v = r.Unit
-		case kQuality:
-			v = r.Quality
-		case kResolution:
-			v = r.Resolution
-		case kSourceKind:
-			v = r.SourceKind
-		case kSourceDetail:
-			v = r.SourceDetail
-		case kProvenance:
-			v = r.Provenance
-		case kVersion:
-			v = pgtype.Numeric{Int: new(big.Int).SetUint64(r.Version), Valid: true}
-		case kVersionScope:
-			v = r.VersionScope
-		case kRecordedAt:
-			v = r.RecordedAt
-		case kBalancingDay:
-			v = pgtype.Date{Time: r.BalancingDay, Valid: true}
-		case kExtra:
-			var e *string
-			if j := c.extra[i]; j < len(r.Extra) {
-				e = r.Extra[j]
-			}
-			v = e
-		}
-		c.vals[i] = v
-	}
-	return c.vals, nil
 }

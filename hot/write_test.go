@@ -393,3 +393,68 @@ func TestWriteThroughEncode(t *testing.T) {
 	require.Len(t, ds, 96)
 	require.Equal(t, int64(96), count(t, st))
 }
+
+// The prior state is read by span of "from" per reading: stored rows inside the
+// span that the batch does not name are neither reported nor confused with
+// the rows it does name, and Lookup returns the named merge keys only.
+func TestSparseCorrectionWithinStoredSpan(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	_, err := st.Write(ctx, quarterHours(maloA, obisImport, day10, 8, 20260310000001))
+	require.NoError(t, err)
+	_, err = st.Write(ctx, []meterstore.Row{qh(maloA, obisImport, day10.Add(30*time.Minute), "9", 20260310000002)})
+	require.NoError(t, err)
+
+	batch := []meterstore.Row{
+		qh(maloA, obisImport, day10, "5", 20260310000003),
+		qh(maloA, obisImport, day10.Add(30*time.Minute), "9", 20260310000002),
+		qh(maloA, obisImport, day10.Add(105*time.Minute), "5", 20260310000003),
+	}
+	ds, err := st.Write(ctx, batch)
+	require.NoError(t, err)
+	require.Equal(t, hot.Superseded, ds[0].Effect)
+	require.Equal(t, day10, ds[0].Superseded.From)
+	require.True(t, ds[0].Superseded.Value.Equal(decimal.RequireFromString("0.001")))
+	require.Equal(t, hot.Duplicate, ds[1].Effect)
+	require.Equal(t, hot.Superseded, ds[2].Effect)
+	require.Equal(t, day10.Add(105*time.Minute), ds[2].Superseded.From)
+	require.True(t, ds[2].Superseded.Value.Equal(decimal.RequireFromString("0.008")))
+	require.Equal(t, int64(11), count(t, st))
+
+	stored, err := st.Lookup(ctx, batch)
+	require.NoError(t, err)
+	require.Len(t, stored, 6, "00:00 v1 v3, 00:30 v1 v2, 01:45 v1 v3")
+	for _, r := range stored {
+		require.Contains(t, []time.Time{day10, day10.Add(30 * time.Minute), day10.Add(105 * time.Minute)}, r.From)
+	}
+}
+
+// Write encodes its COPY itself: numbers of every shape reach the database as
+// the same numbers (rounded to numeric(18,6) by the database, as before).
+func TestWriteNumbersRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	st, _ := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	values := map[string]string{
+		"0": "0", "-0.000001": "-0.000001", "999999999999.999999": "999999999999.999999", "-12345678.9": "-12345678.9",
+		"10000": "10000", "0.0001": "0.0001", "1e3": "1000", "0.1234565": "0.123457", "-0.1234565": "-0.123457",
+	}
+	var rows []meterstore.Row
+	want := map[time.Time]string{}
+	i := 0
+	for in, out := range values {
+		r := qh(maloA, obisImport, day10.Add(time.Duration(i)*15*time.Minute), "1", 20260310000001)
+		r.Value = decimal.RequireFromString(in)
+		rows = append(rows, r)
+		want[r.From] = out
+		i++
+	}
+	_, err := st.Write(ctx, rows)
+	require.NoError(t, err)
+	stored, err := st.Lookup(ctx, rows)
+	require.NoError(t, err)
+	require.Len(t, stored, len(rows))
+	for _, r := range stored {
+		require.True(t, r.Value.Equal(decimal.RequireFromString(want[r.From])), "%s: stored %s, want %s", r.From, r.Value, want[r.From])
+		require.Equal(t, uint64(20260310000001), r.Version)
+	}
+}
