@@ -89,25 +89,40 @@ func Normalize(v any) any {
 	return v
 }
 
-// Rows is a streaming result: database/sql rows plus provenance. Close it; Close
-// reports ErrBoundaryMoved if the tier boundary moved while the statement read
-// the hot tier (the rows already returned may then be incomplete).
+// Rows is a streaming result: database/sql rows plus provenance. DuckDB
+// computes the result as the rows are read, never further ahead than its
+// stream buffer (streaming_buffer_size, 976.5 KiB by default), so neither Go
+// nor DuckDB holds more than that however large the result (operators that
+// must see all their input first — a sort, an aggregate, a join's build side —
+// still do); Close stops DuckDB wherever it is. DuckDB refills the buffer
+// before it hands out more rows, so with a very selective filter a Next may
+// wait for a long scan although rows were already found.
+//
+// The boundary check (ErrBoundaryMoved: an archival moved the tier boundary
+// while the statement read the hot tier) can only run once the last row is
+// read, so it is the stream's final answer: after the last row, Next returns
+// false and Err reports ErrBoundaryMoved — never a clean end — if the rows are
+// incomplete. Close reports it too, and checks the boundary itself when the
+// rows were not read to the end. Query, which collects, retries on it; a
+// consumer of Rows that has already passed rows on cannot, and must discard them.
 type Rows struct {
 	*sql.Rows
 	Provenance *Provenance
 	e          *Engine
 	p          *plan
 	conn       *sql.Conn
+	stream     *sql.DB
 	ctx        context.Context
 	cancel     context.CancelFunc
 	closed     bool
 	err        error
+	// checked: the stream ran to its end and checked the boundary then.
+	checked bool
 	// resetOptimizer: the statement ran with top_n_window_elimination off.
 	resetOptimizer bool
 }
 
-// Rows plans and starts one SELECT. Memory is bounded by DuckDB's vector size
-// plus one hot page, whatever the result size.
+// Rows plans and starts one SELECT as a DuckDB stream (see Rows).
 func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	conn, catalog, err := e.conn(ctx)
@@ -124,17 +139,29 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	for _, s := range p.scans {
 		s.ctx = ctx
 	}
-	rows, reset, err := runWithOptimizerFallback(ctx, conn, p.sql, args)
+	r := &Rows{Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel}
+	r.stream, err = streamingDB(conn, func() error {
+		r.checked = true
+		return e.checkBoundary(ctx, p)
+	})
+	if err == nil {
+		r.Rows, r.resetOptimizer, err = runWithOptimizerFallback(ctx, conn, func() (*sql.Rows, error) {
+			return r.stream.QueryContext(ctx, p.sql, args...)
+		})
+	}
 	if err != nil {
-		if reset {
+		if r.resetOptimizer {
 			resetOptimizer(conn)
+		}
+		if r.stream != nil {
+			r.stream.Close()
 		}
 		p.release(e)
 		conn.Close()
 		cancel()
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	return &Rows{Rows: rows, Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, resetOptimizer: reset}, nil
+	return r, nil
 }
 
 // optimizerBug is DuckDB 1.5.6's top_n_window_elimination failing on some
@@ -144,17 +171,18 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 // on the same connection.
 const optimizerBug = "Failed to cast expression to type"
 
-// runWithOptimizerFallback runs q; reset reports whether the connection's
-// optimizer setting must be restored once the rows are closed.
-func runWithOptimizerFallback(ctx context.Context, conn *sql.Conn, q string, args []any) (rows *sql.Rows, reset bool, err error) {
-	rows, err = conn.QueryContext(ctx, q, args...)
+// runWithOptimizerFallback runs query on conn's DuckDB connection; reset reports
+// whether the connection's optimizer setting must be restored once the rows are
+// closed.
+func runWithOptimizerFallback(ctx context.Context, conn *sql.Conn, query func() (*sql.Rows, error)) (rows *sql.Rows, reset bool, err error) {
+	rows, err = query()
 	if err == nil || !strings.Contains(err.Error(), optimizerBug) {
 		return rows, false, err
 	}
 	if _, serr := conn.ExecContext(ctx, "SET disabled_optimizers = 'top_n_window_elimination'"); serr != nil {
 		return nil, false, err
 	}
-	rows, err = conn.QueryContext(ctx, q, args...)
+	rows, err = query()
 	return rows, true, err
 }
 
@@ -164,7 +192,8 @@ func resetOptimizer(conn *sql.Conn) {
 	_, _ = conn.ExecContext(ctx, "RESET disabled_optimizers")
 }
 
-// Close ends the statement and checks the boundary it read against.
+// Close ends the statement — DuckDB stops where the stream is — and reports
+// the error that ended it or, if none, whether the boundary it read moved.
 func (r *Rows) Close() error {
 	if r.closed {
 		return r.err
@@ -174,9 +203,10 @@ func (r *Rows) Close() error {
 	if err == nil {
 		err = r.Rows.Err()
 	}
-	if err == nil {
+	if err == nil && !r.checked {
 		err = r.e.checkBoundary(r.ctx, r.p)
 	}
+	r.stream.Close()
 	r.p.release(r.e)
 	if r.resetOptimizer {
 		resetOptimizer(r.conn)

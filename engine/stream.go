@@ -23,12 +23,19 @@ const DefaultStreamBatchRows = 65536
 
 // Stream is a result as Arrow record batches. The description — schema and
 // provenance — is available before the first batch; memory is bounded by one
-// batch (plus DuckDB's vector and one hot page), whatever the result size.
+// batch in Go and a few chunks in DuckDB (plus one hot page), whatever the
+// result size: DuckDB computes the rows as the batches are built (see Rows),
+// and Close stops it wherever it is.
 //
 //	s, err := eng.Stream(ctx, "SELECT … FROM readings")
 //	defer s.Close()
 //	for s.Next() { rec := s.Record() /* valid until the next call to Next */ }
 //	err = s.Err() // ErrBoundaryMoved if the watermark moved while the hot tier was read
+//
+// The boundary is checked when DuckDB has delivered the last row, before the
+// last batch is handed out: if it moved, Next returns false and Err reports
+// ErrBoundaryMoved instead of a clean end. Batches already consumed are then
+// incomplete; a consumer that forwarded them must abort, not finish.
 //
 // It does not need duckdb-go's Arrow API (build tag duckdb_arrow): batches are
 // built from database/sql rows with arrow-go builders. DECIMAL is decimal128 at
@@ -229,14 +236,15 @@ func (s *Stream) Next() bool {
 // Record is the current batch, valid until the next call to Next or Close.
 func (s *Stream) Record() arrow.RecordBatch { return s.rec }
 
-// Err is the error that ended the stream, if any. ErrBoundaryMoved means the
-// watermark moved while the hot tier was read: the batches are incomplete.
+// Err is the error that ended the stream, if any: DuckDB's (a failure part-way
+// through the result), the context's, or ErrBoundaryMoved — the watermark moved
+// while the hot tier was read, so the batches are incomplete.
 func (s *Stream) Err() error { return s.err }
 
 // Provenance is the boundary the result is computed against.
 func (s *Stream) Provenance() *Provenance { return s.Description.Provenance }
 
-// Close ends the statement.
+// Close ends the statement, stopping DuckDB if the stream was not read to its end.
 func (s *Stream) Close() error {
 	if s.rec != nil {
 		s.rec.Release()
