@@ -156,12 +156,26 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		if r.stream != nil {
 			r.stream.Close()
 		}
+		err = e.movedOr(ctx, p, err)
 		p.release(e)
 		conn.Close()
 		cancel()
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return r, nil
+}
+
+// movedOr returns err, or ErrBoundaryMoved with err when an archival moved the
+// boundary while the statement ran: a hot scan that failed because its partition
+// was detached or dropped under it is then retried by Query, not reported.
+func (e *Engine) movedOr(ctx context.Context, p *plan, err error) error {
+	if err == nil || errors.Is(err, ErrBoundaryMoved) || len(p.hotTables) == 0 {
+		return err
+	}
+	if moved := e.checkBoundary(context.WithoutCancel(ctx), p); errors.Is(moved, ErrBoundaryMoved) {
+		return errors.Join(moved, err)
+	}
+	return err
 }
 
 // optimizerBug is DuckDB 1.5.6's top_n_window_elimination failing on some
@@ -206,6 +220,7 @@ func (r *Rows) Close() error {
 	if err == nil && !r.checked {
 		err = r.e.checkBoundary(r.ctx, r.p)
 	}
+	err = r.e.movedOr(r.ctx, r.p, err)
 	r.stream.Close()
 	r.p.release(r.e)
 	if r.resetOptimizer {
