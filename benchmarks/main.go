@@ -4,6 +4,8 @@
 //
 //	go tool task bench                   # default sizes: fits 2 cores / 24 GiB in about ten minutes
 //	go run ./benchmarks -malos 500 -days 180   # the design page's realistic fixture
+//	go run ./benchmarks -malos 500 -days 365 -clean-days 365 -reference=false -rss-rows '' -out benchmarks/RESULTS-large.md
+//	                                           # 34 M archived rows, streamed into Iceberg; no PostgreSQL copy
 //
 // Everything runs against real components: a private PostgreSQL started from
 // the system binaries, a file:// Iceberg warehouse with its SQL catalog in that

@@ -30,19 +30,6 @@ func ratioResult(measure, against, target string, ours, ref time.Duration, max f
 		figure: fmt.Sprintf("%.2f× (%s vs %s)", r, ours.Round(time.Millisecond), ref.Round(time.Millisecond)), met: r <= max}
 }
 
-// timeEngine runs a statement through the engine reps times; median.
-func (b *bench) timeEngine(q string, args ...any) (time.Duration, error) {
-	var ds []time.Duration
-	for i := 0; i < b.o.reps; i++ {
-		start := time.Now()
-		if _, err := b.st.Query(b.ctx, q, args...); err != nil {
-			return 0, fmt.Errorf("%s: %w", q, err)
-		}
-		ds = append(ds, time.Since(start))
-	}
-	return median(ds), nil
-}
-
 // runRaw runs SQL on the engine's unrestricted DuckDB handle (no planner).
 func (b *bench) runRaw(q string, args ...any) (time.Duration, error) {
 	start := time.Now()
@@ -53,10 +40,7 @@ func (b *bench) runRaw(q string, args ...any) (time.Duration, error) {
 	for rows.Next() {
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
+	return time.Since(start), rows.Err()
 }
 
 func (b *bench) runEngine(q string, args ...any) (time.Duration, error) {
@@ -88,23 +72,16 @@ func (b *bench) timePair(reps int, first, second func() (time.Duration, error)) 
 	return median(as), median(bs), nil
 }
 
-func (b *bench) timePG(q string, args ...any) (time.Duration, error) {
-	var ds []time.Duration
-	for i := 0; i < b.o.reps; i++ {
-		start := time.Now()
-		rows, err := b.e.pool.Query(b.ctx, q, args...)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", q, err)
-		}
-		for rows.Next() {
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		ds = append(ds, time.Since(start))
+func (b *bench) runPG(q string, args ...any) (time.Duration, error) {
+	start := time.Now()
+	rows, err := b.e.pool.Query(b.ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", q, err)
 	}
-	return median(ds), nil
+	for rows.Next() {
+	}
+	rows.Close()
+	return time.Since(start), rows.Err()
 }
 
 func (b *bench) files() string {
@@ -379,12 +356,14 @@ func (b *bench) singleMeter() ([]result, error) {
 // monthlySum: the portfolio by Bilanzierungsmonat through readings against
 // PostgreSQL resolving and summing the same rows.
 func (b *bench) monthlySum() ([]result, error) {
-	ours, err := b.timeEngine(`SELECT meter_balancing_month("from", sparte) AS m, sum(value) FROM readings GROUP BY 1 ORDER BY 1`)
-	if err != nil {
-		return nil, err
-	}
-	pg, err := b.timePG(`SELECT date_trunc('month', balancing_day) AS m, sum(value) FROM (` +
-		b.cfg.RenderResolution(refTable) + `) r GROUP BY 1 ORDER BY 1`)
+	ours, pg, err := b.timePair(b.o.reps,
+		func() (time.Duration, error) {
+			return b.runEngine(`SELECT meter_balancing_month("from", sparte) AS m, sum(value) FROM readings GROUP BY 1 ORDER BY 1`)
+		},
+		func() (time.Duration, error) {
+			return b.runPG(`SELECT date_trunc('month', balancing_day) AS m, sum(value) FROM (` +
+				b.cfg.RenderResolution(refTable) + `) r GROUP BY 1 ORDER BY 1`)
+		})
 	if err != nil {
 		return nil, err
 	}
