@@ -40,7 +40,7 @@ type Step string
 
 const (
 	AfterDetach Step = "after-detach"
-	AfterWrite  Step = "after-write" // files written, commit not yet made
+	AfterWrite  Step = "after-write" // every row read into the files being written, commit not yet made
 	AfterCommit Step = "after-commit"
 	AfterDrop   Step = "after-drop"
 )
@@ -55,8 +55,9 @@ type Progress struct {
 
 // Options configure an Archiver. Zero values mean: no progress, no hooks.
 type Options struct {
-	// Progress is called as rows stream (about once per keyset page) and at the
-	// end of each window.
+	// Progress is called as rows stream (about once per keyset page, from the
+	// goroutine reading PostgreSQL, never two calls at once) and at the end of
+	// each window.
 	Progress func(Progress)
 	// Hook, for crash tests, is called at each Step; a non-nil error stops the
 	// job there, as a crash would.
@@ -162,11 +163,11 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 	if w.IsZero() {
 		// Nothing archived yet: start at the oldest partition holding rows.
 		for _, p := range parts {
-			n, err := a.hot.CountRows(ctx, p.Name)
+			has, err := a.hasRows(ctx, p.Name)
 			if err != nil {
 				return err
 			}
-			if n > 0 {
+			if has {
 				w = p.From
 				break
 			}
@@ -194,6 +195,17 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 	return nil
 }
 
+// hasRows reports whether a partition holds a row: a keyset page of one row,
+// not a count of them all — the first archival of a table meets full partitions.
+func (a *Archiver) hasRows(ctx context.Context, table string) (bool, error) {
+	pager, err := a.hot.Pager(hot.ScanRequest{Table: table, PageRows: 1})
+	if err != nil {
+		return false, err
+	}
+	page, err := pager.Next(ctx, nil)
+	return len(page) > 0, err
+}
+
 func findPartition(parts []hot.Partition, from time.Time) (hot.Partition, bool) {
 	for _, p := range parts {
 		if p.From.Equal(from) {
@@ -218,7 +230,11 @@ func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, fro
 	}
 	var src catalog.RowSource = emptySource{}
 	if exists {
-		src = &partitionSource{a: a, table: p.Name, window: from}
+		pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name})
+		if err != nil {
+			return win, err
+		}
+		src = &partitionSource{a: a, pager: pager, window: from}
 	}
 	res, err := a.cold.CommitWindow(ctx, hookedSource{src, a}, to)
 	if err != nil {
@@ -336,10 +352,13 @@ func (a *Archiver) recover(ctx context.Context, out *Outcome) error {
 
 // reoffer appends every row of a detached partition to Iceberg, idempotently.
 func (a *Archiver) reoffer(ctx context.Context, p hot.Partition) error {
-	var last *meterstore.Row
+	pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name})
+	if err != nil {
+		return err
+	}
+	var page []meterstore.Row
 	for {
-		page, err := a.hot.Page(ctx, hot.ScanRequest{Table: p.Name}, last)
-		if err != nil {
+		if page, err = pager.Next(ctx, page); err != nil {
 			return err
 		}
 		if len(page) == 0 {
@@ -348,33 +367,33 @@ func (a *Archiver) reoffer(ctx context.Context, p hot.Partition) error {
 		if _, err := a.cold.AppendCold(ctx, page); err != nil {
 			return err
 		}
-		last = &page[len(page)-1]
 	}
 }
 
-// partitionSource pages a detached partition by its full primary key.
+// partitionSource pages a detached partition by its full primary key. It
+// decodes into two page buffers in turn: CommitWindow fetches the next page
+// while it still encodes the current one, and is done with a page before it
+// asks for the one after next (catalog.RowSource).
 type partitionSource struct {
 	a      *Archiver
-	table  string
+	pager  *hot.Pager
 	window time.Time
-	last   *meterstore.Row
+	bufs   [2][]meterstore.Row
+	pages  int
 	rows   int64
-	done   bool
 }
 
 func (s *partitionSource) Next(ctx context.Context) ([]meterstore.Row, error) {
-	if s.done {
-		return nil, io.EOF
-	}
-	page, err := s.a.hot.Page(ctx, hot.ScanRequest{Table: s.table}, s.last)
+	buf := &s.bufs[s.pages%2]
+	page, err := s.pager.Next(ctx, *buf)
 	if err != nil {
 		return nil, err
 	}
 	if len(page) == 0 {
-		s.done = true
 		return nil, io.EOF
 	}
-	s.last = &page[len(page)-1]
+	*buf = page
+	s.pages++
 	s.rows += int64(len(page))
 	if s.a.opt.Progress != nil {
 		s.a.opt.Progress(Progress{Window: s.window, Rows: s.rows})
@@ -386,8 +405,8 @@ type emptySource struct{}
 
 func (emptySource) Next(context.Context) ([]meterstore.Row, error) { return nil, io.EOF }
 
-// hookedSource fires AfterWrite when the source is drained: the files are then
-// written and the commit not yet made.
+// hookedSource fires AfterWrite when the source is drained: every row has been
+// read, the last page is being encoded, the commit is not yet made.
 type hookedSource struct {
 	catalog.RowSource
 	a *Archiver

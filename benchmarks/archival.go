@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,46 +21,73 @@ import (
 	"meterstore/store"
 )
 
-// archival: one window of the hot week archived, against pgx reading the same
-// rows into Go values (the read limit archival cannot beat).
+// archivalWindows is how many windows of the hot week the archival measure
+// archives: one archival of a day is a fraction of a second, so a single one
+// is at the mercy of whatever else the machine does at that moment.
+const archivalWindows = 3
+
+// archival: the first windows of the hot week archived one at a time, each
+// against pgx reading the same rows into Go values just before (the read limit
+// archival cannot beat, the median of -reps reads); the median window reported.
 func (b *bench) archival() ([]result, error) {
 	t := b.table()
 	parts, err := t.Hot().Partitions(b.ctx)
 	if err != nil {
 		return nil, err
 	}
-	var p hot.Partition
-	for _, x := range parts {
-		if !x.From.Before(b.fx.watermark) {
-			p = x
+	type window struct {
+		rows       int
+		read, took time.Duration
+	}
+	var ws []window
+	for _, p := range parts {
+		if p.From.Before(b.fx.watermark) {
+			continue
+		}
+		if len(ws) == archivalWindows {
 			break
 		}
+		var w window
+		var reads []time.Duration
+		for i := 0; i < max(b.o.reps, 1); i++ {
+			w.rows = 0
+			start := time.Now()
+			if err := t.Hot().Scan(b.ctx, hot.ScanRequest{Table: p.Name}, func(rows []meterstore.Row) error { w.rows += len(rows); return nil }); err != nil {
+				return nil, err
+			}
+			reads = append(reads, time.Since(start))
+		}
+		w.read = median(reads)
+		start := time.Now()
+		out, err := t.Archive(b.ctx, p.To.Add(b.cfg.SettlementLag()), 1)
+		if err != nil {
+			return nil, err
+		}
+		w.took = time.Since(start)
+		if len(out.Windows) != 1 || out.Windows[0].Rows != int64(w.rows) {
+			return nil, fmt.Errorf("archival moved %v windows, expected one of %d rows from %s", out.Windows, w.rows, p.Name)
+		}
+		ws = append(ws, w)
 	}
-	start := time.Now()
-	var n int
-	if err := t.Hot().Scan(b.ctx, hot.ScanRequest{Table: p.Name}, func(rows []meterstore.Row) error { n += len(rows); return nil }); err != nil {
-		return nil, err
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("archival: no hot partition at or after the watermark %s", b.fx.watermark.Format(time.RFC3339))
 	}
-	read := time.Since(start)
-	start = time.Now()
-	out, err := t.Archive(b.ctx, p.To.Add(b.cfg.SettlementLag()), 1)
-	if err != nil {
-		return nil, err
-	}
-	took := time.Since(start)
-	if len(out.Windows) != 1 || out.Windows[0].Rows != int64(n) {
-		return nil, fmt.Errorf("archival moved %v windows, expected one of %d rows", out.Windows, n)
-	}
-	r := float64(read) / float64(took)
+	slices.SortFunc(ws, func(a, b window) int {
+		return cmp.Compare(float64(a.read)/float64(a.took), float64(b.read)/float64(b.took))
+	})
+	w := ws[len(ws)/2]
+	r := float64(w.read) / float64(w.took)
 	return []result{{measure: "archival throughput", against: "pgx reading the same rows into Go values", target: "≥ 0.7×",
-		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s, one window of %d rows)", r, float64(n)/took.Seconds(), float64(n)/read.Seconds(), n), met: r >= 0.7}}, nil
+		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s, median of %d windows, this one of %d rows)", r,
+			float64(w.rows)/w.took.Seconds(), float64(w.rows)/w.read.Seconds(), len(ws), w.rows), met: r >= 0.7}}, nil
 }
 
 // childReport is what an archival child prints.
 type childReport struct {
-	Rows      int64
-	Seconds   float64
-	PeakRSSkB int64
+	Rows        int64
+	Seconds     float64
+	ReadSeconds float64 // pgx reading the same rows into Go values, before archiving them
+	PeakRSSkB   int64
 }
 
 // archivalRSS archives one window of each size in a fresh process and compares
@@ -94,14 +123,22 @@ func (b *bench) archivalRSS() ([]result, error) {
 		if err := json.Unmarshal(outb, &rep); err != nil {
 			return nil, fmt.Errorf("archival child output %q: %w", outb, err)
 		}
-		logf("archival RSS: %d rows in %.1fs, peak RSS %d MiB", rep.Rows, rep.Seconds, rep.PeakRSSkB/1024)
+		logf("archival RSS: %d rows in %.1fs (read in %.1fs), peak RSS %d MiB", rep.Rows, rep.Seconds, rep.ReadSeconds, rep.PeakRSSkB/1024)
 		reps = append(reps, rep)
+	}
+	var out []result
+	for _, rep := range reps {
+		r := rep.ReadSeconds / rep.Seconds
+		out = append(out, result{measure: fmt.Sprintf("archival throughput, one window of %d rows", rep.Rows),
+			against: "pgx reading the same rows into Go values", target: "≥ 0.7× and ≥ 500000 rows/s",
+			figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s)", r, float64(rep.Rows)/rep.Seconds, float64(rep.Rows)/rep.ReadSeconds),
+			met:    r >= 0.7 && float64(rep.Rows)/rep.Seconds >= 500_000})
 	}
 	small, large := reps[0], reps[len(reps)-1]
 	growth := float64(large.PeakRSSkB)/float64(small.PeakRSSkB) - 1
-	return []result{{measure: fmt.Sprintf("archival peak RSS, %d vs %d rows", small.Rows, large.Rows), against: "the smaller window", target: "flat (≤ +10 %)",
+	return append(out, result{measure: fmt.Sprintf("archival peak RSS, %d vs %d rows", small.Rows, large.Rows), against: "the smaller window", target: "flat (≤ +10 %)",
 		figure: fmt.Sprintf("%+.0f %% (%d vs %d MiB; %.0f and %.0f rows/s)", 100*growth, small.PeakRSSkB/1024, large.PeakRSSkB/1024,
-			float64(small.Rows)/small.Seconds, float64(large.Rows)/large.Seconds), met: growth <= 0.10}}, nil
+			float64(small.Rows)/small.Seconds, float64(large.Rows)/large.Seconds), met: growth <= 0.10}), nil
 }
 
 // fillWindow loads n rows into one partition with COPY, shaped like the fixture's rows.
@@ -163,8 +200,14 @@ func runChild(ctx context.Context, spec string) error {
 		return err
 	}
 	defer st.Close()
+	t := st.Tables()[0]
 	start := time.Now()
-	out, err := st.Tables()[0].Archive(ctx, day.Add(24*time.Hour+cfg.SettlementLag()), 1)
+	if err := t.Hot().Scan(ctx, hot.ScanRequest{Table: t.Hot().PartitionName(day)}, func([]meterstore.Row) error { return nil }); err != nil {
+		return err
+	}
+	read := time.Since(start)
+	start = time.Now()
+	out, err := t.Archive(ctx, day.Add(24*time.Hour+cfg.SettlementLag()), 1)
 	if err != nil {
 		return err
 	}
@@ -173,7 +216,7 @@ func runChild(ctx context.Context, spec string) error {
 	for _, w := range out.Windows {
 		rows += w.Rows
 	}
-	return json.NewEncoder(os.Stdout).Encode(childReport{Rows: rows, Seconds: took.Seconds(), PeakRSSkB: peakRSS()})
+	return json.NewEncoder(os.Stdout).Encode(childReport{Rows: rows, Seconds: took.Seconds(), ReadSeconds: read.Seconds(), PeakRSSkB: peakRSS()})
 }
 
 // peakRSS reads VmHWM, the process's peak resident set, in kB.

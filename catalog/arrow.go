@@ -49,8 +49,37 @@ func ArrowSchema(cfg meterstore.TableConfig) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// valueToDecimal128 converts a quantity exactly to decimal128(18,6).
+// pow10i64[i] is 10^i; 10^18 bounds a decimal(18,6) coefficient.
+var pow10i64 = [...]int64{1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+	10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000,
+	1_000_000_000_000_000, 10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000}
+
+// valueToDecimal128 converts a quantity exactly to decimal128(18,6). Every
+// archived row passes here, so a coefficient of at most 18 digits (every
+// quantity the hot tier decodes) is scaled in int64 arithmetic, without the
+// big.Int allocations of the general path.
 func valueToDecimal128(v decimal.Decimal) (decimal128.Num, error) {
+	if v.NumDigits() <= 18 {
+		c, shift := v.CoefficientInt64(), int(v.Exponent())+6
+		abs := c
+		if abs < 0 {
+			abs = -abs
+		}
+		switch {
+		case c == 0:
+			return decimal128.Num{}, nil
+		case shift >= 0 && shift <= 18:
+			if abs >= pow10i64[18-shift] {
+				return decimal128.Num{}, fmt.Errorf("value %s exceeds decimal(18,6)", v)
+			}
+			return decimal128.FromI64(c * pow10i64[shift]), nil
+		case shift < 0 && -shift <= 18:
+			if c%pow10i64[-shift] != 0 {
+				return decimal128.Num{}, fmt.Errorf("value %s has more than 6 decimal places", v)
+			}
+			return decimal128.FromI64(c / pow10i64[-shift]), nil
+		}
+	}
 	s := v.Shift(6)
 	if !s.IsInteger() {
 		return decimal128.Num{}, fmt.Errorf("value %s has more than 6 decimal places", v)

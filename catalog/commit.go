@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"time"
 
@@ -14,7 +15,10 @@ import (
 	"meterstore"
 )
 
-// RowSource yields pages of rows in keyset order; io.EOF at the end.
+// RowSource yields pages of rows in keyset order; io.EOF at the end. Calls are
+// never concurrent, but CommitWindow asks for the next page while it still
+// encodes the current one, so a source that reuses page memory must keep a
+// page intact until the call after next (two buffers in turn).
 type RowSource interface {
 	Next(ctx context.Context) ([]meterstore.Row, error)
 }
@@ -38,6 +42,53 @@ func (s *SliceSource) Next(ctx context.Context) ([]meterstore.Row, error) {
 	page := s.Rows[s.pos:end]
 	s.pos = end
 	return page, nil
+}
+
+// prefetch yields src's pages, fetching each next page on its own goroutine
+// while the caller works on the current one: archival then takes about as long
+// as the slower of reading PostgreSQL and encoding Parquet, not their sum. It
+// runs at most one page ahead (the send blocks until the caller asks), so two
+// pages are in memory, and src is never called concurrently or after the loop
+// ends: stopping early cancels the fetch in flight and waits for it.
+func prefetch(ctx context.Context, src RowSource) iter.Seq2[[]meterstore.Row, error] {
+	return func(yield func([]meterstore.Row, error) bool) {
+		type fetched struct {
+			page []meterstore.Row
+			err  error
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		next := make(chan fetched)
+		stop := make(chan struct{}) // closed when the caller's loop is over
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				page, err := src.Next(ctx)
+				select {
+				case next <- fetched{page, err}:
+				case <-stop:
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			cancel()
+			<-done
+		}()
+		for {
+			f := <-next
+			if errors.Is(f.err, io.EOF) {
+				return
+			}
+			if !yield(f.page, f.err) || f.err != nil {
+				return
+			}
+		}
+	}
 }
 
 // CommitResult describes one archival commit.
@@ -88,8 +139,9 @@ func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) 
 }
 
 // CommitWindow writes every row src yields and the new watermark in ONE Iceberg
-// commit (one snapshot): both become durable or neither. Pages are converted to
-// Arrow as the writer pulls them, so memory holds about one page. A watermark
+// commit (one snapshot): both become durable or neither. The next page is
+// fetched while the current one is encoded (prefetch), so memory holds two
+// pages and the writer's bounded batches, whatever the window. A watermark
 // lower than the current one is refused with ErrWatermarkBackwards; a window
 // with no rows still commits (an empty snapshot) so the watermark advances.
 //
@@ -111,11 +163,7 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 	var rows int64
 	var srcErr error
 	pages := func(yield func([]meterstore.Row, error) bool) {
-		for {
-			page, err := src.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				return
-			}
+		for page, err := range prefetch(ctx, src) {
 			if err != nil {
 				srcErr = err
 				yield(nil, err)

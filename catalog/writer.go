@@ -6,14 +6,11 @@ import (
 	"io"
 	"iter"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -28,8 +25,9 @@ import (
 // properties from table properties only, and has none for the page index
 // (column index + offset index) or for bloom-filter sizing (every filter is
 // allocated at write.parquet.bloom-filter-max-bytes whatever the row count).
-// So the files are written here with arrow-go's pqarrow writer — the same
-// Parquet implementation iceberg-go uses, so REQUIRED fields and the
+// So the files are written here with arrow-go's Parquet writer, set up the way
+// its pqarrow writer sets it up (columns.go) — the same Parquet
+// implementation iceberg-go uses, so REQUIRED fields and the
 // FLBA decimal(20,0) version column come out the same — into the table's data
 // location with iceberg-go's partition paths, and registered with iceberg-go
 // through table.DataFileFromMetadata: partition values, record counts and the
@@ -148,10 +146,11 @@ func monthsSinceEpoch(t time.Time) int32 {
 	return int32((t.Year()-1970)*12 + int(t.Month()) - 1)
 }
 
-// of returns the partition key (its path) and values of r.
-func (p *partitioner) of(r *meterstore.Row) (string, map[int]any, error) {
+// of returns the partition of r: its key (the path), values and the bounds
+// same uses to recognise the next row of the partition without building a key.
+func (p *partitioner) of(r *meterstore.Row) (*partState, error) {
 	var path strings.Builder
-	vals := make(map[int]any, len(p.fields))
+	ps := &partState{values: make(map[int]any, len(p.fields)), byVer: map[uint64]*partWriter{}}
 	for i, f := range p.fields {
 		if i > 0 {
 			path.WriteByte('/')
@@ -159,18 +158,42 @@ func (p *partitioner) of(r *meterstore.Row) (string, map[int]any, error) {
 		human := "null"
 		if f.month {
 			m := monthsSinceEpoch(r.From)
-			vals[f.id] = m
+			ps.values[f.id] = m
+			ps.monthStart = time.Date(1970+int(m)/12, time.Month(m%12+1), 1, 0, 0, 0, 0, time.UTC)
+			ps.monthEnd = ps.monthStart.AddDate(0, 1, 0)
 			human = fmt.Sprintf("%04d-%02d", 1970+int(m)/12, int(m)%12+1)
 		} else {
 			if f.extra >= len(r.Extra) || r.Extra[f.extra] == nil {
-				return "", nil, fmt.Errorf("malo %s %s at %s: no value for partition column %s", r.MaloID, r.ObisCode, formatWatermark(r.From), f.name)
+				return nil, fmt.Errorf("malo %s %s at %s: no value for partition column %s", r.MaloID, r.ObisCode, formatWatermark(r.From), f.name)
 			}
-			vals[f.id] = *r.Extra[f.extra]
+			ps.values[f.id] = *r.Extra[f.extra]
+			ps.idents = append(ps.idents, *r.Extra[f.extra])
 			human = *r.Extra[f.extra]
 		}
 		path.WriteString(url.QueryEscape(f.name) + "=" + url.QueryEscape(human))
 	}
-	return path.String(), vals, nil
+	ps.key = path.String()
+	return ps, nil
+}
+
+// same reports whether r belongs to ps: a window's rows arrive in runs of one
+// partition, so comparing a row's "from" with the month's bounds and its
+// identity values with the partition's spares building a key per row.
+func (p *partitioner) same(ps *partState, r *meterstore.Row) bool {
+	k := 0
+	for _, f := range p.fields {
+		if f.month {
+			if r.From.Before(ps.monthStart) || !r.From.Before(ps.monthEnd) {
+				return false
+			}
+			continue
+		}
+		if f.extra >= len(r.Extra) || r.Extra[f.extra] == nil || *r.Extra[f.extra] != ps.idents[k] {
+			return false
+		}
+		k++
+	}
+	return true
 }
 
 type countingWriter struct {
@@ -208,34 +231,65 @@ func (c *countingWriter) Close() error { return c.w.Close() }
 // wherever it is — only elision does.
 const MaxVersionFilesPerPartition = 8
 
-// partState is one partition of a write: its version files and the last row
-// seen, for the order check.
+// Batching: a file's rows are copied into its column batch as they arrive and
+// handed to its column writers when the batch reaches batchRows rows or fills
+// the row group; and when the batches of all open files together reach
+// bufferedBytes, the largest is handed over. So the memory batches take is
+// bounded whatever the window's size, the width of its rows and the number of
+// files; each batch's buffers are reused from one flush to the next; and a
+// column chunk rarely starts with a handful of rows (arrow-go decides between
+// dictionary and plain encoding on a chunk's first writes).
+const (
+	batchRows     = 32_768
+	bufferedBytes = 8 << 20
+)
+
+// partState is one partition of a write: its version files, the bounds that
+// recognise its rows, and the sort key of the last row seen, for the order check.
 type partState struct {
-	key    string
-	values map[int]any
-	byVer  map[uint64]*partWriter
-	files  []*partWriter // creation order; len ≤ the fan-out bound
-	last   *meterstore.Row
+	key                  string
+	values               map[int]any
+	monthStart, monthEnd time.Time
+	idents               []string // identity partition values, in spec order
+	byVer                map[uint64]*partWriter
+	files                []*partWriter // creation order; len ≤ the fan-out bound
+	lastVer              uint64
+	lastFile             *partWriter // the file of lastVer
+	last                 sortKey
+	seen                 bool
+}
+
+// sortKey is a row's position in the (malo_id, obis_code, from) order.
+type sortKey struct {
+	malo, obis string
+	from       time.Time
+}
+
+// after reports whether r may follow k in (malo_id, obis_code, from) order.
+func (k *sortKey) after(r *meterstore.Row) bool {
+	if k.malo != r.MaloID {
+		return k.malo < r.MaloID
+	}
+	if k.obis != r.ObisCode {
+		return k.obis < r.ObisCode
+	}
+	return !r.From.Before(k.from)
 }
 
 type partWriter struct {
 	path   string
 	values map[int]any
 	sink   *countingWriter
-	fw     *pqarrow.FileWriter
-	rows   int64
+	file   *dataFile
 	closed bool
 }
 
-// sortedAfter reports whether r may follow prev in (malo_id, obis_code, from) order.
-func sortedAfter(prev, r *meterstore.Row) bool {
-	if prev.MaloID != r.MaloID {
-		return prev.MaloID < r.MaloID
+// flush hands the file's batched rows to its column writers.
+func (w *partWriter) flush() error {
+	if err := w.file.flush(); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	if prev.ObisCode != r.ObisCode {
-		return prev.ObisCode < r.ObisCode
-	}
-	return !r.From.Before(prev.From)
+	return nil
 }
 
 // writeFiles streams row pages into one data file per (partition, version)
@@ -249,11 +303,11 @@ func sortedAfter(prev, r *meterstore.Row) bool {
 // subsequence of its partition's rows, so it is in that order too. On error
 // the files written so far are removed.
 //
-// Memory: one page converted to Arrow plus each open file's buffered row
-// group (up to RowGroupRows rows). Worst case: partitions × maxVersions ×
-// RowGroupRows rows, and never more than the rows written; a UTC-day window
-// of per-balancing-day versions opens two files per partition, the second
-// holding about an hour of the day (so its buffer is small).
+// Memory: the column batches (bufferedBytes in all) plus each
+// open file's buffered row group, compressed (up to RowGroupRows rows), plus
+// per row group a few dozen KiB of bloom filter and page index that the footer
+// needs at the end. A UTC-day window of per-balancing-day versions opens two
+// files per partition, the second holding about an hour of the day.
 func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], maxVersions int) (_ []iceberg.DataFile, err error) {
 	name := t.cfg.Name()
 	part, err := newPartitioner(t.cfg, tbl)
@@ -273,8 +327,6 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		return nil, fmt.Errorf("cold table %s: location provider: %w", name, err)
 	}
 	props := writerProperties(t.cfg)
-	arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	schema := ArrowSchema(t.cfg)
 	writeID := uuid.New().String()
 
 	parts := map[string]*partState{}
@@ -285,7 +337,7 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		}
 		for _, w := range order {
 			if !w.closed {
-				_ = w.fw.Close()
+				_ = w.sink.Close()
 			}
 			_ = fsys.Remove(w.path)
 		}
@@ -298,104 +350,108 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			return nil, fmt.Errorf("create %s: %w", loc, err)
 		}
 		sink := &countingWriter{w: f}
-		fw, err := pqarrow.NewFileWriter(schema, sink, props, arrowProps)
+		df, err := openDataFile(t.cfg, sink, props)
 		if err != nil {
 			f.Close()
 			_ = fsys.Remove(loc)
 			return nil, fmt.Errorf("parquet writer %s: %w", loc, err)
 		}
-		w := &partWriter{path: loc, values: p.values, sink: sink, fw: fw}
+		w := &partWriter{path: loc, values: p.values, sink: sink, file: df}
 		order = append(order, w)
 		p.files = append(p.files, w)
 		return w, nil
 	}
-	// writerFor returns the file of r's version in p, opening it within the bound.
+	// writerFor returns the file of version v in p, opening it within the bound.
 	writerFor := func(p *partState, v uint64) (*partWriter, error) {
-		if w := p.byVer[v]; w != nil {
-			return w, nil
+		if p.lastFile != nil && p.lastVer == v {
+			return p.lastFile, nil
 		}
-		if maxVersions > 0 && len(p.files) >= maxVersions {
-			w := p.files[len(p.files)-1] // the last file takes every further version
-			p.byVer[v] = w
-			return w, nil
-		}
-		w, err := open(p)
-		if err != nil {
-			return nil, err
+		w := p.byVer[v]
+		switch {
+		case w != nil:
+		case maxVersions > 0 && len(p.files) >= maxVersions:
+			w = p.files[len(p.files)-1] // the last file takes every further version
+		default:
+			opened, err := open(p)
+			if err != nil {
+				return nil, err
+			}
+			w = opened
 		}
 		p.byVer[v] = w
+		p.lastVer, p.lastFile = v, w
 		return w, nil
 	}
+	buffered := 0 // bytes in all batches
+	flush := func(w *partWriter) error {
+		buffered -= w.file.batch.bytes
+		return w.flush()
+	}
+	// flushLargest hands over the largest batch when all together reach bufferedBytes.
+	flushLargest := func() error {
+		if buffered < bufferedBytes {
+			return nil
+		}
+		var largest *partWriter
+		for _, w := range order {
+			if largest == nil || w.file.batch.bytes > largest.file.batch.bytes {
+				largest = w
+			}
+		}
+		return flush(largest)
+	}
 
+	var cur *partState
 	for page, perr := range pages {
 		if perr != nil {
 			return nil, perr
 		}
-		if len(page) == 0 {
-			continue
-		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Group the page's rows by file, keeping their order.
-		byFile := map[*partWriter][]meterstore.Row{}
-		var seen []*partWriter
-		var touched []*partState
 		for i := range page {
 			r := &page[i]
-			key, vals, err := part.of(r)
-			if err != nil {
-				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			if cur == nil || !part.same(cur, r) {
+				p, err := part.of(r)
+				if err != nil {
+					return nil, fmt.Errorf("cold table %s: %w", name, err)
+				}
+				if cur = parts[p.key]; cur == nil {
+					cur = p
+					parts[p.key] = p
+				}
 			}
-			p := parts[key]
-			if p == nil {
-				p = &partState{key: key, values: vals, byVer: map[uint64]*partWriter{}}
-				parts[key] = p
-			}
-			if p.last != nil && !sortedAfter(p.last, r) {
+			if cur.seen && !cur.last.after(r) {
 				return nil, fmt.Errorf("cold table %s: rows out of (malo_id, obis_code, from) order: %s %s %s after %s %s %s",
-					name, r.MaloID, r.ObisCode, formatWatermark(r.From), p.last.MaloID, p.last.ObisCode, formatWatermark(p.last.From))
+					name, r.MaloID, r.ObisCode, formatWatermark(r.From), cur.last.malo, cur.last.obis, formatWatermark(cur.last.from))
 			}
-			if !slices.Contains(touched, p) {
-				touched = append(touched, p)
-			}
-			p.last = r
-			w, err := writerFor(p, r.Version)
+			cur.last, cur.seen = sortKey{malo: r.MaloID, obis: r.ObisCode, from: r.From}, true
+			w, err := writerFor(cur, r.Version)
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
 			}
-			if _, ok := byFile[w]; !ok {
-				seen = append(seen, w)
-			}
-			byFile[w] = append(byFile[w], *r)
-		}
-		for _, p := range touched {
-			last := *p.last
-			p.last = &last // page memory may be reused by the source
-		}
-		for _, w := range seen {
-			rows := byFile[w]
-			rec, err := RowsToRecord(t.cfg, rows, memory.DefaultAllocator)
+			size, err := w.file.batch.add(r)
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
 			}
-			err = w.fw.WriteBuffered(rec)
-			rec.Release()
-			if err != nil {
-				w.closed = true // WriteBuffered closes the writer on error
-				return nil, fmt.Errorf("cold table %s: write %s: %w", name, w.path, err)
+			buffered += size
+			err = flushLargest()
+			if err == nil && w.file.full() {
+				err = flush(w)
 			}
-			w.rows += int64(len(rows))
+			if err != nil {
+				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			}
 		}
 	}
 
 	files := make([]iceberg.DataFile, 0, len(order))
 	for _, w := range order {
 		w.closed = true
-		if err := w.fw.Close(); err != nil {
+		if err := w.file.close(); err != nil { // closes the sink too
 			return nil, fmt.Errorf("cold table %s: close %s: %w", name, w.path, err)
 		}
-		meta, err := w.fw.FileMetadata()
+		meta, err := w.file.w.FileMetadata()
 		if err != nil {
 			return nil, fmt.Errorf("cold table %s: footer of %s: %w", name, w.path, err)
 		}
@@ -415,8 +471,8 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		if err != nil {
 			return nil, fmt.Errorf("cold table %s: register %s: %w", name, w.path, err)
 		}
-		if df.Count() != w.rows {
-			return nil, fmt.Errorf("cold table %s: %s holds %d rows, %d written", name, w.path, df.Count(), w.rows)
+		if df.Count() != w.file.rows {
+			return nil, fmt.Errorf("cold table %s: %s holds %d rows, %d written", name, w.path, df.Count(), w.file.rows)
 		}
 		files = append(files, df)
 	}

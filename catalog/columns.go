@@ -1,0 +1,397 @@
+package catalog
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"meterstore"
+)
+
+// The data-file writer below pqarrow.
+//
+// pqarrow's FileWriter takes Arrow records: for archival that meant building
+// an Arrow record per page and file, which pqarrow then copied again into the
+// column writers' value types (a []parquet.ByteArray per string column, a
+// scratch buffer per timestamp, date and decimal column, definition levels
+// from the validity bitmaps) — about a third of the encoding work, all of it
+// garbage, on the goroutine that competes with the PostgreSQL fetch for the
+// same two cores. So rows go straight into the column writers' own value
+// types, and the file is set up exactly as pqarrow.NewFileWriter sets it up
+// (the Parquet schema from ArrowSchema through pqarrow.ToParquet, the
+// ARROW:schema key-value entry, the same file.Writer with the same
+// properties): the footers, the pages, the statistics, the page index and the
+// bloom filters are those pqarrow writes for the same rows in the same batches.
+
+// openDataFile starts a data file of cfg's layout on sink.
+func openDataFile(cfg meterstore.TableConfig, sink io.Writer, props *parquet.WriterProperties) (*dataFile, error) {
+	arrowSchema := ArrowSchema(cfg)
+	pqSchema, err := pqarrow.ToParquet(arrowSchema, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, err
+	}
+	// pqarrow also copies the Arrow schema's own metadata here; ArrowSchema has none.
+	meta := metadata.KeyValueMetadata{}
+	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(arrowSchema, memory.DefaultAllocator)))
+	batch, err := newColumnBatch(cfg, pqSchema)
+	if err != nil {
+		return nil, err
+	}
+	w, err := file.NewParquetWriterWithError(sink, pqSchema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
+	if err != nil {
+		return nil, err
+	}
+	return &dataFile{w: w, batch: batch}, nil
+}
+
+// dataFile is one Parquet file being written: rows are added to its batch and
+// flushed into a buffered row group of at most RowGroupRows rows.
+type dataFile struct {
+	w      *file.Writer
+	rg     file.BufferedRowGroupWriter // nil until the first flush and after a full row group
+	rgRows int
+	rows   int64 // flushed
+	batch  *columnBatch
+}
+
+// full reports whether the batch must be flushed before another row is
+// added: it fills the row group, or it reached the batch bounds.
+func (f *dataFile) full() bool {
+	return f.rgRows+f.batch.n >= RowGroupRows || f.batch.n >= batchRows
+}
+
+// flush writes the batch into the current row group, starting one when needed
+// (which closes the previous one: its pages go to the file).
+func (f *dataFile) flush() error {
+	if f.batch.n == 0 {
+		return nil
+	}
+	if f.rg == nil {
+		rg, err := f.w.AppendBufferedRowGroupChecked()
+		if err != nil {
+			return err
+		}
+		f.rg = rg
+	}
+	if err := f.batch.writeTo(f.rg); err != nil {
+		return err
+	}
+	f.rgRows += f.batch.n
+	f.rows += int64(f.batch.n)
+	if f.rgRows >= RowGroupRows {
+		f.rg, f.rgRows = nil, 0
+	}
+	f.batch.reset()
+	return nil
+}
+
+// close writes the last row group and the footer, and closes the sink.
+func (f *dataFile) close() error {
+	if err := f.flush(); err != nil {
+		return err
+	}
+	return f.w.Close()
+}
+
+// columnBatch holds rows column by column in the Parquet column writers'
+// value types. Its slices are truncated, not freed, after each flush: adding
+// a row is a few appends and no allocation.
+type columnBatch struct {
+	cfg      meterstore.TableConfig
+	n        int
+	bytes    int // appended to the slices below since the last flush: the batch's size
+	rowBytes int // what a row appends besides its strings
+	str      []stringColumn
+	ts       [3]int64Column // from, to, recorded_at
+	value    flbaColumn     // decimal(18,6)
+	ver      flbaColumn     // decimal(20,0)
+	day      []int32        // balancing_day, days since the epoch
+	// Flush scratch, shared by the columns (a column writer copies what it keeps).
+	byteArrays []parquet.ByteArray
+	fixed      []parquet.FixedLenByteArray
+}
+
+// stringColumn is one BYTE_ARRAY column: the non-null values back to back,
+// where each ends, and for a nullable column a definition level per row.
+type stringColumn struct {
+	leaf     int
+	nullable bool
+	data     []byte
+	ends     []int32 // a batch holds at most bufferedBytes plus one row
+	defs     []int16
+}
+
+// int64Column is one INT64 column: the non-null values, and for a nullable
+// column a definition level per row.
+type int64Column struct {
+	leaf     int
+	nullable bool
+	vals     []int64
+	defs     []int16
+}
+
+// flbaColumn is a FIXED_LEN_BYTE_ARRAY decimal: big-endian two's complement,
+// width bytes per value (Parquet's minimal width for the precision).
+type flbaColumn struct {
+	leaf  int
+	width int
+	data  []byte
+}
+
+// String columns by position in the row layout (core columns, then the declared ones).
+const (
+	colMalo = iota
+	colMelo
+	colObis
+	colSparte
+	colUnit
+	colQuality
+	colResolution
+	colSourceKind
+	colSourceDetail
+	colProvenance
+	colVersionScope
+	coreStringColumns
+)
+
+// coreStringLeaf is the schema position of each core string column.
+var coreStringLeaf = [coreStringColumns]int{0, 1, 2, 3, 7, 8, 9, 10, 11, 12, 14}
+
+// Schema positions of the other core columns; declared columns follow them.
+const (
+	leafFrom, leafTo, leafValue, leafVersion, leafRecordedAt, leafBalancingDay = 4, 5, 6, 13, 15, 16
+	coreColumns                                                                = 17
+)
+
+// newColumnBatch lays a batch out over sc, the Parquet schema of cfg, and
+// checks that each column has the physical type the batch writes it as.
+func newColumnBatch(cfg meterstore.TableConfig, sc *schema.Schema) (*columnBatch, error) {
+	cols := cfg.Columns()
+	b := &columnBatch{cfg: cfg, str: make([]stringColumn, coreStringColumns+len(cols)-coreColumns)}
+	want := make([]parquet.Type, len(cols))
+	for i := range b.str {
+		leaf := coreColumns + i - coreStringColumns
+		if i < coreStringColumns {
+			leaf = coreStringLeaf[i]
+		}
+		b.str[i] = stringColumn{leaf: leaf, nullable: cols[leaf].Nullable}
+		want[leaf] = parquet.Types.ByteArray
+	}
+	for i, leaf := range [3]int{leafFrom, leafTo, leafRecordedAt} {
+		b.ts[i] = int64Column{leaf: leaf, nullable: cols[leaf].Nullable}
+		want[leaf] = parquet.Types.Int64
+	}
+	b.value = flbaColumn{leaf: leafValue, width: sc.Column(leafValue).TypeLength()}
+	b.ver = flbaColumn{leaf: leafVersion, width: sc.Column(leafVersion).TypeLength()}
+	want[leafValue], want[leafVersion] = parquet.Types.FixedLenByteArray, parquet.Types.FixedLenByteArray
+	want[leafBalancingDay] = parquet.Types.Int32
+	b.rowBytes = 8*len(b.ts) + b.value.width + b.ver.width + 4
+	for _, c := range b.str {
+		b.rowBytes += 4 // its end
+		if c.nullable {
+			b.rowBytes += 2 // its definition level
+		}
+	}
+	for _, c := range b.ts {
+		if c.nullable {
+			b.rowBytes += 2
+		}
+	}
+	if sc.NumColumns() != len(cols) {
+		return nil, fmt.Errorf("parquet schema of %s has %d columns, the table %d", cfg.Name(), sc.NumColumns(), len(cols))
+	}
+	for leaf, t := range want {
+		if c := sc.Column(leaf); c.PhysicalType() != t || c.Name() != cols[leaf].Name {
+			return nil, fmt.Errorf("parquet column %d of %s is %s %s, the writer expects %s %s", leaf, cfg.Name(), c.Name(), c.PhysicalType(), cols[leaf].Name, t)
+		}
+	}
+	return b, nil
+}
+
+func (b *columnBatch) reset() {
+	b.n, b.bytes = 0, 0
+	for i := range b.str {
+		c := &b.str[i]
+		c.data, c.ends, c.defs = c.data[:0], c.ends[:0], c.defs[:0]
+	}
+	for i := range b.ts {
+		b.ts[i].vals, b.ts[i].defs = b.ts[i].vals[:0], b.ts[i].defs[:0]
+	}
+	b.value.data, b.ver.data = b.value.data[:0], b.ver.data[:0]
+	b.day = b.day[:0]
+}
+
+func (c *stringColumn) add(s *string) int {
+	if c.nullable {
+		if s == nil {
+			c.defs = append(c.defs, 0)
+			return 0
+		}
+		c.defs = append(c.defs, 1)
+	}
+	c.data = append(c.data, *s...)
+	c.ends = append(c.ends, int32(len(c.data)))
+	return len(*s)
+}
+
+func (c *int64Column) add(v int64, null bool) {
+	if c.nullable {
+		if null {
+			c.defs = append(c.defs, 0)
+			return
+		}
+		c.defs = append(c.defs, 1)
+	}
+	c.vals = append(c.vals, v)
+}
+
+// add appends the big-endian two's complement of n, cut to the column's width
+// (the value is known to fit: decimal(18,6) and uint64 versions).
+func (c *flbaColumn) add(n decimal128.Num) {
+	var be [16]byte
+	binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
+	binary.BigEndian.PutUint64(be[8:], n.LowBits())
+	c.data = append(c.data, be[16-c.width:]...)
+}
+
+// add appends one row and returns the bytes it took. A row it refuses leaves
+// the batch as it was.
+func (b *columnBatch) add(r *meterstore.Row) (int, error) {
+	nExtra := len(b.str) - coreStringColumns
+	if len(r.Extra) != nExtra {
+		return 0, fmt.Errorf("row of malo %s carries %d declared columns, table %s declares %d", r.MaloID, len(r.Extra), b.cfg.Name(), nExtra)
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("malo %s %s at %s: %w", r.MaloID, r.ObisCode, r.From.UTC().Format(time.RFC3339), err)
+	}
+	v, err := valueToDecimal128(r.Value)
+	if err != nil {
+		return 0, fail(err)
+	}
+	strs := [coreStringColumns]*string{
+		colMalo: &r.MaloID, colMelo: r.MeloID, colObis: &r.ObisCode, colSparte: &r.Sparte, colUnit: &r.Unit,
+		colQuality: &r.Quality, colResolution: r.Resolution, colSourceKind: &r.SourceKind,
+		colSourceDetail: r.SourceDetail, colProvenance: r.Provenance, colVersionScope: &r.VersionScope,
+	}
+	for i, s := range strs {
+		if s == nil && !b.str[i].nullable {
+			return 0, fail(fmt.Errorf("column %s is null", b.cfg.Columns()[b.str[i].leaf].Name))
+		}
+	}
+	for i, x := range r.Extra {
+		if c := &b.str[coreStringColumns+i]; x == nil && !c.nullable {
+			return 0, fail(fmt.Errorf("column %s is null", b.cfg.Columns()[c.leaf].Name))
+		}
+	}
+	if r.To == nil && !b.ts[1].nullable {
+		return 0, fail(errors.New(`column "to" is null`))
+	}
+	size := b.rowBytes
+	for i, s := range strs {
+		size += b.str[i].add(s)
+	}
+	for i, x := range r.Extra {
+		size += b.str[coreStringColumns+i].add(x)
+	}
+	b.ts[0].add(r.From.UnixMicro(), false)
+	var to int64
+	if r.To != nil {
+		to = r.To.UnixMicro()
+	}
+	b.ts[1].add(to, r.To == nil)
+	b.ts[2].add(r.RecordedAt.UnixMicro(), false)
+	b.value.add(v)
+	b.ver.add(decimal128.FromU64(r.Version))
+	b.day = append(b.day, daysSinceEpoch(r.BalancingDay))
+	b.n++
+	b.bytes += size
+	return size, nil
+}
+
+// daysSinceEpoch is arrow.Date32FromTime, floor(Unix seconds / 86 400),
+// without the time.Truncate that made it a tenth of a row's conversion.
+func daysSinceEpoch(t time.Time) int32 {
+	s := t.Unix()
+	d := s / 86_400
+	if s%86_400 < 0 {
+		d--
+	}
+	return int32(d)
+}
+
+// writeTo writes the batch's rows into the row group's column writers.
+func (b *columnBatch) writeTo(rg file.BufferedRowGroupWriter) error {
+	column := func(leaf int) (file.ColumnChunkWriter, error) {
+		cw, err := rg.Column(leaf)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", b.cfg.Columns()[leaf].Name, err)
+		}
+		return cw, nil
+	}
+	levels := func(nullable bool, defs []int16) []int16 {
+		if nullable {
+			return defs
+		}
+		return nil
+	}
+	for i := range b.str {
+		c := &b.str[i]
+		cw, err := column(c.leaf)
+		if err != nil {
+			return err
+		}
+		vals, start := b.byteArrays[:0], int32(0)
+		for _, end := range c.ends {
+			vals = append(vals, c.data[start:end:end])
+			start = end
+		}
+		b.byteArrays = vals
+		if _, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(vals, levels(c.nullable, c.defs), nil); err != nil {
+			return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
+		}
+	}
+	for i := range b.ts {
+		c := &b.ts[i]
+		cw, err := column(c.leaf)
+		if err != nil {
+			return err
+		}
+		if _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(c.vals, levels(c.nullable, c.defs), nil); err != nil {
+			return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
+		}
+	}
+	for _, c := range [...]*flbaColumn{&b.value, &b.ver} {
+		cw, err := column(c.leaf)
+		if err != nil {
+			return err
+		}
+		vals := b.fixed[:0]
+		for i := 0; i+c.width <= len(c.data); i += c.width {
+			vals = append(vals, c.data[i:i+c.width:i+c.width])
+		}
+		b.fixed = vals
+		if _, err := cw.(*file.FixedLenByteArrayColumnChunkWriter).WriteBatch(vals, nil, nil); err != nil {
+			return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
+		}
+	}
+	cw, err := column(leafBalancingDay)
+	if err != nil {
+		return err
+	}
+	if _, err := cw.(*file.Int32ColumnChunkWriter).WriteBatch(b.day, nil, nil); err != nil {
+		return fmt.Errorf("column %s: %w", b.cfg.Columns()[leafBalancingDay].Name, err)
+	}
+	return nil
+}
