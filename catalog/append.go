@@ -238,7 +238,7 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]Co
 		return out, nil
 	}
 	sortRowsKeyset(write)
-	files, err := t.writeFiles(ctx, tbl, rowPages(write, 50_000), MaxVersionFilesPerPartition)
+	files, err := t.writeFiles(ctx, tbl, rowPages(write, 50_000), defaultBounds)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func openDataFile(cfg meterstore.TableConfig, sink io.Writer, props *parquet.Wri
 // flushed into a buffered row group of at most RowGroupRows rows.
 type dataFile struct {
 	w      *file.Writer
-	rg     file.BufferedRowGroupWriter // nil until the first flush and after a full row group
+	rg     file.BufferedRowGroupWriter // nil until the first flush and after a row group ended
 	rgRows int
 	rows   int64 // flushed
 	batch  *columnBatch
@@ -69,37 +69,63 @@ type dataFile struct {
 // full reports whether the batch must be flushed before another row is
 // added: it fills the row group, or it reached the batch bounds.
 func (f *dataFile) full() bool {
-	return f.rgRows+f.batch.n >= RowGroupRows || f.batch.n >= batchRows
+	return f.rgRows+f.batch.n >= RowGroupRows || f.batch.bytes >= batchBytes
 }
 
-// flush writes the batch into the current row group, starting one when needed
-// (which closes the previous one: its pages go to the file).
-func (f *dataFile) flush() error {
+// open is the rows of the file's row group in the making, flushed or not.
+func (f *dataFile) open() int { return f.rgRows + f.batch.n }
+
+// flush writes the batch into the current row group, starting one when needed,
+// and ends the row group when it is full. It returns the rows of the row group
+// it ended, if any.
+func (f *dataFile) flush() (int, error) {
 	if f.batch.n == 0 {
-		return nil
+		return 0, nil
 	}
 	if f.rg == nil {
 		rg, err := f.w.AppendBufferedRowGroupChecked()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		f.rg = rg
 	}
 	if err := f.batch.writeTo(f.rg); err != nil {
-		return err
+		return 0, err
 	}
 	f.rgRows += f.batch.n
 	f.rows += int64(f.batch.n)
-	if f.rgRows >= RowGroupRows {
-		f.rg, f.rgRows = nil, 0
-	}
 	f.batch.reset()
-	return nil
+	if f.rgRows >= RowGroupRows {
+		return f.closeRowGroup()
+	}
+	return 0, nil
+}
+
+// endRowGroup flushes the batch and ends the row group early, for the memory
+// bound on the rows open in all files (writeFiles). It returns the rows of the
+// row group it ended.
+func (f *dataFile) endRowGroup() (int, error) {
+	if n, err := f.flush(); n > 0 || err != nil {
+		return n, err // the batch filled the row group, which flush ended
+	}
+	if f.rg == nil {
+		return 0, nil
+	}
+	return f.closeRowGroup()
+}
+
+// closeRowGroup closes the row group: its pages go to the file and its column
+// writers — index buffers, dictionaries, the pages held back for the
+// dictionary page — are let go; the file's next rows start a new one.
+func (f *dataFile) closeRowGroup() (int, error) {
+	n, err := f.rgRows, f.rg.Close()
+	f.rg, f.rgRows = nil, 0
+	return n, err
 }
 
 // close writes the last row group and the footer, and closes the sink.
 func (f *dataFile) close() error {
-	if err := f.flush(); err != nil {
+	if _, err := f.flush(); err != nil {
 		return err
 	}
 	return f.w.Close()
@@ -129,7 +155,7 @@ type stringColumn struct {
 	leaf     int
 	nullable bool
 	data     []byte
-	ends     []int32 // a batch holds at most bufferedBytes plus one row
+	ends     []int32 // a batch holds at most batchBytes plus one row
 	defs     []int16
 }
 

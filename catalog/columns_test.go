@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
@@ -43,7 +45,7 @@ func TestDataFileMatchesPqarrow(t *testing.T) {
 		}
 	}
 	props := writerProperties(cfg)
-	for _, chunk := range []int{997, batchRows} {
+	for _, chunk := range []int{997, 20_000} {
 		var want, got bytes.Buffer
 		fw, err := pqarrow.NewFileWriter(ArrowSchema(cfg), nopCloser{&want}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		require.NoError(t, err)
@@ -55,7 +57,8 @@ func TestDataFileMatchesPqarrow(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, fw.WriteBuffered(rec))
 			rec.Release()
-			require.NoError(t, f.flush())
+			_, err = f.flush()
+			require.NoError(t, err)
 			start = end
 		}
 		for i := range rows {
@@ -136,4 +139,117 @@ func TestCommitWindowPrefetch(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, len(rows), res.Rows)
 	require.Equal(t, rowSet(rows), rowSet(readAll(t, tb)), fmt.Sprintf("%d pages", src.calls))
+}
+
+// versionedRows is a window of perVersion rows at each of versions versions,
+// the versions interleaved row by row in (malo_id, obis_code, from) order.
+func versionedRows(versions uint64, perVersion int) []meterstore.Row {
+	var rows []meterstore.Row
+	n := int(versions) * perVersion
+	for m := 0; len(rows) < n; m++ {
+		malo := fmt.Sprintf("5%010d", m)
+		for q := 0; q < 96 && len(rows) < n; q++ {
+			for v := uint64(1); v <= versions; v++ {
+				r := mkRow(malos[0], opA, day0.Add(time.Duration(q)*15*time.Minute), "1.5", v, opA)
+				r.MaloID = malo
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows
+}
+
+// rowGroupsOf counts the row groups of a Parquet file.
+func rowGroupsOf(t *testing.T, path string) int {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err)
+	defer r.Close()
+	return r.NumRowGroups()
+}
+
+// A window of eight versions opens eight files; their row groups in the making
+// together stay under openRowGroupRows: the largest is ended early, and every
+// row is still written once, in order, with its footer facts.
+func TestWriterBoundsOpenRowGroups(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	const versions = 8
+	perVersion := openRowGroupRows/8 + 4_000
+	rows := versionedRows(versions, perVersion)
+	res, err := tb.CommitWindow(ctx, &SliceSource{Rows: rows}, day0.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, versions, res.Files)
+	files, _, err := tb.PlanFiles(ctx, PlanRequest{})
+	require.NoError(t, err)
+	rowGroups := 0
+	for _, f := range files {
+		require.EqualValues(t, perVersion, f.Records)
+		checkFooter(t, f.Path)
+		rowGroups += rowGroupsOf(t, f.Path)
+	}
+	require.Greater(t, rowGroups, versions, "a row group ended before it was full")
+}
+
+// A version's rows continue in a new file once a file holds its bound of row
+// groups: every file stays within the bound, holds rows of one version in
+// order, and together they hold every row once.
+func TestWriterRollsFullFiles(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	const versions = 8
+	rows := versionedRows(versions, openRowGroupRows/8+4_000)
+	tbl := tb.Iceberg()
+	files, err := tb.writeFiles(ctx, tbl, rowPages(rows, 50_000), fileBounds{versions: versions, rowGroups: 1})
+	require.NoError(t, err)
+	_, err = tb.commitFiles(ctx, tbl, "archive", files, map[string]string{WatermarkProperty: formatWatermark(day0.Add(24 * time.Hour))})
+	require.NoError(t, err)
+	planned, _, err := tb.PlanFiles(ctx, PlanRequest{})
+	require.NoError(t, err)
+	require.Greater(t, len(planned), versions, "files were rolled over")
+	perVersion := map[uint64]int64{}
+	for _, f := range planned {
+		require.Positive(t, f.Records, f.Path)
+		require.Equal(t, 1, rowGroupsOf(t, f.Path), f.Path)
+		require.NotNil(t, f.VersionMin)
+		require.Equal(t, *f.VersionMin, *f.VersionMax, "one version per file")
+		perVersion[*f.VersionMin] += f.Records
+		checkFooter(t, f.Path)
+	}
+	for v := uint64(1); v <= versions; v++ {
+		require.EqualValues(t, len(rows)/versions, perVersion[v], "version %d", v)
+	}
+	require.Equal(t, rowSet(rows), rowSet(readAll(t, tb)))
+}
+
+// The registered ZSTD codec compresses a page of up to its window to the
+// bytes arrow-go's own does, and a larger one to a frame that decodes back.
+func TestZstdCodecMatchesArrow(t *testing.T) {
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	require.NoError(t, err)
+	ours, ok := c.(*zstdCodec)
+	require.True(t, ok, "catalog's codec is registered")
+	var text bytes.Buffer
+	for i := 0; text.Len() < 3<<20; i++ {
+		fmt.Fprintf(&text, "%d,5%010d,1-0:1.29.0,%d.%06d\n", i, i/96, i%1000, i*7919%1000000)
+	}
+	noise := make([]byte, 1<<20)
+	for i := range noise {
+		noise[i] = byte(i * 2654435761 >> 13)
+	}
+	for _, src := range [][]byte{{}, []byte("x"), text.Bytes()[:1000], text.Bytes()[:200<<10], text.Bytes()[:zstdWindow], noise, text.Bytes()} {
+		for _, level := range []int{1, 3, 9, compress.DefaultCompressionLevel} {
+			got := ours.EncodeLevel(nil, src, level)
+			if len(src) <= zstdWindow {
+				require.Equal(t, ours.Codec.EncodeLevel(nil, src, level), got, "%d bytes at level %d", len(src), level)
+			}
+			back, err := compress.Decode(c, nil, got)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(src, back), "%d bytes at level %d round trip", len(src), level)
+		}
+	}
 }

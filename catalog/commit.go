@@ -141,13 +141,14 @@ func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) 
 // CommitWindow writes every row src yields and the new watermark in ONE Iceberg
 // commit (one snapshot): both become durable or neither. The next page is
 // fetched while the current one is encoded (prefetch), so memory holds two
-// pages and the writer's bounded batches, whatever the window. A watermark
+// pages and the writer's bounded state (writeFiles), whatever the window. A watermark
 // lower than the current one is refused with ErrWatermarkBackwards; a window
 // with no rows still commits (an empty snapshot) so the watermark advances.
 //
-// Rows are written one file per (partition, version), at most
-// MaxVersionFilesPerPartition per partition: versions are per balancing day,
-// so a UTC-day window's files each hold one version and cover disjoint "from"
+// Rows are written in files per (partition, version), at most
+// MaxVersionFilesPerPartition versions apart per partition, a new file every
+// maxRowGroupsPerFile row groups: versions are per balancing day, so a UTC-day
+// window's files each hold one version and the versions cover disjoint "from"
 // ranges — what lets the engine skip version resolution on them.
 func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (CommitResult, error) {
 	newWatermark = newWatermark.UTC()
@@ -184,7 +185,7 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 			}
 		}
 	}
-	files, err := t.writeFiles(ctx, tbl, pages, MaxVersionFilesPerPartition)
+	files, err := t.writeFiles(ctx, tbl, pages, defaultBounds)
 	if err != nil {
 		if srcErr != nil {
 			return CommitResult{}, fmt.Errorf("cold table %s: row source: %w", t.cfg.Name(), srcErr)

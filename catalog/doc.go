@@ -9,8 +9,9 @@
 // the parent chain.
 //
 // Files are written with arrow-go's Parquet writer (writer.go: page index,
-// sized bloom filters) and registered with iceberg-go, one file per
-// (partition, version) — bounded by MaxVersionFilesPerPartition — so that
+// sized bloom filters) and registered with iceberg-go, in files per
+// (partition, version) — bounded by MaxVersionFilesPerPartition, a new file
+// every maxRowGroupsPerFile row groups — so that
 // version statistics let the engine skip resolution; rows reach each file in
 // the order the source yields them (the hot tier's keyset order: malo_id,
 // obis_code, from). The table's sort order declares that order. Compaction

@@ -151,7 +151,7 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult,
 		if int64(len(rows)) != count {
 			return CompactResult{}, fmt.Errorf("cold table %s: compact: read %d rows from files holding %d", t.cfg.Name(), len(rows), count)
 		}
-		files, err := t.writeFiles(ctx, tbl, rowPages(rows, 50_000), MaxVersionFilesPerPartition)
+		files, err := t.writeFiles(ctx, tbl, rowPages(rows, 50_000), defaultBounds)
 		if err != nil {
 			return CompactResult{}, err
 		}

@@ -35,7 +35,8 @@ import (
 // say) come from the footer just written, exactly as iceberg-go's own writer
 // records them.
 //
-// Footer facts: ZSTD level 3; row groups of RowGroupRows rows; statistics and
+// Footer facts: ZSTD level 3; row groups of RowGroupRows rows (fewer when a
+// write has many version files open at once: openRowGroupRows); statistics and
 // the page index on every column; split-block bloom filters on malo_id and
 // obis_code at 1 % false-positive probability — malo_id sized to the distinct
 // ids the row group actually holds (arrow-go's adaptive filter: the smallest
@@ -231,18 +232,50 @@ func (c *countingWriter) Close() error { return c.w.Close() }
 // wherever it is — only elision does.
 const MaxVersionFilesPerPartition = 8
 
-// Batching: a file's rows are copied into its column batch as they arrive and
-// handed to its column writers when the batch reaches batchRows rows or fills
-// the row group; and when the batches of all open files together reach
-// bufferedBytes, the largest is handed over. So the memory batches take is
-// bounded whatever the window's size, the width of its rows and the number of
-// files; each batch's buffers are reused from one flush to the next; and a
-// column chunk rarely starts with a handful of rows (arrow-go decides between
-// dictionary and plain encoding on a chunk's first writes).
+// Memory bounds, whatever the window's size, the width of its rows and the
+// number of files it opens.
+//
+// Batches: a file's rows are copied into its column batch as they arrive and
+// handed to its column writers when the batch holds batchBytes or fills the
+// row group; when the batches of all files together hold bufferedBytes, every
+// batch of at least minFlushRows rows is handed over (the largest, if none is
+// that big). A batch's buffers are reused from one flush to the next, so they
+// keep the size of the most it held; a window's versions can arrive in long
+// runs, one file at a time, so the bound has to be per file. And a column
+// chunk does not start with a handful of rows, for arrow-go decides between
+// dictionary and plain encoding on a chunk's first writes.
+//
+// Row groups: a buffered row group holds, per column, the dictionary indices
+// of the page in the making (4 bytes a row until the page is cut at
+// dataPageBytes of values, which for a narrow column is most of the row
+// group) and the pages held back for the dictionary page — ~100 bytes a row in
+// all. A window of many versions opens a file per version, each with its row
+// group in the making; so when the row groups open in all files together reach
+// openRowGroupRows rows, the largest is ended early. A window of per-day
+// versions (two files per partition) never meets the bound and writes full
+// row groups; one of eight versions writes row groups of about a quarter.
 const (
-	batchRows     = 32_768
-	bufferedBytes = 8 << 20
+	batchBytes       = 1 << 20
+	bufferedBytes    = 8 << 20
+	minFlushRows     = 1_024
+	openRowGroupRows = 2 * RowGroupRows
 )
+
+// maxRowGroupsPerFile bounds what a file keeps for its footer until it is
+// written — malo_id's bloom filter candidates (up to ~125 KiB a row group),
+// the page index, the row groups' metadata — so a window of any size is
+// written in bounded memory: 8 full row groups are 2 M rows, a file of a
+// size Iceberg readers handle well (Iceberg's own writers roll at a target
+// file size for the same reason).
+const maxRowGroupsPerFile = 8
+
+// fileBounds are the two bounds on the files of a write.
+type fileBounds struct {
+	versions  int // writers per partition, 0 = no bound (see MaxVersionFilesPerPartition)
+	rowGroups int // row groups per file
+}
+
+var defaultBounds = fileBounds{versions: MaxVersionFilesPerPartition, rowGroups: maxRowGroupsPerFile}
 
 // partState is one partition of a write: its version files, the bounds that
 // recognise its rows, and the sort key of the last row seen, for the order check.
@@ -276,39 +309,39 @@ func (k *sortKey) after(r *meterstore.Row) bool {
 	return !r.From.Before(k.from)
 }
 
+// partWriter writes one version of a partition: its current data file, and
+// the files it already finished (rolled over at the row-group bound).
 type partWriter struct {
-	path   string
-	values map[int]any
-	sink   *countingWriter
-	file   *dataFile
-	closed bool
+	key      string // the partition's
+	path     string
+	values   map[int]any
+	sink     *countingWriter
+	file     *dataFile
+	closed   bool
+	full     bool // the file holds its bound of row groups: the next row starts a new one
+	finished []iceberg.DataFile
 }
 
-// flush hands the file's batched rows to its column writers.
-func (w *partWriter) flush() error {
-	if err := w.file.flush(); err != nil {
-		return fmt.Errorf("write %s: %w", w.path, err)
-	}
-	return nil
-}
-
-// writeFiles streams row pages into one data file per (partition, version)
-// — fanout: a window's rows of several partitions and versions arrive
+// writeFiles streams row pages into data files per (partition, version) —
+// fanout: a window's rows of several partitions and versions arrive
 // interleaved — and returns them registered as iceberg DataFiles. A partition
-// gets at most maxVersions files (0 = no bound); the last one takes every
-// version beyond (see MaxVersionFilesPerPartition).
+// gets at most bounds.versions writers (0 = no bound); the last one takes
+// every version beyond (see MaxVersionFilesPerPartition). A writer starts a
+// new file after bounds.rowGroups row groups.
 //
 // Rows must arrive in (malo_id, obis_code, from) order per partition, which
 // the footers declare; a row out of order is an error. Each file holds a
 // subsequence of its partition's rows, so it is in that order too. On error
 // the files written so far are removed.
 //
-// Memory: the column batches (bufferedBytes in all) plus each
-// open file's buffered row group, compressed (up to RowGroupRows rows), plus
-// per row group a few dozen KiB of bloom filter and page index that the footer
-// needs at the end. A UTC-day window of per-balancing-day versions opens two
-// files per partition, the second holding about an hour of the day.
-func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], maxVersions int) (_ []iceberg.DataFile, err error) {
+// Memory: the column batches (bufferedBytes in all) plus the row groups in the
+// making (openRowGroupRows rows in all, see above) plus what arrow-go keeps for
+// each open file's footer until it is written: the page index, and the bloom
+// filters of every row group — malo_id's adaptive filter keeps its largest
+// candidate and those that still fit, ~125 KiB a row group of a few thousand
+// ids. That grows with the rows a file holds, so a file is closed after
+// maxRowGroupsPerFile row groups and the version continues in a new one.
+func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], bounds fileBounds) (_ []iceberg.DataFile, err error) {
 	name := t.cfg.Name()
 	part, err := newPartitioner(t.cfg, tbl)
 	if err != nil {
@@ -331,6 +364,7 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 
 	parts := map[string]*partState{}
 	var order []*partWriter
+	var written []string // every file created, for the removal on error
 	defer func() {
 		if err == nil {
 			return
@@ -339,27 +373,85 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			if !w.closed {
 				_ = w.sink.Close()
 			}
-			_ = fsys.Remove(w.path)
+		}
+		for _, loc := range written {
+			_ = fsys.Remove(loc)
 		}
 	}()
-	open := func(p *partState) (*partWriter, error) {
-		fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(order), writeID, 1)
-		loc := locs.NewDataLocation(p.key + "/" + fileName)
+	// create starts a data file of partition key.
+	create := func(key string) (string, *countingWriter, *dataFile, error) {
+		fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(written), writeID, 1)
+		loc := locs.NewDataLocation(key + "/" + fileName)
 		f, err := wfs.Create(loc)
 		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", loc, err)
+			return "", nil, nil, fmt.Errorf("create %s: %w", loc, err)
 		}
+		written = append(written, loc)
 		sink := &countingWriter{w: f}
 		df, err := openDataFile(t.cfg, sink, props)
 		if err != nil {
 			f.Close()
-			_ = fsys.Remove(loc)
-			return nil, fmt.Errorf("parquet writer %s: %w", loc, err)
+			return "", nil, nil, fmt.Errorf("parquet writer %s: %w", loc, err)
 		}
-		w := &partWriter{path: loc, values: p.values, sink: sink, file: df}
+		return loc, sink, df, nil
+	}
+	open := func(p *partState) (*partWriter, error) {
+		loc, sink, df, err := create(p.key)
+		if err != nil {
+			return nil, err
+		}
+		w := &partWriter{key: p.key, path: loc, values: p.values, sink: sink, file: df}
 		order = append(order, w)
 		p.files = append(p.files, w)
 		return w, nil
+	}
+	// finish writes the footer of w's file and registers it.
+	finish := func(w *partWriter) error {
+		w.closed = true
+		if err := w.file.close(); err != nil { // closes the sink too
+			return fmt.Errorf("close %s: %w", w.path, err)
+		}
+		meta, err := w.file.w.FileMetadata()
+		if err != nil {
+			return fmt.Errorf("footer of %s: %w", w.path, err)
+		}
+		df, err := table.DataFileFromMetadata(table.DataFileArgs{
+			Schema:          tbl.Schema(),
+			Spec:            tbl.Spec(),
+			Format:          iceberg.ParquetFile,
+			Metadata:        meta,
+			FilePath:        w.path,
+			FileSize:        w.sink.n,
+			Content:         iceberg.EntryContentData,
+			PartitionValues: w.values,
+			SortOrderID:     tbl.SortOrder().OrderID(),
+			Properties:      tbl.Properties(),
+			FormatVersion:   tbl.Metadata().Version(),
+		})
+		if err != nil {
+			return fmt.Errorf("register %s: %w", w.path, err)
+		}
+		if df.Count() != w.file.rows {
+			return fmt.Errorf("%s holds %d rows, %d written", w.path, df.Count(), w.file.rows)
+		}
+		w.finished = append(w.finished, df)
+		return nil
+	}
+	// roll finishes w's full file and continues in a new one, which reuses the
+	// empty batch's buffers. It runs when the next row comes, so no file is
+	// left without rows.
+	roll := func(w *partWriter) error {
+		batch := w.file.batch
+		if err := finish(w); err != nil {
+			return err
+		}
+		loc, sink, df, err := create(w.key)
+		if err != nil {
+			return err
+		}
+		df.batch = batch
+		w.path, w.sink, w.file, w.closed, w.full = loc, sink, df, false, false
+		return nil
 	}
 	// writerFor returns the file of version v in p, opening it within the bound.
 	writerFor := func(p *partState, v uint64) (*partWriter, error) {
@@ -369,7 +461,7 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		w := p.byVer[v]
 		switch {
 		case w != nil:
-		case maxVersions > 0 && len(p.files) >= maxVersions:
+		case bounds.versions > 0 && len(p.files) >= bounds.versions:
 			w = p.files[len(p.files)-1] // the last file takes every further version
 		default:
 			opened, err := open(p)
@@ -383,22 +475,57 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		return w, nil
 	}
 	buffered := 0 // bytes in all batches
-	flush := func(w *partWriter) error {
+	openRows := 0 // rows in all row groups in the making, batched or flushed
+	// flush hands w's batch over, or with end also ends its row group.
+	flush := func(w *partWriter, end bool) error {
 		buffered -= w.file.batch.bytes
-		return w.flush()
-	}
-	// flushLargest hands over the largest batch when all together reach bufferedBytes.
-	flushLargest := func() error {
-		if buffered < bufferedBytes {
-			return nil
+		var ended int
+		var err error
+		if end {
+			ended, err = w.file.endRowGroup()
+		} else {
+			ended, err = w.file.flush()
 		}
-		var largest *partWriter
+		openRows -= ended
+		if err != nil {
+			return fmt.Errorf("write %s: %w", w.path, err)
+		}
+		if ended > 0 && w.file.w.NumRowGroups() >= bounds.rowGroups {
+			w.full = true
+		}
+		return nil
+	}
+	// largest is the file with the most of what by measures.
+	largest := func(by func(*dataFile) int) *partWriter {
+		var l *partWriter
 		for _, w := range order {
-			if largest == nil || w.file.batch.bytes > largest.file.batch.bytes {
-				largest = w
+			if l == nil || by(w.file) > by(l.file) {
+				l = w
 			}
 		}
-		return flush(largest)
+		return l
+	}
+	// bound hands batches over or ends the largest row group when all files
+	// together reach a bound.
+	bound := func() error {
+		if buffered >= bufferedBytes {
+			for _, w := range order {
+				if w.file.batch.n >= minFlushRows {
+					if err := flush(w, false); err != nil {
+						return err
+					}
+				}
+			}
+			if buffered >= bufferedBytes {
+				if err := flush(largest(func(f *dataFile) int { return f.batch.bytes }), false); err != nil {
+					return err
+				}
+			}
+		}
+		if openRows >= openRowGroupRows {
+			return flush(largest((*dataFile).open), true)
+		}
+		return nil
 	}
 
 	var cur *partState
@@ -427,6 +554,9 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			}
 			cur.last, cur.seen = sortKey{malo: r.MaloID, obis: r.ObisCode, from: r.From}, true
 			w, err := writerFor(cur, r.Version)
+			if err == nil && w.full {
+				err = roll(w)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
 			}
@@ -435,9 +565,12 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
 			}
 			buffered += size
-			err = flushLargest()
-			if err == nil && w.file.full() {
-				err = flush(w)
+			openRows++
+			if w.file.full() {
+				err = flush(w, false)
+			}
+			if err == nil {
+				err = bound()
 			}
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
@@ -445,36 +578,12 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		}
 	}
 
-	files := make([]iceberg.DataFile, 0, len(order))
+	var files []iceberg.DataFile
 	for _, w := range order {
-		w.closed = true
-		if err := w.file.close(); err != nil { // closes the sink too
-			return nil, fmt.Errorf("cold table %s: close %s: %w", name, w.path, err)
+		if err := finish(w); err != nil {
+			return nil, fmt.Errorf("cold table %s: %w", name, err)
 		}
-		meta, err := w.file.w.FileMetadata()
-		if err != nil {
-			return nil, fmt.Errorf("cold table %s: footer of %s: %w", name, w.path, err)
-		}
-		df, err := table.DataFileFromMetadata(table.DataFileArgs{
-			Schema:          tbl.Schema(),
-			Spec:            tbl.Spec(),
-			Format:          iceberg.ParquetFile,
-			Metadata:        meta,
-			FilePath:        w.path,
-			FileSize:        w.sink.n,
-			Content:         iceberg.EntryContentData,
-			PartitionValues: w.values,
-			SortOrderID:     tbl.SortOrder().OrderID(),
-			Properties:      tbl.Properties(),
-			FormatVersion:   tbl.Metadata().Version(),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cold table %s: register %s: %w", name, w.path, err)
-		}
-		if df.Count() != w.file.rows {
-			return nil, fmt.Errorf("cold table %s: %s holds %d rows, %d written", name, w.path, df.Count(), w.file.rows)
-		}
-		files = append(files, df)
+		files = append(files, w.finished...)
 	}
 	return files, nil
 }

@@ -51,13 +51,21 @@ const internMax = 4096
 // wire bytes (rows.RawValues), without boxing into interfaces. Strings are
 // interned per column, and the pointers of nullable fields point into one slab
 // per page, so a page costs a handful of allocations rather than several per row.
-// It is not safe for concurrent use; Scan and Page build one per plan.
+// A value equal to the column's previous one is that one again, without a
+// lookup: in key order a MaLo's id repeats for each of its readings, and most
+// other columns hold one value for long runs. Rows then share the string a
+// nullable field points to, and a value's big.Int; both are never written
+// through. It is not safe for concurrent use; Scan and Page build one per plan.
 type decoder struct {
 	cols     []string
 	kinds    []colKind
 	extraIdx []int // for kExtra: index into Row.Extra
 	nExtra   int
 	intern   []map[string]string
+	last     []string  // per column, the previous value
+	lastPtr  []*string // per nullable column, the pointer to it
+	lastNum  []byte    // the previous value's wire bytes
+	lastVal  decimal.Decimal
 
 	// per-page slabs
 	strs   []string
@@ -80,6 +88,8 @@ func (s *Store) newDecoder(cols []string) *decoder {
 	d.kinds = make([]colKind, len(cols))
 	d.extraIdx = make([]int, len(cols))
 	d.intern = make([]map[string]string, len(cols))
+	d.last = make([]string, len(cols))
+	d.lastPtr = make([]*string, len(cols))
 	for i, c := range cols {
 		k, ok := byName[c]
 		if !ok {
@@ -165,14 +175,18 @@ func (d *decoder) extraSlot() []*string {
 }
 
 func (d *decoder) str(i int, b []byte) string {
+	if d.last[i] == string(b) {
+		return d.last[i]
+	}
 	m := d.intern[i]
-	if s, ok := m[string(b)]; ok {
-		return s
+	s, ok := m[string(b)]
+	if !ok {
+		s = string(b)
+		if len(m) < internMax {
+			m[s] = s
+		}
 	}
-	s := string(b)
-	if len(m) < internMax {
-		m[s] = s
-	}
+	d.last[i] = s
 	return s
 }
 
@@ -180,12 +194,16 @@ func (d *decoder) strPtr(i int, b []byte) *string {
 	if b == nil {
 		return nil
 	}
+	if p := d.lastPtr[i]; p != nil && *p == string(b) {
+		return p
+	}
 	if len(d.strs) == 0 {
 		d.strs = make([]string, 1024)
 	}
 	p := &d.strs[0]
 	d.strs = d.strs[1:]
 	*p = d.str(i, b)
+	d.lastPtr[i] = p
 	return p
 }
 
@@ -258,11 +276,16 @@ func (d *decoder) decodeBinary(i int, b []byte, r *meterstore.Row) error {
 		}
 		r.BalancingDay = time.UnixMicro(pgEpochMicros + int64(days)*86_400_000_000).UTC()
 	case kValue:
+		if d.lastNum != nil && string(d.lastNum) == string(b) {
+			r.Value = d.lastVal
+			return nil
+		}
 		v, err := decodeNumeric(b)
 		if err != nil {
 			return err
 		}
 		r.Value = v
+		d.lastNum, d.lastVal = append(d.lastNum[:0], b...), v
 	case kVersion:
 		v, err := decodeVersion(b)
 		if err != nil {
