@@ -40,13 +40,13 @@ type options struct {
 	seed              uint64
 	corrections       float64
 	out               string
+	rss               string // -rss-rows as given
 	rssRows           []int
 	child             string
 }
 
 func main() {
 	var o options
-	var rss string
 	flag.IntVar(&o.malos, "malos", 100, "measuring points in the fixture (the design page's is 500)")
 	flag.IntVar(&o.days, "days", 120, "days in the fixture (the design page's is 180; ≥ 365 gives a full year for the single-meter read)")
 	flag.IntVar(&o.reps, "reps", 5, "repetitions per timed query (median reported)")
@@ -55,10 +55,10 @@ func main() {
 	flag.IntVar(&o.cleanDays, "clean-days", 30, "days at the start kept correction-free, so the elided path can be measured (≥ -days: the whole history)")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
 	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
-	flag.StringVar(&rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
+	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.Parse()
-	for _, s := range strings.Split(rss, ",") {
+	for _, s := range strings.Split(o.rss, ",") {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
 			o.rssRows = append(o.rssRows, n)
@@ -227,8 +227,8 @@ func machine() string {
 func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v` (took %s)  \n",
-		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, took.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s'` (took %s)  \n",
+		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, took.Round(time.Second))
 	fmt.Fprintf(&b, "Fixture: %d rows — %d cold in %d daily Iceberg commits, %d hot in PostgreSQL; household load on 1-0:1.29.0 and PV on 1-0:2.29.0, 6 significant decimals, 1 %% SUBSTITUTED, versions yyyymmdd000001 per balancing day; corrections restated at the next version ×1.05 three days later, except in the first %d days (kept correction-free so the elided path can be measured).\n\n",
 		fx.rows, fx.coldRows, fx.windows, fx.hotRows, o.cleanDays)
 	b.WriteString("| measure | against | target | figure | met |\n|---|---|---|---|---|\n")

@@ -111,7 +111,7 @@ func rowEnd(r *meterstore.Row) time.Time {
 // (ErrRestatement) and a second network operator for a reading
 // (ErrSecondOperator) refuse the whole call, writing nothing. A commit lost to
 // another writer is reloaded, re-checked and re-applied a bounded number of times.
-// Like a window, the rows are written one file per (partition, version); a
+// Like a window, the rows are written in files per (partition, version); a
 // correction batch usually restates one version, so usually one file each.
 func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
 	if len(rows) == 0 {

@@ -219,9 +219,10 @@ func (c *countingWriter) Close() error { return c.w.Close() }
 // balancing day (Berlin local day, gas day), so a UTC-day window holds rows of
 // two balancing days at two versions; written as one file per partition, every
 // file would hold two versions and elision would never fire. So rows are
-// written one file per (partition, version): a window's files are
-// version-homogeneous and, the versions being per balancing day, cover
-// disjoint "from" ranges.
+// written in files per (partition, version): a window's files are
+// version-homogeneous and, the versions being per balancing day, the versions
+// cover disjoint "from" ranges (a version's rows continue in a new file after
+// maxRowGroupsPerFile row groups; its files are one run of one version).
 //
 // Versions derived from arrival (per delivery) could make a window hold many
 // versions per partition, and one file each would explode the file count and

@@ -195,6 +195,17 @@ func TestElisionRuns(t *testing.T) {
 	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3), f("fix", 1, 1, 9, 9)})
 	require.ElementsMatch(t, []string{"a", "c"}, paths(clean))
 	require.ElementsMatch(t, []string{"b", "fix"}, paths(dirty))
+	// A large window's version continued in a second file (catalog rolls a file
+	// over after a bound of row groups): same version, overlapping bounds, so
+	// still nothing to resolve; with a correction, both are the run's base.
+	clean, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
+	require.Len(t, clean, 3)
+	require.Empty(t, dirty)
+	_, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("fix", 1, 1, 9, 9)})
+	base, upper, single := splitByVersion(dirty)
+	require.True(t, single)
+	require.ElementsMatch(t, []string{"b1", "b2"}, paths(base))
+	require.ElementsMatch(t, []string{"fix"}, paths(upper))
 	// A file holding two versions resolves itself.
 	_, dirty = elide([]ColdFile{f("a", 0, 0, 1, 2)})
 	require.Len(t, dirty, 1)
