@@ -141,9 +141,12 @@ func TestCommitWindowPrefetch(t *testing.T) {
 	require.Equal(t, rowSet(rows), rowSet(readAll(t, tb)), fmt.Sprintf("%d pages", src.calls))
 }
 
-// versionedRows is a window of perVersion rows at each of versions versions,
-// the versions interleaved row by row in (malo_id, obis_code, from) order.
-func versionedRows(versions uint64, perVersion int) []meterstore.Row {
+// versionedWindow is a new cold table and a window of perVersion rows at each
+// of versions versions, interleaved row by row in (malo_id, obis_code, from) order.
+func versionedWindow(t *testing.T, versions uint64, perVersion int) (*Table, []meterstore.Row) {
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(context.Background(), e.cfg)
+	require.NoError(t, err)
 	var rows []meterstore.Row
 	n := int(versions) * perVersion
 	for m := 0; len(rows) < n; m++ {
@@ -156,7 +159,7 @@ func versionedRows(versions uint64, perVersion int) []meterstore.Row {
 			}
 		}
 	}
-	return rows
+	return tb, rows
 }
 
 // rowGroupsOf counts the row groups of a Parquet file.
@@ -173,12 +176,9 @@ func rowGroupsOf(t *testing.T, path string) int {
 // row is still written once, in order, with its footer facts.
 func TestWriterBoundsOpenRowGroups(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	tb, err := e.cat.CreateTable(ctx, e.cfg)
-	require.NoError(t, err)
 	const versions = 8
 	perVersion := openRowGroupRows/8 + 4_000
-	rows := versionedRows(versions, perVersion)
+	tb, rows := versionedWindow(t, versions, perVersion)
 	res, err := tb.CommitWindow(ctx, &SliceSource{Rows: rows}, day0.Add(24*time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, versions, res.Files)
@@ -198,11 +198,8 @@ func TestWriterBoundsOpenRowGroups(t *testing.T) {
 // order, and together they hold every row once.
 func TestWriterRollsFullFiles(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t)
-	tb, err := e.cat.CreateTable(ctx, e.cfg)
-	require.NoError(t, err)
 	const versions = 8
-	rows := versionedRows(versions, openRowGroupRows/8+4_000)
+	tb, rows := versionedWindow(t, versions, openRowGroupRows/8+4_000)
 	tbl := tb.Iceberg()
 	files, err := tb.writeFiles(ctx, tbl, rowPages(rows, 50_000), fileBounds{versions: versions, rowGroups: 1})
 	require.NoError(t, err)
