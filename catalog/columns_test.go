@@ -193,34 +193,42 @@ func TestWriterBoundsOpenRowGroups(t *testing.T) {
 	require.Greater(t, rowGroups, versions, "a row group ended before it was full")
 }
 
-// A version's rows continue in a new file once a file holds its bound of row
-// groups: every file stays within the bound, holds rows of one version in
-// order, and together they hold every row once.
-func TestWriterRollsFullFiles(t *testing.T) {
-	ctx := context.Background()
-	const versions = 8
-	tb, rows := versionedWindow(t, versions, openRowGroupRows/8+4_000)
-	tbl := tb.Iceberg()
-	files, err := tb.writeFiles(ctx, tbl, rowPages(rows, 50_000), fileBounds{versions: versions, rowGroups: 1})
-	require.NoError(t, err)
-	_, err = tb.commitFiles(ctx, tbl, "archive", files, map[string]string{WatermarkProperty: formatWatermark(day0.Add(24 * time.Hour))})
-	require.NoError(t, err)
-	planned, _, err := tb.PlanFiles(ctx, PlanRequest{})
-	require.NoError(t, err)
-	require.Greater(t, len(planned), versions, "files were rolled over")
-	perVersion := map[uint64]int64{}
-	for _, f := range planned {
-		require.Positive(t, f.Records, f.Path)
-		require.Equal(t, 1, rowGroupsOf(t, f.Path), f.Path)
-		require.NotNil(t, f.VersionMin)
-		require.Equal(t, *f.VersionMin, *f.VersionMax, "one version per file")
-		perVersion[*f.VersionMin] += f.Records
-		checkFooter(t, f.Path)
+// A version's rows continue in a new file once its file holds its bound of row
+// groups, or once the open files together hold theirs: every file stays within
+// the bounds, holds rows of one version in order, and together they hold every
+// row once.
+func TestWriterClosesFilesAtFooterBounds(t *testing.T) {
+	for name, bounds := range map[string]fileBounds{
+		"per file":  {versions: 8, rowGroups: 1, footerRowGroups: 100},
+		"all files": {versions: 8, rowGroups: 8, footerRowGroups: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			const versions = 8
+			tb, rows := versionedWindow(t, versions, openRowGroupRows/8+4_000)
+			tbl := tb.Iceberg()
+			files, err := tb.writeFiles(ctx, tbl, rowPages(rows, 50_000), bounds)
+			require.NoError(t, err)
+			_, err = tb.commitFiles(ctx, tbl, "archive", files, map[string]string{WatermarkProperty: formatWatermark(day0.Add(24 * time.Hour))})
+			require.NoError(t, err)
+			planned, _, err := tb.PlanFiles(ctx, PlanRequest{})
+			require.NoError(t, err)
+			require.Greater(t, len(planned), versions, "files were closed early")
+			perVersion := map[uint64]int64{}
+			for _, f := range planned {
+				require.Positive(t, f.Records, f.Path)
+				require.LessOrEqual(t, rowGroupsOf(t, f.Path), bounds.rowGroups, f.Path)
+				require.NotNil(t, f.VersionMin)
+				require.Equal(t, *f.VersionMin, *f.VersionMax, "one version per file")
+				perVersion[*f.VersionMin] += f.Records
+				checkFooter(t, f.Path)
+			}
+			for v := uint64(1); v <= versions; v++ {
+				require.EqualValues(t, len(rows)/versions, perVersion[v], "version %d", v)
+			}
+			require.Equal(t, rowSet(rows), rowSet(readAll(t, tb)))
+		})
 	}
-	for v := uint64(1); v <= versions; v++ {
-		require.EqualValues(t, len(rows)/versions, perVersion[v], "version %d", v)
-	}
-	require.Equal(t, rowSet(rows), rowSet(readAll(t, tb)))
 }
 
 // The registered ZSTD codec compresses a page of up to its window to the

@@ -312,7 +312,7 @@ func TestCompactionKeepsVersionsApart(t *testing.T) {
 			}
 		}
 		tbl := tb.Iceberg()
-		files, err := tb.writeFiles(ctx, tbl, rowPages(rows, 50), fileBounds{versions: 1, rowGroups: maxRowGroupsPerFile})
+		files, err := tb.writeFiles(ctx, tbl, rowPages(rows, 50), fileBounds{versions: 1, rowGroups: maxRowGroupsPerFile, footerRowGroups: maxFooterRowGroups})
 		require.NoError(t, err)
 		require.Len(t, files, 1)
 		_, err = tb.commitFiles(ctx, tbl, "archive", files, map[string]string{WatermarkProperty: formatWatermark(day.Add(24 * time.Hour))})

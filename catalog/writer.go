@@ -262,21 +262,31 @@ const (
 	openRowGroupRows = 2 * RowGroupRows
 )
 
-// maxRowGroupsPerFile bounds what a file keeps for its footer until it is
-// written — malo_id's bloom filter candidates (up to ~125 KiB a row group),
-// the page index, the row groups' metadata — so a window of any size is
-// written in bounded memory: 8 full row groups are 2 M rows, a file of a
-// size Iceberg readers handle well (Iceberg's own writers roll at a target
-// file size for the same reason).
-const maxRowGroupsPerFile = 8
+// Footer bounds. arrow-go keeps what a file's footer needs until the file is
+// closed: per row group, malo_id's bloom filter candidates (up to ~125 KiB),
+// the column chunks' metadata and statistics, and the page index — on the
+// benchmark's rows, whose JSON source details make long statistics, about
+// half a MiB a row group. So that state is bounded, whatever the window's size: a file
+// is closed after maxRowGroupsPerFile row groups (8 full row groups are 2 M
+// rows, a file of a size Iceberg readers handle well; Iceberg's own writers
+// roll at a target file size too), and when the open files together hold
+// maxFooterRowGroups row groups, the one holding most is closed early. Its
+// version continues in a new file, opened when its next row comes. A window of
+// per-day versions (two files per partition) meets the second bound only when
+// several of its partitions (tenants) are large.
+const (
+	maxRowGroupsPerFile = 8
+	maxFooterRowGroups  = 2 * maxRowGroupsPerFile
+)
 
-// fileBounds are the two bounds on the files of a write.
+// fileBounds are the bounds on the files of a write.
 type fileBounds struct {
-	versions  int // writers per partition, 0 = no bound (see MaxVersionFilesPerPartition)
-	rowGroups int // row groups per file
+	versions        int // writers per partition, 0 = no bound (see MaxVersionFilesPerPartition)
+	rowGroups       int // row groups per file
+	footerRowGroups int // row groups in all open files
 }
 
-var defaultBounds = fileBounds{versions: MaxVersionFilesPerPartition, rowGroups: maxRowGroupsPerFile}
+var defaultBounds = fileBounds{versions: MaxVersionFilesPerPartition, rowGroups: maxRowGroupsPerFile, footerRowGroups: maxFooterRowGroups}
 
 // partState is one partition of a write: its version files, the bounds that
 // recognise its rows, and the sort key of the last row seen, for the order check.
@@ -310,25 +320,26 @@ func (k *sortKey) after(r *meterstore.Row) bool {
 	return !r.From.Before(k.from)
 }
 
-// partWriter writes one version of a partition: its current data file, and
-// the files it already finished (rolled over at the row-group bound).
+// partWriter writes one version of a partition: its open data file, if any,
+// and the files it already finished (closed at a footer bound).
 type partWriter struct {
-	key      string // the partition's
-	path     string
-	values   map[int]any
-	sink     *countingWriter
-	file     *dataFile
-	closed   bool
-	full     bool // the file holds its bound of row groups: the next row starts a new one
-	finished []iceberg.DataFile
+	key       string // the partition's
+	path      string
+	values    map[int]any
+	sink      *countingWriter
+	file      *dataFile    // nil between files
+	batch     *columnBatch // kept between files, for its buffers
+	rowGroups int          // row groups the open file has ended
+	finished  []iceberg.DataFile
 }
 
 // writeFiles streams row pages into data files per (partition, version) —
 // fanout: a window's rows of several partitions and versions arrive
 // interleaved — and returns them registered as iceberg DataFiles. A partition
 // gets at most bounds.versions writers (0 = no bound); the last one takes
-// every version beyond (see MaxVersionFilesPerPartition). A writer starts a
-// new file after bounds.rowGroups row groups.
+// every version beyond (see MaxVersionFilesPerPartition). A writer's file is
+// closed at the footer bounds (bounds.rowGroups, bounds.footerRowGroups) and
+// the writer's next row opens a new one.
 //
 // Rows must arrive in (malo_id, obis_code, from) order per partition, which
 // the footers declare; a row out of order is an error. Each file holds a
@@ -336,12 +347,8 @@ type partWriter struct {
 // the files written so far are removed.
 //
 // Memory: the column batches (bufferedBytes in all) plus the row groups in the
-// making (openRowGroupRows rows in all, see above) plus what arrow-go keeps for
-// each open file's footer until it is written: the page index, and the bloom
-// filters of every row group — malo_id's adaptive filter keeps its largest
-// candidate and those that still fit, ~125 KiB a row group of a few thousand
-// ids. That grows with the rows a file holds, so a file is closed after
-// maxRowGroupsPerFile row groups and the version continues in a new one.
+// making (openRowGroupRows rows in all) plus the footer state of the open files
+// (bounds.footerRowGroups row groups in all); see the constants above.
 func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], bounds fileBounds) (_ []iceberg.DataFile, err error) {
 	name := t.cfg.Name()
 	part, err := newPartitioner(t.cfg, tbl)
@@ -371,7 +378,7 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			return
 		}
 		for _, w := range order {
-			if !w.closed {
+			if w.file != nil {
 				_ = w.sink.Close()
 			}
 		}
@@ -379,40 +386,50 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			_ = fsys.Remove(loc)
 		}
 	}()
-	// create starts a data file of partition key.
-	create := func(key string) (string, *countingWriter, *dataFile, error) {
+	buffered := 0  // bytes in all batches
+	openRows := 0  // rows in all row groups in the making, batched or flushed
+	footerRGs := 0 // row groups ended in all open files
+	// start opens a data file for w, with w's batch if it had one before.
+	start := func(w *partWriter) error {
 		fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(written), writeID, 1)
-		loc := locs.NewDataLocation(key + "/" + fileName)
+		loc := locs.NewDataLocation(w.key + "/" + fileName)
 		f, err := wfs.Create(loc)
 		if err != nil {
-			return "", nil, nil, fmt.Errorf("create %s: %w", loc, err)
+			return fmt.Errorf("create %s: %w", loc, err)
 		}
 		written = append(written, loc)
 		sink := &countingWriter{w: f}
 		df, err := openDataFile(t.cfg, sink, props)
 		if err != nil {
 			f.Close()
-			return "", nil, nil, fmt.Errorf("parquet writer %s: %w", loc, err)
+			return fmt.Errorf("parquet writer %s: %w", loc, err)
 		}
-		return loc, sink, df, nil
+		if w.batch != nil {
+			df.batch = w.batch
+		}
+		w.path, w.sink, w.file, w.batch = loc, sink, df, df.batch
+		return nil
 	}
 	open := func(p *partState) (*partWriter, error) {
-		loc, sink, df, err := create(p.key)
-		if err != nil {
+		w := &partWriter{key: p.key, values: p.values}
+		if err := start(w); err != nil {
 			return nil, err
 		}
-		w := &partWriter{key: p.key, path: loc, values: p.values, sink: sink, file: df}
 		order = append(order, w)
 		p.files = append(p.files, w)
 		return w, nil
 	}
-	// finish writes the footer of w's file and registers it.
+	// finish closes w's file — its last row group, its footer — and registers it.
 	finish := func(w *partWriter) error {
-		w.closed = true
-		if err := w.file.close(); err != nil { // closes the sink too
+		f := w.file
+		buffered -= f.batch.bytes
+		openRows -= f.open()
+		footerRGs -= w.rowGroups
+		w.file, w.rowGroups = nil, 0
+		if err := f.close(); err != nil { // closes the sink too
 			return fmt.Errorf("close %s: %w", w.path, err)
 		}
-		meta, err := w.file.w.FileMetadata()
+		meta, err := f.w.FileMetadata()
 		if err != nil {
 			return fmt.Errorf("footer of %s: %w", w.path, err)
 		}
@@ -432,29 +449,13 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		if err != nil {
 			return fmt.Errorf("register %s: %w", w.path, err)
 		}
-		if df.Count() != w.file.rows {
-			return fmt.Errorf("%s holds %d rows, %d written", w.path, df.Count(), w.file.rows)
+		if df.Count() != f.rows {
+			return fmt.Errorf("%s holds %d rows, %d written", w.path, df.Count(), f.rows)
 		}
 		w.finished = append(w.finished, df)
 		return nil
 	}
-	// roll finishes w's full file and continues in a new one, which reuses the
-	// empty batch's buffers. It runs when the next row comes, so no file is
-	// left without rows.
-	roll := func(w *partWriter) error {
-		batch := w.file.batch
-		if err := finish(w); err != nil {
-			return err
-		}
-		loc, sink, df, err := create(w.key)
-		if err != nil {
-			return err
-		}
-		df.batch = batch
-		w.path, w.sink, w.file, w.closed, w.full = loc, sink, df, false, false
-		return nil
-	}
-	// writerFor returns the file of version v in p, opening it within the bound.
+	// writerFor returns the writer of version v in p, opening it within the bound.
 	writerFor := func(p *partState, v uint64) (*partWriter, error) {
 		if p.lastFile != nil && p.lastVer == v {
 			return p.lastFile, nil
@@ -463,7 +464,7 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		switch {
 		case w != nil:
 		case bounds.versions > 0 && len(p.files) >= bounds.versions:
-			w = p.files[len(p.files)-1] // the last file takes every further version
+			w = p.files[len(p.files)-1] // the last writer takes every further version
 		default:
 			opened, err := open(p)
 			if err != nil {
@@ -475,9 +476,18 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		p.lastVer, p.lastFile = v, w
 		return w, nil
 	}
-	buffered := 0 // bytes in all batches
-	openRows := 0 // rows in all row groups in the making, batched or flushed
-	// flush hands w's batch over, or with end also ends its row group.
+	// largest is the writer with an open file that has the most of what by measures.
+	largest := func(by func(*partWriter) int) *partWriter {
+		var l *partWriter
+		for _, w := range order {
+			if w.file != nil && (l == nil || by(w) > by(l)) {
+				l = w
+			}
+		}
+		return l
+	}
+	// flush hands w's batch over, or with end also ends its row group; a row
+	// group ended counts against the footer bounds.
 	flush := func(w *partWriter, end bool) error {
 		buffered -= w.file.batch.bytes
 		var ended int
@@ -491,40 +501,38 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 		if err != nil {
 			return fmt.Errorf("write %s: %w", w.path, err)
 		}
-		if ended > 0 && w.file.w.NumRowGroups() >= bounds.rowGroups {
-			w.full = true
+		if ended == 0 {
+			return nil
+		}
+		w.rowGroups++
+		footerRGs++
+		switch {
+		case w.rowGroups >= bounds.rowGroups:
+			return finish(w)
+		case footerRGs >= bounds.footerRowGroups:
+			return finish(largest(func(w *partWriter) int { return w.rowGroups }))
 		}
 		return nil
-	}
-	// largest is the file with the most of what by measures.
-	largest := func(by func(*dataFile) int) *partWriter {
-		var l *partWriter
-		for _, w := range order {
-			if l == nil || by(w.file) > by(l.file) {
-				l = w
-			}
-		}
-		return l
 	}
 	// bound hands batches over or ends the largest row group when all files
 	// together reach a bound.
 	bound := func() error {
 		if buffered >= bufferedBytes {
 			for _, w := range order {
-				if w.file.batch.n >= minFlushRows {
+				if w.file != nil && w.file.batch.n >= minFlushRows {
 					if err := flush(w, false); err != nil {
 						return err
 					}
 				}
 			}
 			if buffered >= bufferedBytes {
-				if err := flush(largest(func(f *dataFile) int { return f.batch.bytes }), false); err != nil {
+				if err := flush(largest(func(w *partWriter) int { return w.file.batch.bytes }), false); err != nil {
 					return err
 				}
 			}
 		}
 		if openRows >= openRowGroupRows {
-			return flush(largest((*dataFile).open), true)
+			return flush(largest(func(w *partWriter) int { return w.file.open() }), true)
 		}
 		return nil
 	}
@@ -555,8 +563,8 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 			}
 			cur.last, cur.seen = sortKey{malo: r.MaloID, obis: r.ObisCode, from: r.From}, true
 			w, err := writerFor(cur, r.Version)
-			if err == nil && w.full {
-				err = roll(w)
+			if err == nil && w.file == nil {
+				err = start(w)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("cold table %s: %w", name, err)
@@ -581,8 +589,10 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 
 	var files []iceberg.DataFile
 	for _, w := range order {
-		if err := finish(w); err != nil {
-			return nil, fmt.Errorf("cold table %s: %w", name, err)
+		if w.file != nil {
+			if err := finish(w); err != nil {
+				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			}
 		}
 		files = append(files, w.finished...)
 	}
