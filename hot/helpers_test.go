@@ -52,11 +52,18 @@ func openPool(t testing.TB) *pgxpool.Pool {
 func newStore(t testing.TB, spec meterstore.TableSpec) (*hot.Store, *pgxpool.Pool) {
 	t.Helper()
 	pool := openPool(t)
+	return storeOn(t, pool, spec), pool
+}
+
+// storeOn creates spec's tables in pool's database, for tests that put
+// several tables side by side.
+func storeOn(t testing.TB, pool *pgxpool.Pool, spec meterstore.TableSpec) *hot.Store {
+	t.Helper()
 	cfg, err := spec.Build()
 	require.NoError(t, err)
 	st := hot.New(pool, cfg)
 	require.NoError(t, st.CreateTables(context.Background(), testNow))
-	return st, pool
+	return st
 }
 
 // iv is an interval row on an interval table without extra columns.

@@ -53,6 +53,13 @@ type Displacement struct {
 // Redelivering the same rows is a no-op reported as Duplicate. Write is
 // tier-agnostic: routing rows below the tiering watermark is the caller's job.
 func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacement, error) {
+	return s.write(ctx, rows, func(string) {})
+}
+
+// write is Write, calling lap after each of its steps with the step's name
+// (validate, partitions, begin, lock+prior, classify, copy, straddle, commit):
+// the write benchmark's account of where a write's time goes.
+func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step string)) ([]Displacement, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -67,34 +74,41 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacemen
 		}
 	}
 	b := s.group(len(ds), func(i int) *meterstore.Row { return &ds[i].Row })
+	lap("validate")
 	if err := s.EnsurePartitions(ctx, b.lo, b.hi.Add(time.Microsecond)); err != nil {
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
-
+	lap("partitions")
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
+	lap("begin")
 	prior, err := s.readPrior(ctx, tx, b)
 	if err != nil {
 		return nil, err
 	}
+	lap("lock+prior")
 	fresh, err := s.classify(b.ident, ds, prior.rows)
 	if err != nil {
 		return nil, err
 	}
+	lap("classify")
 	if len(fresh) > 0 {
 		if err := s.copyFresh(ctx, tx, ds, fresh); err != nil {
 			return nil, err
 		}
+		lap("copy")
 		if err := s.checkAcrossPartitions(ctx, tx, prior.partitionOIDs, ds, fresh); err != nil {
 			return nil, err
 		}
+		lap("straddle")
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("write %s: commit: %w", s.cfg.Name(), s.mapWriteError(err))
 	}
+	lap("commit")
 	return ds, nil
 }
 

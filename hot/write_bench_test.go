@@ -126,13 +126,7 @@ func copyInto(b *testing.B, pool *pgxpool.Pool, table string, cols []string, str
 func BenchmarkWriteVsCopy(b *testing.B) {
 	ctx := context.Background()
 	pool := openPool(b)
-	store := func(spec meterstore.TableSpec) *hot.Store {
-		cfg, err := spec.Build()
-		require.NoError(b, err)
-		st := hot.New(pool, cfg)
-		require.NoError(b, st.CreateTables(ctx, testNow))
-		return st
-	}
+	store := func(spec meterstore.TableSpec) *hot.Store { return storeOn(b, pool, spec) }
 	on := store(meterstore.TableSpec{Name: "readings_versions"})
 	off := store(meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
 	floorOn := store(meterstore.TableSpec{Name: "floor_on_versions"})
@@ -217,13 +211,7 @@ func BenchmarkWriteVsCopy(b *testing.B) {
 func BenchmarkWritePhases(b *testing.B) {
 	ctx := context.Background()
 	pool := openPool(b)
-	store := func(spec meterstore.TableSpec) *hot.Store {
-		cfg, err := spec.Build()
-		require.NoError(b, err)
-		st := hot.New(pool, cfg)
-		require.NoError(b, st.CreateTables(ctx, testNow))
-		return st
-	}
+	store := func(spec meterstore.TableSpec) *hot.Store { return storeOn(b, pool, spec) }
 	on := store(meterstore.TableSpec{Name: "readings_versions"})
 	off := store(meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
 	const v1, v2 = 20260310000001, 20260310000002
