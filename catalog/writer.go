@@ -249,34 +249,41 @@ const MaxVersionFilesPerPartition = 8
 // Row groups: a buffered row group holds, per column, the dictionary indices
 // of the page in the making (4 bytes a row until the page is cut at
 // dataPageBytes of values, which for a narrow column is most of the row
-// group) and the pages held back for the dictionary page — ~100 bytes a row in
+// group) and the pages held back for the dictionary page — ~60 bytes a row in
 // all. A window of many versions opens a file per version, each with its row
 // group in the making; so when the row groups open in all files together reach
-// openRowGroupRows rows, the largest is ended early. A window of per-day
-// versions (two files per partition) never meets the bound and writes full
-// row groups; one of eight versions writes row groups of about a quarter.
+// openRowGroupRows rows, the largest is ended early. One row group's worth in
+// all: the archiver's memory must be the same for a window of a million rows
+// and one of ten million, so its bounds must be met early in the smaller one
+// (at twice this, the 1 M-row benchmark window met it only halfway through and
+// peaked 13 % below the 10 M-row one). A UTC-day window of per-day versions
+// (two files per partition, ~92 % and ~8 % of the rows) writes row groups of
+// about 92 % of RowGroupRows; one of eight equal versions writes row groups of
+// an eighth to a quarter.
 const (
 	batchBytes       = 1 << 20
 	bufferedBytes    = 8 << 20
 	minFlushRows     = 1_024
-	openRowGroupRows = 2 * RowGroupRows
+	openRowGroupRows = RowGroupRows
 )
 
 // Footer bounds. arrow-go keeps what a file's footer needs until the file is
 // closed: per row group, malo_id's bloom filter candidates (up to ~125 KiB),
 // the column chunks' metadata and statistics, and the page index — on the
 // benchmark's rows, whose JSON source details make long statistics, about
-// half a MiB a row group. So that state is bounded, whatever the window's size: a file
-// is closed after maxRowGroupsPerFile row groups (8 full row groups are 2 M
-// rows, a file of a size Iceberg readers handle well; Iceberg's own writers
-// roll at a target file size too), and when the open files together hold
-// maxFooterRowGroups row groups, the one holding most is closed early. Its
-// version continues in a new file, opened when its next row comes. A window of
-// per-day versions (two files per partition) meets the second bound only when
-// several of its partitions (tenants) are large.
+// half a MiB a row group. So that state is bounded, whatever the window's
+// size: a file is closed after maxRowGroupsPerFile row groups (8 full row
+// groups are 2 M rows, a file of a size Iceberg readers handle well; Iceberg's
+// own writers roll at a target file size too), and when the open files
+// together hold maxFooterRowGroups row groups, the one holding most is closed
+// early — as many as one file may hold, so that a window of many versions
+// meets the bound early too (see openRowGroupRows). Its version continues in a
+// new file, opened when its next row comes. A window of per-day versions
+// (two files per partition) meets the second bound only when several of its
+// partitions (tenants) are large.
 const (
 	maxRowGroupsPerFile = 8
-	maxFooterRowGroups  = 2 * maxRowGroupsPerFile
+	maxFooterRowGroups  = maxRowGroupsPerFile
 )
 
 // fileBounds are the bounds on the files of a write.
