@@ -45,7 +45,7 @@ type env struct {
 	wh   string
 }
 
-func newEnv(t *testing.T, opts ...func(*Options)) *env {
+func newEnv(t testing.TB, opts ...func(*Options)) *env {
 	t.Helper()
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
