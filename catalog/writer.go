@@ -279,8 +279,9 @@ const (
 // early — as many as one file may hold, so that a window of many versions
 // meets the bound early too (see openRowGroupRows). Its version continues in a
 // new file, opened when its next row comes. A window of per-day versions
-// (two files per partition) meets the second bound only when several of its
-// partitions (tenants) are large.
+// (two files per partition, one of them small) meets the second bound only
+// when the small one has ended a row group too, or several of its partitions
+// (tenants) are large.
 const (
 	maxRowGroupsPerFile = 8
 	maxFooterRowGroups  = maxRowGroupsPerFile
