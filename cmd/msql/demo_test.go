@@ -63,6 +63,7 @@ func TestInteractiveOverDeployment(t *testing.T) {
 	tm.expect("statement cancelled", 30*time.Second)
 	tm.send("SELECT 'alive' AS state;\r")
 	tm.expect("alive", 20*time.Second)
+	tm.expect("(1 row)", 5*time.Second)
 	tm.exit()
 	require.False(t, strings.Contains(tm.out.String(), "panic"))
 }

@@ -79,9 +79,16 @@ func (tm *ptyTerm) expect(want string, timeout time.Duration) {
 	}
 }
 
-// exit sends Ctrl-D and waits for msql to end with status 0.
+// exit waits for the prompt that follows the last result, sends Ctrl-D and
+// waits for msql to end with status 0. Callers expect "(1 row)" first, because
+// a value they typed also appears in the echo of their typing. The prompt comes
+// first because readline prints it only after it has put the terminal in raw
+// mode: a Ctrl-D typed before that reaches the kernel's canonical line
+// discipline, which turns an end-of-file on an empty line into a NUL byte once
+// raw mode begins, and readline never sees the Ctrl-D.
 func (tm *ptyTerm) exit() {
 	tm.t.Helper()
+	tm.expect("msql> ", 10*time.Second)
 	tm.send("\x04")
 	select {
 	case <-tm.done:
@@ -124,6 +131,7 @@ func TestInteractiveMultiLineAndCompletion(t *testing.T) {
 	tm.expect("msql> ", 5*time.Second)
 	tm.send("SELECT 'still here' AS s;\r")
 	tm.expect("still here", 10*time.Second)
+	tm.expect("(1 row)", 5*time.Second)
 	tm.exit()
 }
 
@@ -140,6 +148,7 @@ func TestInteractiveCtrlCCancelsQuery(t *testing.T) {
 	tm.expect("msql> ", 5*time.Second)
 	tm.send("SELECT 'after' AS state;\r")
 	tm.expect("after", 10*time.Second)
+	tm.expect("(1 row)", 5*time.Second)
 	tm.exit()
 }
 
@@ -152,8 +161,7 @@ func TestInteractiveHistoryPersists(t *testing.T) {
 	tm.send("SELECT 'remembered'\r")
 	tm.expect("   -> ", 5*time.Second)
 	tm.send("AS h;\r")
-	tm.expect("remembered", 10*time.Second)
-	tm.expect("msql> ", 5*time.Second)
+	tm.expect("(1 row)", 10*time.Second)
 	tm.exit()
 
 	b, err := os.ReadFile(filepath.Join(home, "msql", "msql_history"))
