@@ -126,7 +126,9 @@ func TestInteractiveMultiLineAndCompletion(t *testing.T) {
 	tm.send("SELECT 1 AS x;\r")
 	tm.expect("Run Time: ", 10*time.Second)
 
-	// Ctrl-C on a half-typed statement clears it; the shell stays.
+	// Ctrl-C on a half-typed statement clears it; the shell stays. Typed at
+	// the prompt, so readline gets it rather than the kernel's line discipline.
+	tm.expect("msql> ", 5*time.Second)
 	tm.send("SELECT 'never\x03")
 	tm.expect("msql> ", 5*time.Second)
 	tm.send("SELECT 'still here' AS s;\r")
@@ -174,7 +176,9 @@ func TestInteractiveHistoryPersists(t *testing.T) {
 	tm.expect("SELECT 'remembered' AS h;", 5*time.Second)
 	tm.send("\r")
 	tm.expect("(1 row)", 10*time.Second)
-	// Ctrl-R finds it by a fragment.
+	// Ctrl-R finds it by a fragment. At the prompt: typed earlier, the kernel's
+	// line discipline would take Ctrl-R as its own reprint key.
+	tm.expect("msql> ", 5*time.Second)
 	tm.send("\x12rememb")
 	tm.expect("remembered", 5*time.Second)
 	tm.send("\r\r")
