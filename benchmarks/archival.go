@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,8 @@ type childReport struct {
 	Seconds     float64
 	ReadSeconds float64 // pgx reading the same rows into Go values, before archiving them
 	PeakRSSkB   int64
+	ReadCPU     cpuUse
+	ArchiveCPU  cpuUse
 }
 
 // archivalRSS archives one window of each size in a fresh process and compares
@@ -113,7 +116,11 @@ func (b *bench) archivalRSS() ([]result, error) {
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.CommandContext(b.ctx, self, "-child", strings.Join([]string{"archive", b.e.dsn, b.e.warehouse, name}, "|"))
+		pm, err := postmasterPID(b.e.server.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(b.ctx, self, "-child", strings.Join([]string{"archive", b.e.dsn, b.e.warehouse, name, strconv.Itoa(pm)}, "|"))
 		cmd.Stderr = os.Stderr
 		outb, err := cmd.Output()
 		if err != nil {
@@ -123,7 +130,8 @@ func (b *bench) archivalRSS() ([]result, error) {
 		if err := json.Unmarshal(outb, &rep); err != nil {
 			return nil, fmt.Errorf("archival child output %q: %w", outb, err)
 		}
-		logf("archival RSS: %d rows in %.1fs (read in %.1fs), peak RSS %d MiB", rep.Rows, rep.Seconds, rep.ReadSeconds, rep.PeakRSSkB/1024)
+		logf("archival RSS: %d rows in %.1fs (read in %.1fs), peak RSS %d MiB, CPU %.1fs Go + %.1fs PostgreSQL (read %.1fs + %.1fs)", rep.Rows, rep.Seconds, rep.ReadSeconds, rep.PeakRSSkB/1024,
+			rep.ArchiveCPU.Go, rep.ArchiveCPU.PG, rep.ReadCPU.Go, rep.ReadCPU.PG)
 		reps = append(reps, rep)
 	}
 	var out []result
@@ -132,7 +140,8 @@ func (b *bench) archivalRSS() ([]result, error) {
 		out = append(out, result{measure: fmt.Sprintf("archival throughput, one window of %d rows", rep.Rows),
 			against: "pgx reading the same rows into Go values", target: "≥ 0.7× and ≥ 500000 rows/s",
 			figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s)", r, float64(rep.Rows)/rep.Seconds, float64(rep.Rows)/rep.ReadSeconds),
-			met:    r >= 0.7 && float64(rep.Rows)/rep.Seconds >= 500_000})
+			met:    r >= 0.7 && float64(rep.Rows)/rep.Seconds >= 500_000,
+			note:   cpuNote(rep.Rows, rep.ReadCPU, rep.ArchiveCPU, runtime.NumCPU())})
 	}
 	small, large := reps[0], reps[len(reps)-1]
 	growth := float64(large.PeakRSSkB)/float64(small.PeakRSSkB) - 1
@@ -186,10 +195,14 @@ const copyBatchRows = 500_000
 // runChild runs one measurement in this process and prints JSON.
 func runChild(ctx context.Context, spec string) error {
 	parts := strings.Split(spec, "|")
-	if len(parts) != 4 || parts[0] != "archive" {
+	if len(parts) != 5 || parts[0] != "archive" {
 		return fmt.Errorf("unknown child spec %q", spec)
 	}
 	dsn, warehouse, name := parts[1], parts[2], parts[3]
+	postmaster, err := strconv.Atoi(parts[4])
+	if err != nil {
+		return fmt.Errorf("child spec %q: postmaster PID: %w", spec, err)
+	}
 	cfg := meterstore.TableSpec{Name: name, DisableIntegrityConstraints: true}.MustBuild()
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
@@ -208,22 +221,35 @@ func runChild(ctx context.Context, spec string) error {
 	}
 	defer st.Close()
 	t := st.Tables()[0]
+	cpu0, err := cpuNow(postmaster)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := t.Hot().Scan(ctx, hot.ScanRequest{Table: t.Hot().PartitionName(day)}, func([]meterstore.Row) error { return nil }); err != nil {
 		return err
 	}
 	read := time.Since(start)
+	cpu1, err := cpuNow(postmaster)
+	if err != nil {
+		return err
+	}
 	start = time.Now()
 	out, err := t.Archive(ctx, day.Add(24*time.Hour+cfg.SettlementLag()), 1)
 	if err != nil {
 		return err
 	}
 	took := time.Since(start)
+	cpu2, err := cpuNow(postmaster)
+	if err != nil {
+		return err
+	}
 	var rows int64
 	for _, w := range out.Windows {
 		rows += w.Rows
 	}
-	return json.NewEncoder(os.Stdout).Encode(childReport{Rows: rows, Seconds: took.Seconds(), ReadSeconds: read.Seconds(), PeakRSSkB: peakRSS()})
+	return json.NewEncoder(os.Stdout).Encode(childReport{Rows: rows, Seconds: took.Seconds(), ReadSeconds: read.Seconds(), PeakRSSkB: peakRSS(),
+		ReadCPU: cpu1.minus(cpu0), ArchiveCPU: cpu2.minus(cpu1)})
 }
 
 // peakRSS reads VmHWM, the process's peak resident set, in kB.
