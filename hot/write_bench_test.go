@@ -126,11 +126,10 @@ func copyInto(b *testing.B, pool *pgxpool.Pool, table string, cols []string, str
 func BenchmarkWriteVsCopy(b *testing.B) {
 	ctx := context.Background()
 	pool := openPool(b)
-	store := func(spec meterstore.TableSpec) *hot.Store { return storeOn(b, pool, spec) }
-	on := store(meterstore.TableSpec{Name: "readings_versions"})
-	off := store(meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
-	floorOn := store(meterstore.TableSpec{Name: "floor_on_versions"})
-	floorOff := store(meterstore.TableSpec{Name: "floor_off_versions", DisableIntegrityConstraints: true})
+	on := storeOn(b, pool, meterstore.TableSpec{Name: "readings_versions"})
+	off := storeOn(b, pool, meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
+	floorOn := storeOn(b, pool, meterstore.TableSpec{Name: "floor_on_versions"})
+	floorOff := storeOn(b, pool, meterstore.TableSpec{Name: "floor_off_versions", DisableIntegrityConstraints: true})
 	pk := meterstore.QuoteIdents(on.Config().PrimaryKey())
 	for _, sql := range []string{
 		`CREATE TABLE copy_unconstrained (LIKE readings_versions)`,
@@ -211,9 +210,8 @@ func BenchmarkWriteVsCopy(b *testing.B) {
 func BenchmarkWritePhases(b *testing.B) {
 	ctx := context.Background()
 	pool := openPool(b)
-	store := func(spec meterstore.TableSpec) *hot.Store { return storeOn(b, pool, spec) }
-	on := store(meterstore.TableSpec{Name: "readings_versions"})
-	off := store(meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
+	on := storeOn(b, pool, meterstore.TableSpec{Name: "readings_versions"})
+	off := storeOn(b, pool, meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
 	const v1, v2 = 20260310000001, 20260310000002
 	set := 0
 	next := func() []meterstore.Row { set++; return benchRowsFor(set, v1) }
