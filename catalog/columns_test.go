@@ -153,9 +153,7 @@ func versionedWindow(t *testing.T, versions uint64, perVersion int) (*Table, []m
 		malo := fmt.Sprintf("5%010d", m)
 		for q := 0; q < 96 && len(rows) < n; q++ {
 			for v := uint64(1); v <= versions; v++ {
-				r := mkRow(malos[0], opA, day0.Add(time.Duration(q)*15*time.Minute), "1.5", v, opA)
-				r.MaloID = malo
-				rows = append(rows, r)
+				rows = append(rows, mkRow(malo, opA, day0.Add(time.Duration(q)*15*time.Minute), "1.5", v, opA))
 			}
 		}
 	}
