@@ -114,7 +114,7 @@ func (c *streamConn) start(ctx context.Context, query string, args []driver.Name
 	}
 	var res bindings.Result
 	if bindings.ExecutePending(pending, &res) == bindings.StateError {
-		err := errors.Join(ctx.Err(), resultError(&res))
+		err := statementError(ctx, &res)
 		bindings.DestroyResult(&res)
 		return fail(err)
 	}
@@ -123,6 +123,29 @@ func (c *streamConn) start(ctx context.Context, query string, args []driver.Name
 
 func resultError(res *bindings.Result) error {
 	return &duckdb.Error{Type: duckdb.ErrorType(bindings.ResultErrorType(res)), Msg: bindings.ResultError(res)}
+}
+
+// ErrCauseLost means DuckDB ended a streamed statement with its interrupt error
+// although nothing cancelled the statement. When one of a statement's threads
+// fails, DuckDB raises its interrupt flag to stop the others, and DuckDB 1.5's
+// streaming fetch can see that flag before it asks for the stored error: the
+// failure (a bad cast, error(), a failed hot-tier scan) then arrives as
+// "Interrupted!" and its message is lost. The statement did fail; nothing it
+// returned is complete.
+var ErrCauseLost = errors.New("the statement failed in one of DuckDB's threads, and DuckDB reported only that it stopped the others (nothing cancelled it); run it again to see the cause")
+
+// statementError is the error a streamed statement ended with: the context's
+// too when the context ended (an interrupt is then its cancellation), or
+// ErrCauseLost for an interrupt nothing asked for.
+func statementError(ctx context.Context, res *bindings.Result) error {
+	err := resultError(res)
+	if cerr := ctx.Err(); cerr != nil {
+		return errors.Join(cerr, err)
+	}
+	if duckdb.ErrorType(bindings.ResultErrorType(res)) == duckdb.ErrorTypeInterrupt {
+		return fmt.Errorf("%w: DuckDB said %w", ErrCauseLost, err)
+	}
+	return err
 }
 
 // streamRows fetches a streaming result one DuckDB chunk at a time and decodes
@@ -207,7 +230,7 @@ func (r *streamRows) Next(dst []driver.Value) error {
 // an error (an interrupt, a failed hot scan, a failed cast in row 10 M).
 func (r *streamRows) end() error {
 	if bindings.ResultError(&r.res) != "" {
-		return errors.Join(r.ctx.Err(), resultError(&r.res))
+		return statementError(r.ctx, &r.res)
 	}
 	r.drained = true
 	if r.conn.onEnd != nil {

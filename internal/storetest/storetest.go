@@ -43,6 +43,7 @@ type Options struct {
 	Now         time.Time // partitions are pre-created around it (default: time.Now)
 	ArchiveHook func(archive.Step) error
 	CatalogOpts func(*catalog.Options)
+	Threads     int // DuckDB's worker threads (engine.Config.Threads); 0 = DuckDB's default
 }
 
 // Start builds a store for cfgs. Everything is closed when the test ends.
@@ -75,7 +76,7 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 			Archiver: archive.New(h, c, archive.Options{Hook: opt.ArchiveHook})}
 		et = append(et, engine.Table{Config: cfg, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)})
 	}
-	s.Engine, err = engine.Open(ctx, engine.Config{Tables: et})
+	s.Engine, err = engine.Open(ctx, engine.Config{Tables: et, Threads: opt.Threads})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Engine.Close() })
 	return s
