@@ -189,6 +189,9 @@ func TestStreamCancel(t *testing.T) {
 	}
 }
 
+// failsMidway delivers 300 000 rows, then fails with "boom at 300000".
+const failsMidway = `SELECT CASE WHEN i < 300000 THEN i ELSE error('boom at ' || i) END AS i, repeat('x', 100) FROM range(600000) t(i)`
+
 // TestStreamFailsMidway: an error DuckDB meets after rows were delivered ends
 // the stream with that error; it is never a short, clean result. One DuckDB
 // thread, so that DuckDB keeps the error's message: with several, it can lose
@@ -196,8 +199,7 @@ func TestStreamCancel(t *testing.T) {
 func TestStreamFailsMidway(t *testing.T) {
 	ctx := context.Background()
 	st := streamStoreWith(t, storetest.Options{Threads: 1})
-	const q = `SELECT CASE WHEN i < 300000 THEN i ELSE error('boom at ' || i) END AS i, repeat('x', 100) FROM range(600000) t(i)`
-	rows, err := st.Engine.Rows(ctx, q)
+	rows, err := st.Engine.Rows(ctx, failsMidway)
 	require.NoError(t, err)
 	n := 0
 	for rows.Next() {
@@ -207,7 +209,7 @@ func TestStreamFailsMidway(t *testing.T) {
 	require.ErrorContains(t, rows.Close(), "boom at")
 	require.Greater(t, n, 0, "rows came before the error")
 
-	s, err := st.Engine.Stream(ctx, q)
+	s, err := st.Engine.Stream(ctx, failsMidway)
 	require.NoError(t, err)
 	for s.Next() {
 	}
@@ -223,10 +225,9 @@ func TestStreamFailsMidway(t *testing.T) {
 func TestStreamFailsMidwayOnManyThreads(t *testing.T) {
 	ctx := context.Background()
 	st := streamStore(t)
-	const q = `SELECT CASE WHEN i < 300000 THEN i ELSE error('boom at ' || i) END AS i, repeat('x', 100) FROM range(600000) t(i)`
 	lost := 0
 	for range 20 {
-		rows, err := st.Engine.Rows(ctx, q)
+		rows, err := st.Engine.Rows(ctx, failsMidway)
 		require.NoError(t, err)
 		for rows.Next() {
 		}
