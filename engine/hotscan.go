@@ -253,7 +253,7 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 	s.nCore = len(meterstore.CoreColumns(s.p.cfg.TimeModel()))
 	var names []string
 	for i, c := range s.p.cfg.Columns() {
-		if _, err := chunk.GetVector(i); err == nil {
+		if isProjected(chunk, i) {
 			s.projected = append(s.projected, i)
 			names = append(names, c.Name)
 		}
@@ -271,6 +271,14 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 	s.free <- nil
 	s.free <- nil
 	go s.read(scans)
+}
+
+// isProjected reports whether DuckDB asked for column i. The pinned duckdb-go
+// shows the projection only through SetValue, which ignores a value for an
+// unprojected column and refuses, for a projected one, a value that no SQL
+// type takes (a channel); the row it probes is written before it is read.
+func isProjected(chunk duckdb.DataChunk, i int) bool {
+	return chunk.SetValue(i, 0, make(chan struct{})) != nil
 }
 
 // read pages every scan in turn, one page ahead of the consumer.
