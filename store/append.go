@@ -77,6 +77,26 @@ func (o AppendOutcome) Changed() []Displacement {
 	return out
 }
 
+// AppendStep names the points inside Append where Config.AppendHook is called.
+type AppendStep string
+
+const (
+	// BeforeHotBatch: before each hot write transaction.
+	BeforeHotBatch AppendStep = "before-hot-batch"
+	// BeforeDetachedRetry: a hot write met a partition detached for archival;
+	// the boundary is about to be read again and the rest routed anew.
+	BeforeDetachedRetry AppendStep = "before-detached-retry"
+	// BeforeBoundaryRecheck: every row is written; the boundary is about to be
+	// read the second time.
+	BeforeBoundaryRecheck AppendStep = "before-boundary-recheck"
+)
+
+func (t *Table) hook(s AppendStep) {
+	if f := t.st.cfg.AppendHook; f != nil {
+		f(s)
+	}
+}
+
 // detachedRetries bounds how often Append waits for an archival run that holds
 // the partition a row belongs to detached (between its detach and its commit).
 const detachedRetries = 20
@@ -86,7 +106,8 @@ const detachedRetries = 20
 // Iceberg, where queries look for it, never to PostgreSQL, where it would be
 // invisible (invariant 7). It reads the boundary, writes (cold first, so a
 // cold-append lease timeout — ErrLockTimeout — leaves nothing changed), then
-// reads the boundary again: if an archival moved it in between, the rows written
+// reads the boundary again: if an archival moved it since the first read (a
+// retry after a detached partition reads it in between), the rows written
 // to PostgreSQL below the new boundary are appended to Iceberg too (both passes
 // are idempotent, so a row the archival already moved is a Duplicate), and a
 // partition the write recreated below the watermark is detached, its rows
@@ -132,15 +153,21 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 	if len(rows) == 0 {
 		return out, nil
 	}
+	// w1 is the first boundary read: every row written to PostgreSQL was routed
+	// against it or a later read, so a boundary past w1 at the end may have moved
+	// over rows of any attempt — a retry's own read does not clear earlier batches.
 	var w1 time.Time
 	var hotRows []meterstore.Row // every row this call wrote to PostgreSQL
 	pending := rows
 	for attempt := 0; ; attempt++ {
-		var err error
-		if w1, err = t.Watermark(ctx); err != nil {
+		w, err := t.Watermark(ctx)
+		if err != nil {
 			return out, err
 		}
-		h, c := split(pending, w1)
+		if attempt == 0 {
+			w1 = w
+		}
+		h, c := split(pending, w)
 		// Cold first: the lease may time out, and then nothing has changed.
 		if err := t.writeCold(ctx, c, 1, &out); err != nil {
 			return out, err
@@ -156,15 +183,14 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 		// An archival holds a window detached: its commit moves the boundary past
 		// these rows shortly. Route what is left again against the new boundary.
 		pending = h[n:]
+		t.hook(BeforeDetachedRetry)
 		select {
 		case <-ctx.Done():
 			return out, ctx.Err()
 		case <-time.After(time.Duration(attempt+1) * 25 * time.Millisecond):
 		}
 	}
-	if f := t.st.cfg.BetweenBoundaryReads; f != nil {
-		f()
-	}
+	t.hook(BeforeBoundaryRecheck)
 	w2, err := t.Watermark(ctx)
 	if err != nil {
 		return out, err
@@ -200,15 +226,20 @@ func split(rows []meterstore.Row, w time.Time) (hotRows, coldRows []meterstore.R
 	return hotRows, coldRows
 }
 
-// writeBatch bounds one hot transaction.
-const writeBatch = 20_000
+// defaultHotBatchRows bounds one hot transaction unless Config.HotBatchRows does.
+const defaultHotBatchRows = 20_000
 
-// writeHot writes rows in batches of writeBatch (one transaction each) and
-// returns how many were written before an error.
+// writeHot writes rows in batches (one transaction each, Config.HotBatchRows)
+// and returns how many were written before an error.
 func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) (int, error) {
+	batch := t.st.cfg.HotBatchRows
+	if batch <= 0 {
+		batch = defaultHotBatchRows
+	}
 	written := 0
 	for len(rows) > 0 {
-		n := min(len(rows), writeBatch)
+		n := min(len(rows), batch)
+		t.hook(BeforeHotBatch)
 		ds, err := t.hot.Write(ctx, rows[:n])
 		if err != nil {
 			return written, fmt.Errorf("append to %s: %w", t.cfg.Name(), err)

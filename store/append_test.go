@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
+	"meterstore/archive"
 	"meterstore/catalog"
 	"meterstore/internal/pglock"
 	"meterstore/metering"
@@ -183,8 +184,8 @@ func TestArchivalBetweenBoundaryReads(t *testing.T) {
 	last := batch.Days[len(batch.Days)-1].Time()
 	e := open(t, func(c *store.Config) {
 		c.Now = func() time.Time { return batch.Days[0].Time() }
-		c.BetweenBoundaryReads = func() {
-			if fired || tbl == nil {
+		c.AppendHook = func(s store.AppendStep) {
+			if s != store.BeforeBoundaryRecheck || fired || tbl == nil {
 				return
 			}
 			fired = true
@@ -319,4 +320,68 @@ func TestArrivalVersionSortsBelowStated(t *testing.T) {
 	require.Equal(t, 4, effects(out)[store.Superseded], "a late delivery carrying its own version wins")
 	got := e.scalar(t, `SELECT sum(value) FROM readings`)
 	require.Equal(t, "4", dec(t, got).String())
+}
+
+// TestDetachedRetryReroutesEarlierBatches drives a multi-window archival
+// through an Append of several hot batches: after the first batch the archival
+// commits and drops windows one and two and holds window three detached; the
+// second batch, routed against the first boundary read, recreates window two's
+// partition below the new watermark; the third batch meets the detached window
+// and retries after the archival ends. The rows of the second batch must end
+// visible (re-routed to Iceberg), not stranded in PostgreSQL under the
+// watermark, although the retry's boundary read already saw the last move.
+func TestDetachedRetryReroutesEarlierBatches(t *testing.T) {
+	d1, d2, d3, d6 := day0, day0.Add(24*time.Hour), day0.Add(48*time.Hour), day0.Add(120*time.Hour)
+	var tbl *store.Table
+	detached3, release, archived := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var detaches, batches int
+	e := open(t, func(c *store.Config) {
+		c.HotBatchRows = 4 // one delivery of mk's four intervals per transaction
+		c.ArchiveHook = func(s archive.Step) error {
+			if s == archive.AfterDetach {
+				if detaches++; detaches == 3 {
+					close(detached3)
+					<-release
+				}
+			}
+			return nil
+		}
+		c.AppendHook = func(s store.AppendStep) {
+			switch s {
+			case store.BeforeHotBatch:
+				if batches++; batches == 2 {
+					go func() {
+						_, err := tbl.Archive(context.Background(), d3.Add(24*time.Hour).Add(tbl.Config().SettlementLag()), 0)
+						archived <- err
+					}()
+					<-detached3
+				}
+			case store.BeforeDetachedRetry:
+				if detaches == 3 {
+					close(release)
+					require.NoError(t, <-archived)
+					detaches++
+				}
+			}
+		}
+	}, intervalTable(t, nil))
+	tbl, _ = e.st.Table("readings_versions")
+	oracle := testkit.NewOracle(tbl.Config())
+	series := []meterstore.StoredSeries{
+		mk(t, dl{from: d1, value: "1"}), mk(t, dl{from: d2, value: "2"}),
+		mk(t, dl{from: d3, value: "3"}), mk(t, dl{from: d6, value: "6"}),
+	}
+	out, err := e.st.Append(e.ctx, series...)
+	require.NoError(t, err)
+	require.Equal(t, 4, detaches, "the archival held window three detached and then finished")
+	wm, err := tbl.Watermark(e.ctx)
+	require.NoError(t, err)
+	require.True(t, wm.Equal(d3.Add(24*time.Hour)), "watermark %s", wm)
+	_, err = oracle.RecordSeries(series...)
+	require.NoError(t, err)
+	e.healthy(t, tbl)
+	all := time.Time{}
+	require.Equal(t, int64(oracle.RowCount(all, all)), e.scalar(t, `SELECT count(*) FROM readings`))
+	require.True(t, oracle.Sum(all, all).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings`))))
+	require.Positive(t, out.Rerouted, "the second batch's rows are re-sent to Iceberg")
 }

@@ -39,9 +39,12 @@ type Config struct {
 	// step, for crash tests.
 	ArchiveProgress func(archive.Progress)
 	ArchiveHook     func(archive.Step) error
-	// BetweenBoundaryReads, for tests, runs inside Append after the first
-	// routing pass and before the boundary is read again. Nil: nothing runs.
-	BetweenBoundaryReads func()
+	// AppendHook, for tests, is called at each AppendStep inside Append, so a
+	// test can run an archival at exactly that point. Nil: nothing runs.
+	AppendHook func(AppendStep)
+	// HotBatchRows bounds the rows of one hot write transaction in Append and
+	// HotWriter.Append; ≤ 0 is 20 000.
+	HotBatchRows int
 	// Subjects is the subject registry backing tables that declare a subject
 	// column; nil means no registry (subject references are then not checked).
 	Subjects *SubjectRegistry
