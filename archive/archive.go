@@ -466,3 +466,62 @@ func (a *Archiver) VerifyInvariant(ctx context.Context) (Report, error) {
 	r.Healthy = r.RowsBelow == 0
 	return r, nil
 }
+
+// ErrLeaseHeld: another process holds the table's archiver lease; an operation
+// that must not run beside an archival did nothing. Retry when it is done.
+var ErrLeaseHeld = errors.New("archiver lease held by another process")
+
+// RestoreWatermark commits the tiering watermark again to a table that lost it
+// (catalog.ErrWatermarkMissing: an out-of-band commit whose MeterStore
+// ancestors were expired). at zero derives it (derivedWatermark). The value is
+// refused unless it is a partition boundary, every cold row lies
+// below it and no hot row does; then queries split at it again and archival
+// resumes there. It returns the watermark committed.
+func (a *Archiver) RestoreWatermark(ctx context.Context, at time.Time) (time.Time, error) {
+	lease, ok, err := a.hot.TryArchiveLease(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !ok {
+		return time.Time{}, fmt.Errorf("restore watermark of %s: %w; retry when the archival run is done", a.cfg.Name(), ErrLeaseHeld)
+	}
+	defer lease.Release()
+	if at.IsZero() {
+		if at, err = a.derivedWatermark(ctx); err != nil {
+			return time.Time{}, err
+		}
+	}
+	at = at.UTC()
+	if !a.hot.PartitionStart(at).Equal(at) {
+		return time.Time{}, fmt.Errorf("restore watermark of %s: %s is not a partition boundary (the next is %s); archival windows start at one",
+			a.cfg.Name(), at.Format(time.RFC3339), a.hot.PartitionStart(at).Add(a.cfg.PartitionStep()).Format(time.RFC3339))
+	}
+	below, err := a.hot.RowsBelow(ctx, at)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if below > 0 {
+		return time.Time{}, fmt.Errorf("restore watermark of %s at %s: PostgreSQL holds %d rows below it; choose the start of the oldest hot partition holding rows",
+			a.cfg.Name(), at.Format(time.RFC3339), below)
+	}
+	if err := a.cold.RestoreWatermark(ctx, at); err != nil {
+		return time.Time{}, err
+	}
+	return at, nil
+}
+
+// derivedWatermark is RestoreWatermark's value when none is given: the end of
+// the partition holding the newest cold row. The lost watermark is at or above
+// it (cold rows lie below the watermark) and at or below the oldest hot row;
+// any boundary between splits the rows alike, and windows between it and the
+// lost value held no rows.
+func (a *Archiver) derivedWatermark(ctx context.Context) (time.Time, error) {
+	if err := a.cold.Refresh(ctx); err != nil {
+		return time.Time{}, err
+	}
+	hi, err := a.cold.ColdFromMax(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("restore watermark of %s: %w", a.cfg.Name(), err)
+	}
+	return a.hot.PartitionStart(hi).Add(a.cfg.PartitionStep()), nil
+}

@@ -150,7 +150,7 @@ func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]ColdDi
 
 func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
 	tbl := t.Iceberg()
-	wm, err := watermarkFrom(tbl, tbl.CurrentSnapshot())
+	wm, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) 
 func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (CommitResult, error) {
 	newWatermark = newWatermark.UTC()
 	tbl := t.Iceberg()
-	cur, err := watermarkFrom(tbl, tbl.CurrentSnapshot())
+	cur, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
 	if err != nil {
 		return CommitResult{}, err
 	}

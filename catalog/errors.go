@@ -21,6 +21,9 @@ var (
 	ErrUnsafeSchema = errors.New("unsafe schema change")
 	// ErrRetentionTooShort: snapshot expiry asked for less than the compliance floor.
 	ErrRetentionTooShort = errors.New("snapshot retention shorter than the compliance floor")
+	// ErrWatermarkMissing: the table holds data files but no snapshot of the
+	// current ancestry carries the tiering watermark (see Table.Watermark).
+	ErrWatermarkMissing = errors.New("tiering watermark missing")
 	// ErrAboveWatermark: a cold append carried a row at or above the watermark (it belongs to the hot tier).
 	ErrAboveWatermark = errors.New("row at or above the tiering watermark")
 )

@@ -122,7 +122,7 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult,
 	if snap == nil {
 		return CompactResult{}, nil
 	}
-	wm, err := watermarkFrom(tbl, snap)
+	wm, err := t.watermarkFrom(ctx, tbl, snap)
 	if err != nil {
 		return CompactResult{}, err
 	}

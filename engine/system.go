@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"meterstore"
+	"meterstore/catalog"
 )
 
 // The system tables are snapshots of state in the DuckDB schema "system",
@@ -53,7 +55,10 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 	for _, t := range e.shared.tables {
 		cfg := t.cfg
 		snap, w, err := t.cold.Watermark(ctx, 0)
-		if err != nil {
+		// A lost watermark is what an operator comes here to see: the table is
+		// listed unhealthy with none, and system.snapshots shows which carry one.
+		lost := errors.Is(err, catalog.ErrWatermarkMissing)
+		if err != nil && !lost {
 			return fmt.Errorf("system.tables: watermark of %s: %w", cfg.Name(), err)
 		}
 		var violations int64
@@ -72,7 +77,7 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 			return fmt.Errorf("system.tables: detached partitions of %s: %w", cfg.Name(), err)
 		}
 		rows["tables"] = append(rows["tables"], systemRow{cfg.ResolvedName(), cfg.Name(), wm, lag, snapID, violations,
-			int32(len(det)), violations == 0, now.UTC()})
+			int32(len(det)), violations == 0 && !lost, now.UTC()})
 		for _, kv := range configSettings(cfg) {
 			rows["config"] = append(rows["config"], systemRow{cfg.ResolvedName(), kv[0], kv[1]})
 		}

@@ -233,3 +233,10 @@ func (t *Table) Watermark(ctx context.Context) (time.Time, error) {
 	}
 	return t.cold.Watermark(ctx)
 }
+
+// RestoreWatermark commits the tiering watermark again to a table that lost it
+// (catalog.ErrWatermarkMissing); at zero derives it from the tiers. See
+// archive.Archiver.RestoreWatermark.
+func (t *Table) RestoreWatermark(ctx context.Context, at time.Time) (time.Time, error) {
+	return t.archiver.RestoreWatermark(ctx, at)
+}
