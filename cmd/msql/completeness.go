@@ -61,7 +61,7 @@ func runCompleteness(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return fmt.Errorf("completeness: %w", err)
 	}
-	if err := render(io.out, table{columns: res.Columns, types: res.Types, rows: res.Rows}, format, 0, "NULL"); err != nil {
+	if err := render(io.out, table{columns: res.Columns, types: res.Types, rows: res.Rows}, renderOptions{format: format, nullText: "NULL", values: valueFormatter(ctx, d.engine.DB())}); err != nil {
 		return err
 	}
 	if format == "table" {

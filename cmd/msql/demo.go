@@ -113,7 +113,7 @@ func runDemo(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	p := &printer{out: io.out, errOut: io.err, format: "table", maxWidth: 40, provenance: true, nullText: "NULL", tty: io.tty}
+	p := &printer{out: io.out, errOut: io.err, format: "table", maxWidth: 40, provenance: true, nullText: "NULL", tty: io.tty, values: valueFormatter(ctx, d.engine.DB())}
 	if !io.tty {
 		return newShell(ctx, es, p, io).runText(mustRead(io))
 	}

@@ -1,32 +1,36 @@
 package main
 
 import (
+	"bufio"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/shopspring/decimal"
 
 	"meterstore/engine"
+	"meterstore/internal/duckfmt"
 )
 
 // dotExport writes a query's result to a Parquet or CSV file. The query runs
 // through the engine (planned, split, resolved, confined like any other) as an
 // Arrow stream, and each record batch goes to the file as it arrives: memory
 // is bounded by one batch, whatever the result size. Parquet (ZSTD) carries
-// the boundary the result was computed against in its key-value metadata:
-// meterstore_watermark, meterstore_snapshot, meterstore_read_mode,
-// meterstore_tiers and meterstore_query.
+// the boundary the result was computed against in its key-value metadata,
+// under the keys Flight SQL uses (meterstore.watermark, meterstore.tiers,
+// meterstore.read_mode, meterstore.watermarks, meterstore.snapshot_ids, …),
+// and the query under meterstore.query. CSV holds the same text the shell
+// prints for the query.
 func (sh *shell) dotExport(_ []string, rest string) error {
 	file, query, ok := strings.Cut(rest, " ")
 	query = strings.TrimSpace(query)
@@ -37,7 +41,7 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 	if format != "parquet" && format != "csv" {
 		return fmt.Errorf(".export %s: the file must end in .parquet or .csv", file)
 	}
-	n, prov, err := exportQuery(sh.ctx, sh.es, file, format, query)
+	n, prov, err := exportQuery(sh.ctx, sh.es, file, format, query, sh.p.values)
 	if err != nil {
 		return err
 	}
@@ -52,7 +56,7 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 // provenance line. The file is written under a temporary name and renamed
 // into place only when the stream ended cleanly, so a failed or cancelled
 // export (or a watermark that moved under it) leaves no partial file.
-func exportQuery(ctx context.Context, es *engineSession, file, format, query string) (int64, string, error) {
+func exportQuery(ctx context.Context, es *engineSession, file, format, query string, values duckfmt.Formatter) (int64, string, error) {
 	st, err := es.eng.Stream(ctx, query)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotAQuery) {
@@ -70,7 +74,7 @@ func exportQuery(ctx context.Context, es *engineSession, file, format, query str
 	es.running.Store(prov)
 	defer es.running.Store(nil)
 
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	tmp, err := createTemp(file)
 	if err != nil {
 		return 0, "", fmt.Errorf("export: %w", err)
 	}
@@ -86,7 +90,7 @@ func exportQuery(ctx context.Context, es *engineSession, file, format, query str
 	case "parquet":
 		n, err = writeParquet(tmp, st, query)
 	default:
-		n, err = writeCSV(tmp, st)
+		n, err = writeCSV(tmp, st, values)
 	}
 	if err == nil {
 		err = st.Err()
@@ -110,28 +114,11 @@ func exportQuery(ctx context.Context, es *engineSession, file, format, query str
 	return n, prov.String(), nil
 }
 
-// exportMetadata is the key-value metadata of an exported Parquet file.
-func exportMetadata(p *engine.Provenance, query string) [][2]string {
-	snap := ""
-	if len(p.SnapshotIDs) > 0 {
-		var ids []string
-		for _, id := range p.SnapshotIDs {
-			ids = append(ids, strconv.FormatInt(id, 10))
-		}
-		snap = strings.Join(ids, ",")
-	}
-	wm := ""
-	if !p.Watermark.IsZero() {
-		wm = p.Watermark.UTC().Format(time.RFC3339Nano)
-	}
-	return [][2]string{
-		{"meterstore_watermark", wm},
-		{"meterstore_snapshot", snap},
-		{"meterstore_read_mode", p.Mode.String()},
-		{"meterstore_tiers", p.Tiers.String()},
-		{"meterstore_query", query},
-	}
-}
+// queryKey is the key-value metadata entry that records the exported query,
+// beside the provenance keys (meterstore.watermark, meterstore.tiers, …) the
+// engine writes on every Arrow schema, Flight SQL's included: one spelling
+// for every surface.
+const queryKey = "meterstore.query"
 
 func writeParquet(f *os.File, st *engine.Stream, query string) (int64, error) {
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(int64(engine.DefaultStreamBatchRows)))
@@ -152,60 +139,78 @@ func writeParquet(f *os.File, st *engine.Stream, query string) (int64, error) {
 		fw.Close()
 		return n, st.Err()
 	}
-	for _, kv := range exportMetadata(st.Provenance(), query) {
-		if err := fw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
-			fw.Close()
-			return n, err
-		}
+	if err := fw.AppendKeyValueMetadata(queryKey, query); err != nil {
+		fw.Close()
+		return n, err
 	}
 	return n, fw.Close()
 }
 
-func writeCSV(f *os.File, st *engine.Stream) (int64, error) {
-	w := csv.NewWriter(f)
+func writeCSV(f *os.File, st *engine.Stream, values duckfmt.Formatter) (int64, error) {
+	w := bufio.NewWriter(f)
 	header := make([]string, st.Schema.NumFields())
+	types := make([]duckfmt.Type, len(header))
 	for i, fl := range st.Schema.Fields() {
 		header[i] = fl.Name
+		types[i] = duckfmt.ParseType(st.Description.Types[i])
 	}
-	if err := w.Write(header); err != nil {
-		return 0, err
-	}
+	writeCSVRecord(w, header, nil)
 	var n int64
 	rec := make([]string, len(header))
+	null := make([]bool, len(header))
 	for st.Next() {
 		b := st.Record()
 		for r := 0; r < int(b.NumRows()); r++ {
 			for c := range rec {
-				rec[c] = csvValue(b.Column(c), r)
+				v := arrowValue(b.Column(c), r)
+				rec[c], null[c] = values.Text(v, types[c]), v == nil
 			}
-			if err := w.Write(rec); err != nil {
-				return n, err
-			}
+			writeCSVRecord(w, rec, null)
 		}
 		n += b.NumRows()
-		w.Flush()
-		if err := w.Error(); err != nil {
+		if err := w.Flush(); err != nil {
 			return n, err
 		}
 	}
-	w.Flush()
-	return n, w.Error()
+	return n, w.Flush()
 }
 
-// csvValue is one cell as text: NULL is empty, timestamps RFC 3339 in UTC,
-// decimals exact.
-func csvValue(col arrow.Array, i int) string {
+// arrowValue is one value of an exported column as the driver hands it over,
+// so a CSV export prints exactly what the shell prints for the same query.
+func arrowValue(col arrow.Array, i int) any {
 	if col.IsNull(i) {
-		return ""
+		return nil
 	}
 	switch a := col.(type) {
 	case *array.String:
 		return a.Value(i)
 	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		return a.Value(i).ToTime(unit).UTC().Format(time.RFC3339Nano)
+		return a.Value(i).ToTime(a.DataType().(*arrow.TimestampType).Unit).UTC()
 	case *array.Date32:
-		return a.Value(i).ToTime().Format("2006-01-02")
+		return a.Value(i).ToTime()
+	case *array.Decimal128:
+		return decimal.NewFromBigInt(a.Value(i).BigInt(), -a.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Boolean:
+		return a.Value(i)
+	case *array.Float32:
+		return a.Value(i)
+	case *array.Float64:
+		return a.Value(i)
 	}
 	return col.ValueStr(i)
+}
+
+// createTemp creates a new file beside target, with the mode a plain create
+// gives (0666 less the umask): os.CreateTemp's 0600 would survive the rename
+// and leave the export unreadable to everyone else the umask lets read it.
+func createTemp(target string) (*os.File, error) {
+	dir, base := filepath.Split(target)
+	for attempt := 0; ; attempt++ {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.%08x.tmp", base, rand.Uint32()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && attempt < 100 {
+			continue
+		}
+		return f, err
+	}
 }

@@ -1,26 +1,28 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+
+	"meterstore/internal/duckfmt"
 )
 
 // table is a result ready to print.
 type table struct {
 	columns []string
-	types   []string // DuckDB type names, when known
+	types   []string // DuckDB type names; "" where unknown (the type is then taken from the values)
 	rows    [][]any
 }
 
 // formats the shell and -c understand.
-var formats = []string{"table", "csv", "json", "jsonl", "markdown", "line"}
+var formats = []string{"table", "box", "csv", "json", "jsonl", "markdown", "line"}
 
 func validFormat(f string) error {
 	for _, x := range formats {
@@ -31,126 +33,109 @@ func validFormat(f string) error {
 	return fmt.Errorf("unknown format %q; use one of %s", f, strings.Join(formats, ", "))
 }
 
-// cell renders one value the way psql and the duckdb CLI do: timestamps in
-// RFC 3339 UTC, dates as dates, decimals exactly, NULL as nullText.
-func cell(v any, nullText string) string {
-	switch x := v.(type) {
-	case nil:
-		return nullText
-	case civilDate:
-		return time.Time(x).Format("2006-01-02")
-	case time.Time:
-		return x.UTC().Format("2006-01-02 15:04:05.999999Z07:00")
-	case decimal.Decimal:
-		return x.String()
-	case []byte:
-		return string(x)
-	case fmt.Stringer:
-		return x.String()
-	}
-	return fmt.Sprint(v)
+// renderOptions say how a result is written.
+type renderOptions struct {
+	format   string
+	maxWidth int    // table and box: truncate wider cells (0 = unbounded)
+	nullText string // table, box, markdown and line: how NULL shows
+	values   duckfmt.Formatter
 }
 
-// civilDate is a DATE value (the driver hands DATE over as a time.Time at midnight UTC).
-type civilDate time.Time
-
-// withDates marks the values of DATE columns so they print as dates.
-func withDates(t table) table {
-	var dates []int
-	for i, typ := range t.types {
-		if typ == "DATE" {
-			dates = append(dates, i)
+// columnTypes parses the column types, taking a column without a type name
+// from its first non-NULL value (the tables msql builds itself).
+func (t table) columnTypes() []duckfmt.Type {
+	out := make([]duckfmt.Type, len(t.columns))
+	for i := range t.columns {
+		if i < len(t.types) && t.types[i] != "" {
+			out[i] = duckfmt.ParseType(t.types[i])
+			continue
 		}
-	}
-	if len(dates) == 0 {
-		return t
-	}
-	out := t
-	out.rows = make([][]any, len(t.rows))
-	for r, row := range t.rows {
-		nr := append([]any(nil), row...)
-		for _, i := range dates {
-			if tm, ok := nr[i].(time.Time); ok {
-				nr[i] = civilDate(tm)
+		for _, r := range t.rows {
+			if r[i] != nil {
+				out[i] = duckfmt.ParseType(goTypeName(r[i]))
+				break
 			}
 		}
-		out.rows[r] = nr
 	}
 	return out
 }
 
-func jsonValue(v any) any {
+// goTypeName is the DuckDB type of a value msql built itself.
+func goTypeName(v any) string {
 	switch x := v.(type) {
-	case civilDate:
-		return cell(x, "")
-	case time.Time:
-		return cell(x, "")
+	case bool:
+		return "BOOLEAN"
+	case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64:
+		return "BIGINT"
+	case *big.Int:
+		return "HUGEINT"
+	case float32, float64:
+		return "DOUBLE"
 	case decimal.Decimal:
-		return json.Number(x.String())
-	case []byte:
-		return string(x)
+		return fmt.Sprintf("DECIMAL(38,%d)", max(0, -x.Exponent()))
+	case time.Time:
+		return "TIMESTAMPTZ"
+	case string:
+		return "VARCHAR"
 	}
-	return v
+	return ""
 }
 
-// render writes t in format; maxWidth bounds a table column (0 = unbounded).
-func render(w io.Writer, t table, format string, maxWidth int, nullText string) error {
-	t = withDates(t)
-	switch format {
+// render writes t in o.format. Every mode prints a value as DuckDB's own text
+// form of its type (duckfmt), except json and jsonl, which carry exact numbers
+// and ISO 8601 times.
+func render(w io.Writer, t table, o renderOptions) error {
+	types := t.columnTypes()
+	text := func(v any, i int, null string) string {
+		if v == nil {
+			return null
+		}
+		return o.values.Text(v, types[i])
+	}
+	switch o.format {
 	case "csv":
-		cw := csv.NewWriter(w)
-		if err := cw.Write(t.columns); err != nil {
-			return err
-		}
+		writeCSVRecord(w, t.columns, nil)
+		rec := make([]string, len(t.columns))
+		null := make([]bool, len(t.columns))
 		for _, r := range t.rows {
-			rec := make([]string, len(r))
 			for i, v := range r {
-				rec[i] = cell(v, "")
+				rec[i], null[i] = text(v, i, ""), v == nil
 			}
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
+			writeCSVRecord(w, rec, null)
 		}
-		cw.Flush()
-		return cw.Error()
+		return nil
 	case "json", "jsonl":
-		objs := make([]map[string]any, len(t.rows))
-		for i, r := range t.rows {
-			o := make(map[string]any, len(r))
-			for j, v := range r {
-				o[t.columns[j]] = jsonValue(v)
-			}
-			objs[i] = o
-		}
 		enc := json.NewEncoder(w)
-		if format == "jsonl" {
-			for _, o := range objs {
-				if err := enc.Encode(orderedObject(t.columns, o)); err != nil {
+		enc.SetEscapeHTML(false)
+		objs := make([]any, len(t.rows))
+		for r, row := range t.rows {
+			obj := make(duckfmt.Object, len(row))
+			for i, v := range row {
+				obj[i] = duckfmt.Member{Name: t.columns[i], Value: o.values.JSON(v, types[i])}
+			}
+			if o.format == "jsonl" {
+				if err := enc.Encode(obj); err != nil {
 					return err
 				}
+				continue
 			}
-			return nil
+			objs[r] = obj
 		}
-		rows := make([]json.RawMessage, len(objs))
-		for i, o := range objs {
-			b, err := json.Marshal(orderedObject(t.columns, o))
-			if err != nil {
-				return err
-			}
-			rows[i] = b
+		if o.format == "json" {
+			return enc.Encode(objs)
 		}
-		return enc.Encode(rows)
+		return nil
 	case "line":
 		width := 0
 		for _, c := range t.columns {
 			width = max(width, utf8.RuneCountInString(c))
 		}
-		for i, r := range t.rows {
-			if i > 0 {
+		for r, row := range t.rows {
+			if r > 0 {
 				fmt.Fprintln(w)
 			}
-			for j, v := range r {
-				fmt.Fprintf(w, "%*s = %s\n", width, t.columns[j], cell(v, nullText))
+			for i, v := range row {
+				fmt.Fprintf(w, "%*s = %s\n", width, t.columns[i], text(v, i, o.nullText))
 			}
 		}
 		return nil
@@ -159,103 +144,136 @@ func render(w io.Writer, t table, format string, maxWidth int, nullText string) 
 		seps := make([]string, len(t.columns))
 		for i := range seps {
 			seps[i] = "---"
+			if types[i].Numeric() {
+				seps[i] = "---:"
+			}
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
 		for _, r := range t.rows {
 			cells := make([]string, len(r))
 			for i, v := range r {
-				cells[i] = strings.ReplaceAll(cell(v, nullText), "|", `\|`)
+				cells[i] = strings.ReplaceAll(strings.ReplaceAll(text(v, i, o.nullText), "|", `\|`), "\n", "<br>")
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
 		return nil
 	}
-	return renderTable(w, t, maxWidth, nullText)
-}
-
-// orderedObject keeps the column order in JSON output.
-type orderedJSON struct {
-	keys []string
-	m    map[string]any
-}
-
-func orderedObject(keys []string, m map[string]any) orderedJSON { return orderedJSON{keys, m} }
-
-func (o orderedJSON) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(o.m[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
-}
-
-func renderTable(w io.Writer, t table, maxWidth int, nullText string) error {
-	widths := make([]int, len(t.columns))
 	cells := make([][]string, len(t.rows))
-	for i, c := range t.columns {
-		widths[i] = utf8.RuneCountInString(c)
-	}
 	for r, row := range t.rows {
 		cells[r] = make([]string, len(row))
 		for i, v := range row {
-			s := strings.ReplaceAll(cell(v, nullText), "\n", "↵")
-			if maxWidth > 0 && utf8.RuneCountInString(s) > maxWidth {
-				s = string([]rune(s)[:maxWidth-1]) + "…"
+			s := strings.ReplaceAll(text(v, i, o.nullText), "\n", "↵")
+			if o.maxWidth > 0 && utf8.RuneCountInString(s) > o.maxWidth {
+				s = string([]rune(s)[:o.maxWidth-1]) + "…"
 			}
 			cells[r][i] = s
-			widths[i] = max(widths[i], utf8.RuneCountInString(s))
 		}
 	}
-	line := func(vals []string, right []bool) {
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v))
-			if right != nil && right[i] {
-				parts[i] = pad + v
-			} else {
-				parts[i] = v + pad
-			}
-		}
-		fmt.Fprintf(w, " %s \n", strings.Join(parts, " │ "))
+	right := make([]bool, len(types))
+	for i, ty := range types {
+		right[i] = ty.Numeric()
 	}
-	line(t.columns, nil)
-	seps := make([]string, len(widths))
-	for i, wd := range widths {
-		seps[i] = strings.Repeat("─", wd)
+	g := grid{columns: t.columns, cells: cells, right: right}
+	if o.format == "box" {
+		g.box(w)
+		return nil
 	}
-	fmt.Fprintf(w, "─%s─\n", strings.Join(seps, "─┼─"))
-	right := make([]bool, len(t.columns))
-	for i := range t.columns {
-		for _, r := range t.rows { // the first non-NULL value decides
-			if r[i] == nil {
-				continue
-			}
-			switch r[i].(type) {
-			case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, decimal.Decimal:
-				right[i] = true
-			}
-			break
-		}
-	}
-	for _, r := range cells {
-		line(r, right)
-	}
+	g.table(w)
 	noun := "rows"
 	if len(t.rows) == 1 {
 		noun = "row"
 	}
 	fmt.Fprintf(w, "(%d %s)\n", len(t.rows), noun)
 	return nil
+}
+
+// writeCSVRecord writes one CSV line the way psql --csv and DuckDB's COPY do:
+// a field is quoted when it holds the delimiter, a quote, a line break or
+// surrounding space, or when it is an empty string rather than NULL.
+func writeCSVRecord(w io.Writer, fields []string, null []bool) {
+	var b strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		isNull := null != nil && null[i]
+		if !isNull && (f == "" || strings.ContainsAny(f, ",\"\r\n") || strings.TrimSpace(f) != f) {
+			b.WriteString(`"` + strings.ReplaceAll(f, `"`, `""`) + `"`)
+			continue
+		}
+		b.WriteString(f)
+	}
+	b.WriteByte('\n')
+	io.WriteString(w, b.String())
+}
+
+// grid is a result's cells laid out in columns.
+type grid struct {
+	columns []string
+	cells   [][]string
+	right   []bool
+}
+
+func (g grid) widths() []int {
+	widths := make([]int, len(g.columns))
+	for i, c := range g.columns {
+		widths[i] = utf8.RuneCountInString(c)
+	}
+	for _, r := range g.cells {
+		for i, s := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(s))
+		}
+	}
+	return widths
+}
+
+// row pads the cells of one row to the widths (numbers right-aligned,
+// headers centred as psql centres them).
+func (g grid) row(vals []string, widths []int, header bool) []string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		gap := widths[i] - utf8.RuneCountInString(v)
+		switch {
+		case header:
+			parts[i] = strings.Repeat(" ", gap/2) + v + strings.Repeat(" ", gap-gap/2)
+		case g.right[i]:
+			parts[i] = strings.Repeat(" ", gap) + v
+		default:
+			parts[i] = v + strings.Repeat(" ", gap)
+		}
+	}
+	return parts
+}
+
+func rules(widths []int) []string {
+	out := make([]string, len(widths))
+	for i, wd := range widths {
+		out[i] = strings.Repeat("─", wd)
+	}
+	return out
+}
+
+// table is psql's aligned format: no outer border, a rule under the header.
+func (g grid) table(w io.Writer) {
+	widths := g.widths()
+	fmt.Fprintf(w, " %s \n", strings.Join(g.row(g.columns, widths, true), " │ "))
+	fmt.Fprintf(w, "─%s─\n", strings.Join(rules(widths), "─┼─"))
+	for _, r := range g.cells {
+		fmt.Fprintf(w, " %s \n", strings.Join(g.row(r, widths, false), " │ "))
+	}
+}
+
+// box is the DuckDB CLI's box mode: the table drawn with box characters.
+func (g grid) box(w io.Writer) {
+	widths := g.widths()
+	line := func(l, m, r string) {
+		fmt.Fprintf(w, "%s─%s─%s\n", l, strings.Join(rules(widths), "─"+m+"─"), r)
+	}
+	line("┌", "┬", "┐")
+	fmt.Fprintf(w, "│ %s │\n", strings.Join(g.row(g.columns, widths, true), " │ "))
+	line("├", "┼", "┤")
+	for _, r := range g.cells {
+		fmt.Fprintf(w, "│ %s │\n", strings.Join(g.row(r, widths, false), " │ "))
+	}
+	line("└", "┴", "┘")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"meterstore/internal/duckfmt"
 	"meterstore/udf"
 )
 
@@ -74,7 +76,7 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("msql", fmt.Sprintf(shellUsage, strings.Join(commandNames(), ", ")), io)
 	fs.Var(&f.commands, "c", "run this SQL statement (repeatable) and exit")
 	fs.StringVar(&f.file, "f", "", "run the statements in this file and exit")
-	fs.StringVar(&f.format, "format", "", "output format: table, csv, json, jsonl, markdown, line (default table on a terminal, csv otherwise)")
+	fs.StringVar(&f.format, "format", "", "output format: "+strings.Join(formats, ", ")+" (default table on a terminal, csv otherwise)")
 	fs.StringVar(&f.output, "o", "", "write results to this file instead of stdout")
 	fs.BoolVar(&f.scratch, "scratch", false, "bare in-memory DuckDB with the metering functions; no tiers, no configuration")
 	fs.Var(&f.scope, "scope", "confine the session to column=value (repeatable; a merge-key column such as tenant)")
@@ -108,9 +110,10 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 		out = file
 	}
 	var sess session
+	var db *sql.DB
 	if f.scratch {
-		db, err := udf.Open("")
-		if err != nil {
+		var err error
+		if db, err = udf.Open(""); err != nil {
 			return err
 		}
 		defer db.Close()
@@ -125,10 +128,10 @@ func runShell(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		sess = es
+		sess, db = es, d.engine.DB()
 	}
 	p := &printer{out: out, errOut: io.err, format: f.format, maxWidth: f.maxWidth, maxRows: f.maxRows,
-		provenance: !f.noProv, nullText: f.null, tty: io.tty && f.output == "", pager: true}
+		provenance: !f.noProv, nullText: f.null, tty: io.tty && f.output == "", pager: true, values: valueFormatter(ctx, db)}
 	if f, ok := io.err.(*os.File); ok && io.tty {
 		p.progress = term.IsTerminal(int(f.Fd()))
 	}
@@ -186,6 +189,7 @@ type printer struct {
 	pager       bool
 	once        io.WriteCloser // .once: the next result only
 	file        io.WriteCloser // .output FILE
+	values      duckfmt.Formatter
 }
 
 // target is where the next result goes.
@@ -226,7 +230,7 @@ func (p *printer) print(t table, prov string, elapsed time.Duration) error {
 		shown.rows = t.rows[:p.maxRows]
 	}
 	var buf bytes.Buffer
-	if err := render(&buf, shown, p.format, p.maxWidth, p.nullText); err != nil {
+	if err := render(&buf, shown, renderOptions{format: p.format, maxWidth: p.maxWidth, nullText: p.nullText, values: p.values}); err != nil {
 		return err
 	}
 	if len(shown.rows) < len(t.rows) {
@@ -247,4 +251,18 @@ func (p *printer) print(t table, prov string, elapsed time.Duration) error {
 	}
 	_, err := p.target().Write(buf.Bytes())
 	return err
+}
+
+// valueFormatter prints values as DuckDB would in db's session: a TIMESTAMPTZ
+// in its TimeZone setting.
+func valueFormatter(ctx context.Context, db *sql.DB) duckfmt.Formatter {
+	var zone string
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('TimeZone')").Scan(&zone); err != nil {
+		return duckfmt.Formatter{}
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return duckfmt.Formatter{}
+	}
+	return duckfmt.Formatter{Location: loc}
 }

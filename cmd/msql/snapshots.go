@@ -32,7 +32,7 @@ func runSnapshots(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	return render(io.out, t, format, 0, "NULL")
+	return render(io.out, t, renderOptions{format: format, nullText: "NULL", values: valueFormatter(ctx, d.engine.DB())})
 }
 
 // snapshotsTable lists the snapshots of one table ("" = every table).

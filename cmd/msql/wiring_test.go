@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -37,10 +38,19 @@ func TestExportStreamsParquetAndCSV(t *testing.T) {
 	dir := t.TempDir()
 	pq, cs := filepath.Join(dir, "out.parquet"), filepath.Join(dir, "out.csv")
 	q := `SELECT malo_id, obis_code, tenant, "from", value, version FROM readings`
+	old := syscall.Umask(0o022)
 	r = msql(t, "", append(dep, "-c", ".export "+pq+" "+q, "-c", ".export "+cs+" "+q)...)
+	syscall.Umask(old)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, fmt.Sprintf("wrote %d rows to %s", want, pq))
 	require.Contains(t, r.stdout, fmt.Sprintf("wrote %d rows to %s", want, cs))
+
+	// Created as any file msql writes: 0666 less the umask (022 here).
+	for _, p := range []string{pq, cs} {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o644), st.Mode().Perm(), p)
+	}
 
 	rd, err := file.OpenParquetFile(pq, false)
 	require.NoError(t, err)
@@ -52,13 +62,18 @@ func TestExportStreamsParquetAndCSV(t *testing.T) {
 			kv[e.Key] = *e.Value
 		}
 	}
-	_, err = time.Parse(time.RFC3339Nano, kv["meterstore_watermark"])
-	require.NoError(t, err, "watermark %q", kv["meterstore_watermark"])
-	_, err = strconv.ParseInt(kv["meterstore_snapshot"], 10, 64)
-	require.NoError(t, err, "snapshot %q", kv["meterstore_snapshot"])
-	require.Equal(t, "unified", kv["meterstore_read_mode"])
-	require.Equal(t, "cold+hot", kv["meterstore_tiers"])
-	require.Equal(t, q, kv["meterstore_query"])
+	// One spelling of the provenance keys: the engine's, as Flight SQL writes them.
+	for k := range kv {
+		require.False(t, strings.HasPrefix(k, "meterstore_"), "key %s: the provenance keys are spelt meterstore.*", k)
+	}
+	_, err = time.Parse(time.RFC3339Nano, kv["meterstore.watermark"])
+	require.NoError(t, err, "watermark %q", kv["meterstore.watermark"])
+	var snaps []int64
+	require.NoError(t, json.Unmarshal([]byte(kv["meterstore.snapshot_ids"]), &snaps), kv["meterstore.snapshot_ids"])
+	require.Len(t, snaps, 1)
+	require.Equal(t, "unified", kv["meterstore.read_mode"])
+	require.Equal(t, "cold+hot", kv["meterstore.tiers"])
+	require.Equal(t, q, kv["meterstore.query"])
 	cc, err := rd.MetaData().RowGroup(0).ColumnChunk(0)
 	require.NoError(t, err)
 	require.Equal(t, "ZSTD", strings.ToUpper(cc.Compression().String()))
@@ -70,6 +85,17 @@ func TestExportStreamsParquetAndCSV(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"malo_id", "obis_code", "tenant", "from", "value", "version"}, recs[0])
 	require.Equal(t, want, int64(len(recs)-1))
+
+	// The CSV export holds exactly the text the shell prints for the query.
+	ordered := q + ` ORDER BY malo_id, obis_code, tenant, "from"`
+	sorted := filepath.Join(dir, "sorted.csv")
+	r = msql(t, "", append(dep, "-c", ".export "+sorted+" "+ordered)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	shell := msql(t, "", append(dep, "--format", "csv", "-c", ordered)...)
+	require.Equal(t, 0, shell.code, shell.stderr)
+	exported, err := os.ReadFile(sorted)
+	require.NoError(t, err)
+	require.Equal(t, shell.stdout, string(exported))
 
 	// A statement that is not a query writes nothing.
 	bad := filepath.Join(dir, "bad.csv")
