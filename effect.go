@@ -1,6 +1,9 @@
 package meterstore
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Effect is what writing one row did to the reading it belongs to. Both tiers
 // report the same four, so a caller auditing corrections need not know where a
@@ -34,3 +37,19 @@ func (e Effect) String() string {
 
 // ChangedCurrentValue reports whether the write changed what a resolved query returns.
 func (e Effect) ChangedCurrentValue() bool { return e == Inserted || e == Superseded }
+
+// Displacement reports one written row and its effect, observed inside the
+// write itself (the hot transaction, or under the cold-append lease), never by
+// a separate read.
+type Displacement struct {
+	Row    Row // as written: validated, balancing_day derived, declared columns canonical
+	Effect Effect
+	// Superseded is the row that stopped being current, for Effect == Superseded.
+	Superseded *Row
+}
+
+// ErrConflict is the root of every write refused because it contradicts stored
+// state, in either tier: a different value under a stored version, a second
+// network operator, an overlap, a watermark moving backwards, a lost commit
+// race, an authoritative value outranked. Each tier's narrow sentinels wrap it.
+var ErrConflict = errors.New("write conflicts with stored state")

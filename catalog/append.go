@@ -14,25 +14,6 @@ import (
 	"meterstore/internal/pglock"
 )
 
-// AppendEffect is what a cold append did with one row: the same four effects
-// the hot tier reports (meterstore.Effect).
-type AppendEffect = meterstore.Effect
-
-// The four effects (see meterstore.Effect).
-const (
-	Inserted   = meterstore.Inserted
-	Superseded = meterstore.Superseded
-	Shadowed   = meterstore.Shadowed
-	Duplicate  = meterstore.Duplicate
-)
-
-// ColdDisplacement reports the effect of one input row, in input order.
-type ColdDisplacement struct {
-	Row       meterstore.Row
-	Effect    AppendEffect
-	Displaced *meterstore.Row // the previous winner, for Superseded
-}
-
 // Cold-append tuning.
 const (
 	ColdAppendLeaseWait = 14 * time.Second
@@ -113,12 +94,16 @@ func rowEnd(r *meterstore.Row) time.Time {
 // another writer is reloaded, re-checked and re-applied a bounded number of times.
 // Like a window, the rows are written in files per (partition, version); a
 // correction batch usually restates one version, so usually one file each.
-func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
+func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]meterstore.Displacement, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	if t.c.opt.Pool == nil {
 		return nil, errors.New("catalog: cold appends need Options.Pool for the cold-append lease")
+	}
+	rows, err := t.validRows(rows)
+	if err != nil {
+		return nil, err
 	}
 	lease, err := pglock.Acquire(ctx, t.c.opt.Pool, LeaseName(t.cfg.Name()), ColdAppendLeaseWait)
 	if err != nil {
@@ -148,7 +133,21 @@ func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]ColdDi
 	return nil, fmt.Errorf("cold table %s: cold append gave up after %d attempts: %w", t.cfg.Name(), coldAppendAttempts, lastErr)
 }
 
-func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]ColdDisplacement, error) {
+// validRows checks the rows with the same validator the hot tier runs, on a
+// copy normalised as it will be stored: a late correction is held to exactly
+// the rules of a row written above the watermark.
+func (t *Table) validRows(rows []meterstore.Row) ([]meterstore.Row, error) {
+	out := slices.Clone(rows)
+	v := t.cfg.NewRowValidator()
+	for i := range out {
+		if err := v.ValidateRow(&out[i]); err != nil {
+			return nil, fmt.Errorf("cold table %s: cold append: %w", t.cfg.Name(), err)
+		}
+	}
+	return out, nil
+}
+
+func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]meterstore.Displacement, error) {
 	tbl := t.Iceberg()
 	wm, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
 	if err != nil {
@@ -187,7 +186,7 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]Co
 		byChannel[t.channelKey(s)] = append(byChannel[t.channelKey(s)], *s)
 	}
 
-	out := make([]ColdDisplacement, len(rows))
+	out := make([]meterstore.Displacement, len(rows))
 	var write []meterstore.Row
 	for i := range rows {
 		r := rows[i]
@@ -218,16 +217,16 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]Co
 		}
 		switch {
 		case dup:
-			out[i].Effect = Duplicate
+			out[i].Effect = meterstore.Duplicate
 			continue
 		case winner == nil:
-			out[i].Effect = Inserted
+			out[i].Effect = meterstore.Inserted
 		case winner.Version < r.Version:
-			out[i].Effect = Superseded
+			out[i].Effect = meterstore.Superseded
 			w := *winner
-			out[i].Displaced = &w
+			out[i].Superseded = &w
 		default:
-			out[i].Effect = Shadowed
+			out[i].Effect = meterstore.Shadowed
 		}
 		write = append(write, r)
 		// Later rows of this call see this one (a batch carrying a reading twice).

@@ -71,7 +71,7 @@ func TestWatermarkParentChainWalk(t *testing.T) {
 
 	// An out-of-band append (plain iceberg-go) without the property.
 	rows := []meterstore.Row{mkRow(malos[0], opA, day0.Add(-time.Hour), "1.5", 1, opA)}
-	rec, err := RowsToRecord(e.cfg, rows, memory.DefaultAllocator)
+	rec, err := rowsToRecord(e.cfg, rows, memory.DefaultAllocator)
 	require.NoError(t, err)
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	require.NoError(t, err)
@@ -113,14 +113,14 @@ func TestAppendColdGuards(t *testing.T) {
 	snapsBefore, _ := tb.Snapshots(ctx)
 
 	at := day0.Add(10 * time.Hour)
-	corr := mkRow(malos[1], opA, at, "7.250000", 2, opA)
+	corr := mkRow(malos[1], opA, at, "7.250000", 3, opA)
 
 	// Two concurrent appends of the same correction: one Inserted... rather
 	// Superseded (version 1 is stored), one Duplicate.
 	tbB, err := e.cat.Table(ctx, e.cfg)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
-	effects := make([]AppendEffect, 2)
+	effects := make([]meterstore.Effect, 2)
 	errs := make([]error, 2)
 	for i, h := range []*Table{tb, tbB} {
 		wg.Add(1)
@@ -136,7 +136,7 @@ func TestAppendColdGuards(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
-	require.ElementsMatch(t, []AppendEffect{Superseded, Duplicate}, effects)
+	require.ElementsMatch(t, []meterstore.Effect{meterstore.Superseded, meterstore.Duplicate}, effects)
 
 	require.NoError(t, tb.Refresh(ctx))
 	got, err := tb.Watermark(ctx)
@@ -151,11 +151,11 @@ func TestAppendColdGuards(t *testing.T) {
 
 	// A brand-new reading below the watermark: Inserted. An older version: Shadowed.
 	newR := mkRow(malos[2], opA, day0.Add(-24*time.Hour), "3", 1, opA)
-	old := mkRow(malos[1], opA, at, "6.5", 0, opA)
+	old := mkRow(malos[1], opA, at, "6.5", 2, opA)
 	out, err := tb.AppendCold(ctx, []meterstore.Row{newR, old})
 	require.NoError(t, err)
-	require.Equal(t, Inserted, out[0].Effect)
-	require.Equal(t, Shadowed, out[1].Effect)
+	require.Equal(t, meterstore.Inserted, out[0].Effect)
+	require.Equal(t, meterstore.Shadowed, out[1].Effect)
 
 	// Restatement refused, nothing written.
 	n0 := len(readAll(t, tb))
@@ -163,7 +163,7 @@ func TestAppendColdGuards(t *testing.T) {
 	bad.Value = corr.Value.Add(corr.Value)
 	_, err = tb.AppendCold(ctx, []meterstore.Row{mkRow(malos[3], opA, day0.Add(-48*time.Hour), "1", 1, opA), bad})
 	require.ErrorIs(t, err, ErrRestatement)
-	require.ErrorIs(t, err, ErrConflict)
+	require.ErrorIs(t, err, meterstore.ErrConflict)
 	require.Len(t, readAll(t, tb), n0)
 
 	// A second network operator refused.
@@ -175,6 +175,45 @@ func TestAppendColdGuards(t *testing.T) {
 	_, err = tb.AppendCold(ctx, []meterstore.Row{mkRow(malos[1], opA, w, "1", 5, opA)})
 	require.ErrorIs(t, err, ErrAboveWatermark)
 	require.Len(t, readAll(t, tb), n0)
+}
+
+// TestAppendColdValidatesRows: a late correction is held to the rules a row
+// written above the watermark is held to — the same validator — rather than
+// trusted to have come through Encode: a wrong check digit, a scope that does
+// not cover the row, or an unset version is refused with nothing written, and
+// balancing_day is the calendar's whatever the caller put there.
+func TestAppendColdValidatesRows(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, _ := archivedTable(t, e)
+	n0 := len(readAll(t, tb))
+	at := day0.Add(23*time.Hour + 30*time.Minute) // 00:30 the next day in Berlin
+	for name, mutate := range map[string]func(*meterstore.Row){
+		"check digit":     func(r *meterstore.Row) { r.MaloID = "41373559242" },
+		"scope":           func(r *meterstore.Row) { r.VersionScope = opA + ":2024-05" },
+		"unset version":   func(r *meterstore.Row) { r.Version = 0 },
+		"quality":         func(r *meterstore.Row) { r.Quality = "220" },
+		"declared column": func(r *meterstore.Row) { r.Extra = r.Extra[:1] },
+	} {
+		r := mkRow(malos[2], opA, at, "1.5", 2, opA)
+		mutate(&r)
+		_, err := tb.AppendCold(ctx, []meterstore.Row{r})
+		require.ErrorIs(t, err, meterstore.ErrInvalidRow, name)
+		require.Len(t, readAll(t, tb), n0, name)
+	}
+
+	r := mkRow(malos[2], opA, at, "1.5", 2, opA)
+	r.BalancingDay = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	out, err := tb.AppendCold(ctx, []meterstore.Row{r})
+	require.NoError(t, err)
+	want := time.Date(2024, 3, 2, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, want, out[0].Row.BalancingDay, "the displacement reports the row as stored")
+	stored, err := tb.ReadRows(ctx, PlanRequest{From: at, To: at.Add(time.Minute), Eq: map[string]string{"malo_id": malos[2]}})
+	require.NoError(t, err)
+	require.Len(t, stored, 2)
+	for _, s := range stored {
+		require.Equal(t, want, s.BalancingDay.UTC())
+	}
 }
 
 // A foreign writer commits between AppendCold's read and its commit: the
@@ -199,7 +238,7 @@ func TestAppendColdRetriesForeignCommit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			rec, err := RowsToRecord(e.cfg, foreign, memory.DefaultAllocator)
+			rec, err := rowsToRecord(e.cfg, foreign, memory.DefaultAllocator)
 			if err != nil {
 				return err
 			}
@@ -223,7 +262,7 @@ func TestAppendColdRetriesForeignCommit(t *testing.T) {
 	out, err := tb.AppendCold(ctx, []meterstore.Row{corr})
 	require.NoError(t, err)
 	require.Equal(t, 2, calls, "one lost commit, one retry")
-	require.Equal(t, Superseded, out[0].Effect)
+	require.Equal(t, meterstore.Superseded, out[0].Effect)
 	got := rowSet(readAll(t, tb))
 	require.Equal(t, 1, got[rowKey(corr)])
 	require.Equal(t, 1, got[rowKey(unrelated)])
@@ -241,7 +280,7 @@ func TestAppendColdRetriesForeignCommit(t *testing.T) {
 	out, err = tb.AppendCold(ctx, []meterstore.Row{same})
 	require.NoError(t, err)
 	require.Equal(t, 1, calls, "the retry had nothing left to commit")
-	require.Equal(t, Duplicate, out[0].Effect)
+	require.Equal(t, meterstore.Duplicate, out[0].Effect)
 	got = rowSet(readAll(t, tb))
 	require.Equal(t, 1, got[rowKey(same)])
 	require.Len(t, readAll(t, tb), 4*96+3)

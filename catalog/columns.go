@@ -3,7 +3,6 @@ package catalog
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/shopspring/decimal"
 
 	"meterstore"
 )
@@ -133,20 +133,28 @@ func (f *dataFile) close() error {
 
 // columnBatch holds rows column by column in the Parquet column writers'
 // value types. Its slices are truncated, not freed, after each flush: adding
-// a row is a few appends and no allocation.
+// a row is a few appends and no allocation. Its columns follow the layout by
+// type (Row.Field), so a column added to the layout needs no code here.
 type columnBatch struct {
 	cfg      meterstore.TableConfig
+	nExtra   int // declared columns
 	n        int
 	bytes    int // appended to the slices below since the last flush: the batch's size
 	rowBytes int // what a row appends besides its strings
 	str      []stringColumn
-	ts       [3]int64Column // from, to, recorded_at
-	value    flbaColumn     // decimal(18,6)
-	ver      flbaColumn     // decimal(20,0)
-	day      []int32        // balancing_day, days since the epoch
+	ts       []int64Column // timestamps, µs since the epoch
+	dec      []flbaColumn  // decimal(18,6) and decimal(20,0)
+	days     []int32Column // dates, days since the epoch
+	// Scratch: the row being added, read once and checked before anything is appended.
+	texts []textValue
 	// Flush scratch, shared by the columns (a column writer copies what it keeps).
 	byteArrays []parquet.ByteArray
 	fixed      []parquet.FixedLenByteArray
+}
+
+type textValue struct {
+	s  string
+	ok bool
 }
 
 // stringColumn is one BYTE_ARRAY column: the non-null values back to back,
@@ -168,76 +176,55 @@ type int64Column struct {
 	defs     []int16
 }
 
+// int32Column is one INT32 date column (never null).
+type int32Column struct {
+	leaf int
+	vals []int32
+}
+
 // flbaColumn is a FIXED_LEN_BYTE_ARRAY decimal: big-endian two's complement,
 // width bytes per value (Parquet's minimal width for the precision).
 type flbaColumn struct {
 	leaf  int
 	width int
 	data  []byte
+	num   decimal128.Num // the row being added
 }
-
-// String columns by position in the row layout (core columns, then the declared ones).
-const (
-	colMalo = iota
-	colMelo
-	colObis
-	colSparte
-	colUnit
-	colQuality
-	colResolution
-	colSourceKind
-	colSourceDetail
-	colProvenance
-	colVersionScope
-	coreStringColumns
-)
-
-// coreStringLeaf is the schema position of each core string column.
-var coreStringLeaf = [coreStringColumns]int{0, 1, 2, 3, 7, 8, 9, 10, 11, 12, 14}
-
-// Schema positions of the other core columns; declared columns follow them.
-const (
-	leafFrom, leafTo, leafValue, leafVersion, leafRecordedAt, leafBalancingDay = 4, 5, 6, 13, 15, 16
-	coreColumns                                                                = 17
-)
 
 // newColumnBatch lays a batch out over sc, the Parquet schema of cfg, and
 // checks that each column has the physical type the batch writes it as.
 func newColumnBatch(cfg meterstore.TableConfig, sc *schema.Schema) (*columnBatch, error) {
 	cols := cfg.Columns()
-	b := &columnBatch{cfg: cfg, str: make([]stringColumn, coreStringColumns+len(cols)-coreColumns)}
-	want := make([]parquet.Type, len(cols))
-	for i := range b.str {
-		leaf := coreColumns + i - coreStringColumns
-		if i < coreStringColumns {
-			leaf = coreStringLeaf[i]
-		}
-		b.str[i] = stringColumn{leaf: leaf, nullable: cols[leaf].Nullable}
-		want[leaf] = parquet.Types.ByteArray
-	}
-	for i, leaf := range [3]int{leafFrom, leafTo, leafRecordedAt} {
-		b.ts[i] = int64Column{leaf: leaf, nullable: cols[leaf].Nullable}
-		want[leaf] = parquet.Types.Int64
-	}
-	b.value = flbaColumn{leaf: leafValue, width: sc.Column(leafValue).TypeLength()}
-	b.ver = flbaColumn{leaf: leafVersion, width: sc.Column(leafVersion).TypeLength()}
-	want[leafValue], want[leafVersion] = parquet.Types.FixedLenByteArray, parquet.Types.FixedLenByteArray
-	want[leafBalancingDay] = parquet.Types.Int32
-	b.rowBytes = 8*len(b.ts) + b.value.width + b.ver.width + 4
-	for _, c := range b.str {
-		b.rowBytes += 4 // its end
-		if c.nullable {
-			b.rowBytes += 2 // its definition level
-		}
-	}
-	for _, c := range b.ts {
-		if c.nullable {
-			b.rowBytes += 2
-		}
-	}
 	if sc.NumColumns() != len(cols) {
 		return nil, fmt.Errorf("parquet schema of %s has %d columns, the table %d", cfg.Name(), sc.NumColumns(), len(cols))
 	}
+	b := &columnBatch{cfg: cfg, nExtra: len(cols) - meterstore.CoreColumnCount}
+	want := make([]parquet.Type, len(cols))
+	for leaf, c := range cols {
+		switch c.Type {
+		case meterstore.TypeText:
+			b.str = append(b.str, stringColumn{leaf: leaf, nullable: c.Nullable})
+			want[leaf] = parquet.Types.ByteArray
+			b.rowBytes += 4 // its end
+		case meterstore.TypeTimestamp:
+			b.ts = append(b.ts, int64Column{leaf: leaf, nullable: c.Nullable})
+			want[leaf] = parquet.Types.Int64
+			b.rowBytes += 8
+		case meterstore.TypeDecimal18_6, meterstore.TypeDecimal20_0:
+			fc := flbaColumn{leaf: leaf, width: sc.Column(leaf).TypeLength()}
+			b.dec = append(b.dec, fc)
+			want[leaf] = parquet.Types.FixedLenByteArray
+			b.rowBytes += fc.width
+		case meterstore.TypeDate:
+			b.days = append(b.days, int32Column{leaf: leaf})
+			want[leaf] = parquet.Types.Int32
+			b.rowBytes += 4
+		}
+		if c.Nullable && c.Type != meterstore.TypeDate && c.Type != meterstore.TypeDecimal18_6 && c.Type != meterstore.TypeDecimal20_0 {
+			b.rowBytes += 2 // its definition level
+		}
+	}
+	b.texts = make([]textValue, len(b.str))
 	for leaf, t := range want {
 		if c := sc.Column(leaf); c.PhysicalType() != t || c.Name() != cols[leaf].Name {
 			return nil, fmt.Errorf("parquet column %d of %s is %s %s, the writer expects %s %s", leaf, cfg.Name(), c.Name(), c.PhysicalType(), cols[leaf].Name, t)
@@ -255,21 +242,25 @@ func (b *columnBatch) reset() {
 	for i := range b.ts {
 		b.ts[i].vals, b.ts[i].defs = b.ts[i].vals[:0], b.ts[i].defs[:0]
 	}
-	b.value.data, b.ver.data = b.value.data[:0], b.ver.data[:0]
-	b.day = b.day[:0]
+	for i := range b.dec {
+		b.dec[i].data = b.dec[i].data[:0]
+	}
+	for i := range b.days {
+		b.days[i].vals = b.days[i].vals[:0]
+	}
 }
 
-func (c *stringColumn) add(s *string) int {
+func (c *stringColumn) add(v textValue) int {
 	if c.nullable {
-		if s == nil {
+		if !v.ok {
 			c.defs = append(c.defs, 0)
 			return 0
 		}
 		c.defs = append(c.defs, 1)
 	}
-	c.data = append(c.data, *s...)
+	c.data = append(c.data, v.s...)
 	c.ends = append(c.ends, int32(len(c.data)))
-	return len(*s)
+	return len(v.s)
 }
 
 func (c *int64Column) add(v int64, null bool) {
@@ -295,55 +286,68 @@ func (c *flbaColumn) add(n decimal128.Num) {
 // add appends one row and returns the bytes it took. A row it refuses leaves
 // the batch as it was.
 func (b *columnBatch) add(r *meterstore.Row) (int, error) {
-	nExtra := len(b.str) - coreStringColumns
-	if len(r.Extra) != nExtra {
-		return 0, fmt.Errorf("row of malo %s carries %d declared columns, table %s declares %d", r.MaloID, len(r.Extra), b.cfg.Name(), nExtra)
+	if len(r.Extra) != b.nExtra {
+		return 0, fmt.Errorf("row of malo %s carries %d declared columns, table %s declares %d", r.MaloID, len(r.Extra), b.cfg.Name(), b.nExtra)
 	}
-	fail := func(err error) error {
-		return fmt.Errorf("malo %s %s at %s: %w", r.MaloID, r.ObisCode, r.From.UTC().Format(time.RFC3339), err)
-	}
-	v, err := valueToDecimal128(r.Value)
-	if err != nil {
-		return 0, fail(err)
-	}
-	strs := [coreStringColumns]*string{
-		colMalo: &r.MaloID, colMelo: r.MeloID, colObis: &r.ObisCode, colSparte: &r.Sparte, colUnit: &r.Unit,
-		colQuality: &r.Quality, colResolution: r.Resolution, colSourceKind: &r.SourceKind,
-		colSourceDetail: r.SourceDetail, colProvenance: r.Provenance, colVersionScope: &r.VersionScope,
-	}
-	for i, s := range strs {
-		if s == nil && !b.str[i].nullable {
-			return 0, fail(fmt.Errorf("column %s is null", b.cfg.Columns()[b.str[i].leaf].Name))
-		}
-	}
-	for i, x := range r.Extra {
-		if c := &b.str[coreStringColumns+i]; x == nil && !c.nullable {
-			return 0, fail(fmt.Errorf("column %s is null", b.cfg.Columns()[c.leaf].Name))
-		}
-	}
-	if r.To == nil && !b.ts[1].nullable {
-		return 0, fail(errors.New(`column "to" is null`))
+	if err := b.check(r); err != nil {
+		return 0, fmt.Errorf("malo %s %s at %s: %w", r.MaloID, r.ObisCode, r.From.UTC().Format(time.RFC3339), err)
 	}
 	size := b.rowBytes
-	for i, s := range strs {
-		size += b.str[i].add(s)
+	for i := range b.str {
+		size += b.str[i].add(b.texts[i])
 	}
-	for i, x := range r.Extra {
-		size += b.str[coreStringColumns+i].add(x)
+	for i := range b.ts {
+		t, ok := r.Time(b.ts[i].leaf)
+		var us int64
+		if ok {
+			us = t.UnixMicro()
+		}
+		b.ts[i].add(us, !ok)
 	}
-	b.ts[0].add(r.From.UnixMicro(), false)
-	var to int64
-	if r.To != nil {
-		to = r.To.UnixMicro()
+	for i := range b.dec {
+		b.dec[i].add(b.dec[i].num)
 	}
-	b.ts[1].add(to, r.To == nil)
-	b.ts[2].add(r.RecordedAt.UnixMicro(), false)
-	b.value.add(v)
-	b.ver.add(decimal128.FromU64(r.Version))
-	b.day = append(b.day, daysSinceEpoch(r.BalancingDay))
+	for i := range b.days {
+		t, _ := r.Time(b.days[i].leaf)
+		b.days[i].vals = append(b.days[i].vals, daysSinceEpoch(t))
+	}
 	b.n++
 	b.bytes += size
 	return size, nil
+}
+
+// check reads the row's text and decimal values into the batch's scratch and
+// refuses a NULL in a required column or a quantity decimal(18,6) cannot hold.
+func (b *columnBatch) check(r *meterstore.Row) error {
+	for i := range b.dec {
+		c := &b.dec[i]
+		switch f := r.Field(c.leaf).(type) {
+		case *decimal.Decimal:
+			n, err := valueToDecimal128(*f)
+			if err != nil {
+				return err
+			}
+			c.num = n
+		case *uint64:
+			c.num = decimal128.FromU64(*f)
+		}
+	}
+	for i := range b.str {
+		c := &b.str[i]
+		s, ok := r.Text(c.leaf)
+		if !ok && !c.nullable {
+			return fmt.Errorf("column %s is null", b.cfg.Columns()[c.leaf].Name)
+		}
+		b.texts[i] = textValue{s, ok}
+	}
+	for i := range b.ts {
+		if c := &b.ts[i]; !c.nullable {
+			if _, ok := r.Time(c.leaf); !ok {
+				return fmt.Errorf("column %q is null", b.cfg.Columns()[c.leaf].Name)
+			}
+		}
+	}
+	return nil
 }
 
 // daysSinceEpoch is arrow.Date32FromTime, floor(Unix seconds / 86 400),
@@ -398,7 +402,8 @@ func (b *columnBatch) writeTo(rg file.BufferedRowGroupWriter) error {
 			return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
 		}
 	}
-	for _, c := range [...]*flbaColumn{&b.value, &b.ver} {
+	for i := range b.dec {
+		c := &b.dec[i]
 		cw, err := column(c.leaf)
 		if err != nil {
 			return err
@@ -412,12 +417,15 @@ func (b *columnBatch) writeTo(rg file.BufferedRowGroupWriter) error {
 			return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
 		}
 	}
-	cw, err := column(leafBalancingDay)
-	if err != nil {
-		return err
-	}
-	if _, err := cw.(*file.Int32ColumnChunkWriter).WriteBatch(b.day, nil, nil); err != nil {
-		return fmt.Errorf("column %s: %w", b.cfg.Columns()[leafBalancingDay].Name, err)
+	for i := range b.days {
+		c := &b.days[i]
+		cw, err := column(c.leaf)
+		if err != nil {
+			return err
+		}
+		if _, err := cw.(*file.Int32ColumnChunkWriter).WriteBatch(c.vals, nil, nil); err != nil {
+			return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
+		}
 	}
 	return nil
 }

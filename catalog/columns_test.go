@@ -53,7 +53,7 @@ func TestDataFileMatchesPqarrow(t *testing.T) {
 		require.NoError(t, err)
 		start := 0
 		flush := func(end int) {
-			rec, err := RowsToRecord(cfg, rows[start:end], nil)
+			rec, err := rowsToRecord(cfg, rows[start:end], nil)
 			require.NoError(t, err)
 			require.NoError(t, fw.WriteBuffered(rec))
 			rec.Release()

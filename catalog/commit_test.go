@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/stretchr/testify/require"
+
+	"meterstore"
 )
 
 var day0 = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -139,7 +141,7 @@ func TestCommitWindowFootersAndPlan(t *testing.T) {
 	// Never backwards.
 	_, err = tb.CommitWindow(ctx, &SliceSource{}, w1)
 	require.ErrorIs(t, err, ErrWatermarkBackwards)
-	require.ErrorIs(t, err, ErrConflict)
+	require.ErrorIs(t, err, meterstore.ErrConflict)
 	// An empty window still advances the watermark.
 	w3 := w2.Add(24 * time.Hour)
 	res3, err := tb.CommitWindow(ctx, &SliceSource{}, w3)

@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
+
+	"meterstore"
 )
 
 // Broad sentinels.
@@ -11,8 +13,6 @@ var (
 	ErrNoSuchTable = errors.New("cold table does not exist")
 	// ErrNoSnapshot: no snapshot with that id, or the instant is before the table's first snapshot.
 	ErrNoSnapshot = errors.New("no such snapshot")
-	// ErrConflict: the write contradicts what is stored (or what another writer stored meanwhile).
-	ErrConflict = errors.New("conflict with stored state")
 	// ErrFormatVersion: the table is not Iceberg format v2.
 	ErrFormatVersion = errors.New("cold table is not Iceberg format v2")
 	// ErrLayout: an existing table's partition spec or sort order is not the declared one.
@@ -28,10 +28,10 @@ var (
 	ErrAboveWatermark = errors.New("row at or above the tiering watermark")
 )
 
-// Narrow sentinels; each wraps ErrConflict.
+// Narrow sentinels; each wraps meterstore.ErrConflict, the conflict root both tiers share.
 var (
-	ErrWatermarkBackwards = fmt.Errorf("tiering watermark would move backwards: %w", ErrConflict)
-	ErrRestatement        = fmt.Errorf("conflicting restatement under an existing version: %w", ErrConflict)
-	ErrSecondOperator     = fmt.Errorf("second network operator for a reading: %w", ErrConflict)
-	ErrCommitConflict     = fmt.Errorf("concurrent commit by another writer: %w", ErrConflict)
+	ErrWatermarkBackwards = fmt.Errorf("tiering watermark would move backwards: %w", meterstore.ErrConflict)
+	ErrRestatement        = fmt.Errorf("conflicting restatement under an existing version: %w", meterstore.ErrConflict)
+	ErrSecondOperator     = fmt.Errorf("second network operator for a reading: %w", meterstore.ErrConflict)
+	ErrCommitConflict     = fmt.Errorf("concurrent commit by another writer: %w", meterstore.ErrConflict)
 )

@@ -83,7 +83,7 @@ func TestFootersRealisticDay(t *testing.T) {
 	// For comparison: iceberg-go's own writer with the table's properties (not committed).
 	var oldTotal int64
 	for df, err := range table.WriteRecords(ctx, tb.Iceberg(), ArrowSchema(cfg), func(yield func(arrow.RecordBatch, error) bool) {
-		rec, err := RowsToRecord(cfg, rows, nil)
+		rec, err := rowsToRecord(cfg, rows, nil)
 		yield(rec, err)
 	}, table.WithMaxWriteWorkers(1)) {
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"meterstore"
 	"meterstore/internal/pgtest"
+	"meterstore/metering"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -65,16 +66,19 @@ func newEnv(t testing.TB, opts ...func(*Options)) *env {
 
 func strp(s string) *string { return &s }
 
-// mkRow builds one quarter-hour row.
+// mkRow builds one quarter-hour row, valid as a write path stores it: the
+// version scope names op and the row's Bilanzierungsmonat, balancing_day is
+// the calendar's.
 func mkRow(malo, tenant string, from time.Time, value string, version uint64, op string) meterstore.Row {
 	from = from.UTC()
 	to := from.Add(15 * time.Minute)
 	return meterstore.Row{
 		MaloID: malo, ObisCode: "1-1:1.29.0", Sparte: "STROM",
-		From: from, To: &to, Value: decimal.RequireFromString(value), Unit: "KWH", Quality: "220",
+		From: from, To: &to, Value: decimal.RequireFromString(value), Unit: "KWH", Quality: "MEASURED",
 		Resolution: strp("PT15M"), SourceKind: "mscons", SourceDetail: strp(`{"kind":"mscons"}`),
-		Version: version, VersionScope: op + ":" + malo, RecordedAt: from.Add(time.Hour),
-		BalancingDay: time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, time.UTC),
+		Version: version, VersionScope: op + ":" + metering.BalancingMonth(from, metering.SparteStrom).String()[:7],
+		RecordedAt:   from.Add(time.Hour),
+		BalancingDay: metering.BalancingDay(from, metering.SparteStrom).Time(),
 		Extra:        []*string{strp(tenant), nil},
 	}
 }

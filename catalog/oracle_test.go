@@ -105,7 +105,7 @@ func TestCompactionAndOrphansKeepAnswers(t *testing.T) {
 		out, err := tb.AppendCold(ctx, rows)
 		require.NoError(t, err)
 		for _, o := range out {
-			require.NotEqual(t, Duplicate, o.Effect)
+			require.NotEqual(t, meterstore.Duplicate, o.Effect)
 		}
 		written = append(written, rows...)
 		history = append(history, point{tb.CurrentSnapshotID(), slices.Clone(written)})

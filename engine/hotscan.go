@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/shopspring/decimal"
 
 	"meterstore"
 )
@@ -204,7 +205,6 @@ func (s *unplannedSource) FillChunk(duckdb.DataChunk) error {
 type hotSource struct {
 	p         *plannedScan
 	projected []int // column indexes DuckDB asked for
-	nCore     int   // core columns before the declared ones
 	pages     chan pageResult
 	free      chan []meterstore.Row
 	page      []meterstore.Row
@@ -250,7 +250,6 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 
 // start reads which columns DuckDB projected and starts the page reader.
 func (s *hotSource) start(chunk duckdb.DataChunk) {
-	s.nCore = len(meterstore.CoreColumns(s.p.cfg.TimeModel()))
 	var names []string
 	for i, c := range s.p.cfg.Columns() {
 		if isProjected(chunk, i) {
@@ -344,56 +343,30 @@ func (s *hotSource) next() error {
 	return nil
 }
 
+// set writes row r's projected columns into the chunk, by each column's Row
+// field (Row.Field): the Go type of the field picks the DuckDB value.
 func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) error {
-	nCore := s.nCore
 	for _, col := range s.projected {
 		var err error
-		switch col {
-		case 0:
-			err = duckdb.SetChunkValue(chunk, col, row, r.MaloID)
-		case 1:
-			err = setOptString(chunk, col, row, r.MeloID)
-		case 2:
-			err = duckdb.SetChunkValue(chunk, col, row, r.ObisCode)
-		case 3:
-			err = duckdb.SetChunkValue(chunk, col, row, r.Sparte)
-		case 4:
-			err = duckdb.SetChunkValue(chunk, col, row, r.From)
-		case 5:
-			if r.To == nil {
+		switch f := r.Field(col).(type) {
+		case *string:
+			err = duckdb.SetChunkValue(chunk, col, row, *f)
+		case **string:
+			err = setOptString(chunk, col, row, *f)
+		case *time.Time:
+			err = duckdb.SetChunkValue(chunk, col, row, *f)
+		case **time.Time:
+			if *f == nil {
 				err = chunk.SetValue(col, row, nil)
 			} else {
-				err = duckdb.SetChunkValue(chunk, col, row, *r.To)
+				err = duckdb.SetChunkValue(chunk, col, row, **f)
 			}
-		case 6:
-			err = duckdb.SetChunkValue(chunk, col, row, r.Value.Shift(6).IntPart())
-		case 7:
-			err = duckdb.SetChunkValue(chunk, col, row, r.Unit)
-		case 8:
-			err = duckdb.SetChunkValue(chunk, col, row, r.Quality)
-		case 9:
-			err = setOptString(chunk, col, row, r.Resolution)
-		case 10:
-			err = duckdb.SetChunkValue(chunk, col, row, r.SourceKind)
-		case 11:
-			err = setOptString(chunk, col, row, r.SourceDetail)
-		case 12:
-			err = setOptString(chunk, col, row, r.Provenance)
-		case 13:
-			err = duckdb.SetChunkValue(chunk, col, row, r.Version)
-		case 14:
-			err = duckdb.SetChunkValue(chunk, col, row, r.VersionScope)
-		case 15:
-			err = duckdb.SetChunkValue(chunk, col, row, r.RecordedAt)
-		case 16:
-			err = duckdb.SetChunkValue(chunk, col, row, r.BalancingDay)
-		default:
-			i := col - nCore
-			if i < len(r.Extra) {
-				err = setOptString(chunk, col, row, r.Extra[i])
-			} else {
-				err = chunk.SetValue(col, row, nil)
-			}
+		case *decimal.Decimal:
+			err = duckdb.SetChunkValue(chunk, col, row, f.Shift(6).IntPart())
+		case *uint64:
+			err = duckdb.SetChunkValue(chunk, col, row, *f)
+		default: // a declared column the row does not carry
+			err = chunk.SetValue(col, row, nil)
 		}
 		if err != nil {
 			return fmt.Errorf("hot scan: column %d: %w", col, err)

@@ -186,7 +186,7 @@ func TestTableNameOf34Characters(t *testing.T) {
 	}
 	ds, err := st.Write(ctx, []meterstore.Row{mk(qh(maloA, obisImport, day, "1", 20260312000001))})
 	require.NoError(t, err)
-	require.Equal(t, hot.Inserted, ds[0].Effect)
+	require.Equal(t, meterstore.Inserted, ds[0].Effect)
 
 	part := st.PartitionName(day)
 	require.Len(t, part, 50)

@@ -16,29 +16,53 @@ import (
 	"meterstore"
 )
 
-// colKind is how a selected column lands in a meterstore.Row.
+// colKind is how a selected column is encoded on the wire and which Go type
+// its field of meterstore.Row has (Row.Field): the kinds follow the column's
+// type, never its position, so a column added to the layout needs no case here.
 type colKind uint8
 
 const (
-	kMalo colKind = iota
-	kMelo
-	kObis
-	kSparte
-	kFrom
-	kTo
-	kValue
-	kUnit
-	kQuality
-	kResolution
-	kSourceKind
-	kSourceDetail
-	kProvenance
-	kVersion
-	kVersionScope
-	kRecordedAt
-	kBalancingDay
-	kExtra
+	kText              colKind = iota // *string
+	kTextNullable                     // **string
+	kTimestamp                        // *time.Time
+	kTimestampNullable                // **time.Time
+	kDate                             // *time.Time, a date
+	kQuantity                         // *decimal.Decimal, numeric(18,6)
+	kVersion                          // *uint64, numeric(20,0)
 )
+
+// kindOf is the kind of column i of the layout, from its type and the Go type
+// of the Row field that holds it.
+func kindOf(def meterstore.ColumnDef, field any) colKind {
+	switch def.Type {
+	case meterstore.TypeTimestamp:
+		if _, ok := field.(**time.Time); ok {
+			return kTimestampNullable
+		}
+		return kTimestamp
+	case meterstore.TypeDate:
+		return kDate
+	case meterstore.TypeDecimal18_6:
+		return kQuantity
+	case meterstore.TypeDecimal20_0:
+		return kVersion
+	}
+	if _, ok := field.(**string); ok {
+		return kTextNullable
+	}
+	return kText
+}
+
+// layoutKinds is the kind of every column of cfg's layout.
+func layoutKinds(cfg meterstore.TableConfig) []colKind {
+	cols := cfg.Columns()
+	probe := meterstore.Row{Extra: make([]*string, len(cols)-meterstore.CoreColumnCount)}
+	out := make([]colKind, len(cols))
+	for i, c := range cols {
+		out[i] = kindOf(c, probe.Field(i))
+	}
+	return out
+}
 
 // pgEpochMicros is 2000-01-01 00:00 UTC, PostgreSQL's binary time origin, in Unix µs.
 const pgEpochMicros = 946_684_800_000_000
@@ -57,15 +81,15 @@ const internMax = 4096
 // nullable field points to, and a value's big.Int; both are never written
 // through. It is not safe for concurrent use; Scan and Page build one per plan.
 type decoder struct {
-	cols     []string
-	kinds    []colKind
-	extraIdx []int // for kExtra: index into Row.Extra
-	nExtra   int
-	intern   []map[string]string
-	last     []string  // per column, the previous value
-	lastPtr  []*string // per nullable column, the pointer to it
-	lastNum  []byte    // the previous value's wire bytes
-	lastVal  decimal.Decimal
+	cols    []string
+	pos     []int // each selected column's position in the layout (Row.Field)
+	kinds   []colKind
+	nExtra  int
+	intern  []map[string]string
+	last    []string  // per column, the previous value
+	lastPtr []*string // per nullable column, the pointer to it
+	lastNum []byte    // the previous value's wire bytes
+	lastVal decimal.Decimal
 
 	// per-page slabs
 	strs   []string
@@ -73,33 +97,19 @@ type decoder struct {
 	extras []*string
 }
 
+// newDecoder decodes the columns named, which must be columns of the table.
 func (s *Store) newDecoder(cols []string) *decoder {
 	d := &decoder{cols: cols, nExtra: len(s.cfg.ExtraColumns())}
-	extraIdx := map[string]int{}
-	for i, c := range s.cfg.ExtraColumns() {
-		extraIdx[c.Name] = i
-	}
-	byName := map[string]colKind{
-		"malo_id": kMalo, "melo_id": kMelo, "obis_code": kObis, "sparte": kSparte, "from": kFrom, "to": kTo,
-		"value": kValue, "unit": kUnit, "quality": kQuality, "resolution": kResolution, "source_kind": kSourceKind,
-		"source_detail": kSourceDetail, "provenance": kProvenance, "version": kVersion, "version_scope": kVersionScope,
-		"recorded_at": kRecordedAt, "balancing_day": kBalancingDay,
-	}
+	kinds := layoutKinds(s.cfg)
+	d.pos = make([]int, len(cols))
 	d.kinds = make([]colKind, len(cols))
-	d.extraIdx = make([]int, len(cols))
 	d.intern = make([]map[string]string, len(cols))
 	d.last = make([]string, len(cols))
 	d.lastPtr = make([]*string, len(cols))
 	for i, c := range cols {
-		k, ok := byName[c]
-		if !ok {
-			k = kExtra
-			d.extraIdx[i] = extraIdx[c]
-		}
-		d.kinds[i] = k
-		switch k {
-		case kFrom, kTo, kValue, kVersion, kRecordedAt, kBalancingDay:
-		default:
+		d.pos[i] = s.cfg.ColumnIndex(c)
+		d.kinds[i] = kinds[d.pos[i]]
+		if !d.needsBinary(i) {
 			d.intern[i] = map[string]string{}
 		}
 	}
@@ -157,12 +167,10 @@ func (d *decoder) readAll(res pgx.Rows, out []meterstore.Row) ([]meterstore.Row,
 	return out, res.Err()
 }
 
+// needsBinary reports whether column i is decoded from binary (everything but text).
 func (d *decoder) needsBinary(i int) bool {
-	switch d.kinds[i] {
-	case kFrom, kTo, kValue, kVersion, kRecordedAt, kBalancingDay:
-		return true
-	}
-	return false
+	k := d.kinds[i]
+	return k != kText && k != kTextNullable
 }
 
 func (d *decoder) extraSlot() []*string {
@@ -220,53 +228,25 @@ func (d *decoder) timePtr(t time.Time) *time.Time {
 var errNull = errors.New("unexpected NULL")
 
 func (d *decoder) decodeBinary(i int, b []byte, r *meterstore.Row) error {
-	k := d.kinds[i]
+	k, f := d.kinds[i], r.Field(d.pos[i])
 	if b == nil {
-		switch k {
-		case kMelo, kTo, kResolution, kSourceDetail, kProvenance, kExtra:
+		if k == kTextNullable || k == kTimestampNullable {
 			return nil // the field stays nil
 		}
 		return errNull
 	}
 	switch k {
-	case kMalo:
-		r.MaloID = d.str(i, b)
-	case kMelo:
-		r.MeloID = d.strPtr(i, b)
-	case kObis:
-		r.ObisCode = d.str(i, b)
-	case kSparte:
-		r.Sparte = d.str(i, b)
-	case kUnit:
-		r.Unit = d.str(i, b)
-	case kQuality:
-		r.Quality = d.str(i, b)
-	case kResolution:
-		r.Resolution = d.strPtr(i, b)
-	case kSourceKind:
-		r.SourceKind = d.str(i, b)
-	case kSourceDetail:
-		r.SourceDetail = d.strPtr(i, b)
-	case kProvenance:
-		r.Provenance = d.strPtr(i, b)
-	case kVersionScope:
-		r.VersionScope = d.str(i, b)
-	case kExtra:
-		r.Extra[d.extraIdx[i]] = d.strPtr(i, b)
-	case kFrom, kTo, kRecordedAt:
+	case kText:
+		*f.(*string) = d.str(i, b)
+	case kTextNullable:
+		*f.(**string) = d.strPtr(i, b)
+	case kTimestamp, kTimestampNullable:
 		t, err := decodeTimestamptz(b)
 		if err != nil {
 			return err
 		}
-		switch k {
-		case kFrom:
-			r.From = t
-		case kTo:
-			r.To = d.timePtr(t)
-		default:
-			r.RecordedAt = t
-		}
-	case kBalancingDay:
+		d.setTime(k, f, t)
+	case kDate:
 		if len(b) != 4 {
 			return fmt.Errorf("date: %d bytes", len(b))
 		}
@@ -274,26 +254,36 @@ func (d *decoder) decodeBinary(i int, b []byte, r *meterstore.Row) error {
 		if days == math.MaxInt32 || days == math.MinInt32 {
 			return errors.New("infinite date")
 		}
-		r.BalancingDay = time.UnixMicro(pgEpochMicros + int64(days)*86_400_000_000).UTC()
-	case kValue:
+		*f.(*time.Time) = time.UnixMicro(pgEpochMicros + int64(days)*86_400_000_000).UTC()
+	case kQuantity:
+		v := f.(*decimal.Decimal)
 		if d.lastNum != nil && string(d.lastNum) == string(b) {
-			r.Value = d.lastVal
+			*v = d.lastVal
 			return nil
 		}
-		v, err := decodeNumeric(b)
+		n, err := decodeNumeric(b)
 		if err != nil {
 			return err
 		}
-		r.Value = v
-		d.lastNum, d.lastVal = append(d.lastNum[:0], b...), v
+		*v = n
+		d.lastNum, d.lastVal = append(d.lastNum[:0], b...), n
 	case kVersion:
 		v, err := decodeVersion(b)
 		if err != nil {
 			return err
 		}
-		r.Version = v
+		*f.(*uint64) = v
 	}
 	return nil
+}
+
+// setTime stores t in a timestamp field, the nullable one through the slab.
+func (d *decoder) setTime(k colKind, f any, t time.Time) {
+	if k == kTimestampNullable {
+		*f.(**time.Time) = d.timePtr(t)
+		return
+	}
+	*f.(*time.Time) = t
 }
 
 // decodeText is the fallback for a connection returning text results (the
@@ -302,8 +292,9 @@ func (d *decoder) decodeText(tm *pgtype.Map, oid uint32, i int, b []byte, r *met
 	if b == nil {
 		return d.decodeBinary(i, nil, r)
 	}
-	switch d.kinds[i] {
-	case kValue, kVersion:
+	k, f := d.kinds[i], r.Field(d.pos[i])
+	switch k {
+	case kQuantity, kVersion:
 		var n pgtype.Numeric
 		if err := tm.Scan(oid, pgx.TextFormatCode, b, &n); err != nil {
 			return err
@@ -312,30 +303,25 @@ func (d *decoder) decodeText(tm *pgtype.Map, oid uint32, i int, b []byte, r *met
 			return errors.New("not a finite number")
 		}
 		v := decimal.NewFromBigInt(n.Int, n.Exp)
-		if d.kinds[i] == kValue {
-			r.Value = v
+		if k == kQuantity {
+			*f.(*decimal.Decimal) = v
 			return nil
 		}
 		bi := v.BigInt()
 		if bi.Sign() < 0 || !bi.IsUint64() {
 			return fmt.Errorf("version %s out of range", v)
 		}
-		r.Version = bi.Uint64()
+		*f.(*uint64) = bi.Uint64()
 	default:
 		var t time.Time
 		if err := tm.Scan(oid, pgx.TextFormatCode, b, &t); err != nil {
 			return err
 		}
-		switch d.kinds[i] {
-		case kFrom:
-			r.From = t.UTC()
-		case kTo:
-			r.To = d.timePtr(t.UTC())
-		case kRecordedAt:
-			r.RecordedAt = t.UTC()
-		case kBalancingDay:
-			r.BalancingDay = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		if k == kDate {
+			*f.(*time.Time) = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+			return nil
 		}
+		d.setTime(k, f, t.UTC())
 	}
 	return nil
 }

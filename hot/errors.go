@@ -13,8 +13,9 @@ import (
 
 // Sentinels a caller branches on. Narrower ones wrap broader ones.
 var (
-	// ErrIntegrity is wrapped by every refusal of a database integrity rule.
-	ErrIntegrity = errors.New("hot: integrity rule refused the write")
+	// ErrIntegrity is wrapped by every refusal of a database integrity rule; it
+	// wraps meterstore.ErrConflict, the conflict root both tiers share.
+	ErrIntegrity = fmt.Errorf("hot: %w: integrity rule refused the write", meterstore.ErrConflict)
 	// ErrOverlap: two intervals of one reading at one version overlap.
 	ErrOverlap = fmt.Errorf("%w: overlapping intervals within one version", ErrIntegrity)
 	// ErrSecondOperator: a second network operator for one reading.

@@ -41,7 +41,7 @@ func (s *Store) checksAcrossPartitions() bool {
 //
 // oids is the partition fingerprint the write read under its locks; the fresh
 // rows are ds[i] for i in fresh.
-func (s *Store) checkAcrossPartitions(ctx context.Context, tx pgx.Tx, oids []int64, ds []Displacement, fresh []int) error {
+func (s *Store) checkAcrossPartitions(ctx context.Context, tx pgx.Tx, oids []int64, ds []meterstore.Displacement, fresh []int) error {
 	if !s.checksAcrossPartitions() {
 		return nil
 	}

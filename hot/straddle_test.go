@@ -23,7 +23,7 @@ func TestOverlapAcrossPartitionBoundary(t *testing.T) {
 	// An hour at 23:30–00:30 is stored.
 	ds, err := st.Write(ctx, []meterstore.Row{iv(maloA, obisImport, midnight.Add(-30*time.Minute), time.Hour, "1", v)})
 	require.NoError(t, err)
-	require.Equal(t, hot.Inserted, ds[0].Effect)
+	require.Equal(t, meterstore.Inserted, ds[0].Effect)
 
 	// A quarter-hour after midnight, inside that hour, lives in the next partition:
 	// refused by the check across partitions (backward: an earlier straddler).

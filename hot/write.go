@@ -7,28 +7,7 @@ import (
 	"time"
 
 	"meterstore"
-	"meterstore/metering"
 )
-
-// Effect is what writing one row did to its reading; shared with the cold tier.
-type Effect = meterstore.Effect
-
-// The four effects (see meterstore.Effect).
-const (
-	Inserted   = meterstore.Inserted
-	Superseded = meterstore.Superseded
-	Shadowed   = meterstore.Shadowed
-	Duplicate  = meterstore.Duplicate
-)
-
-// Displacement reports one written row and its effect, observed inside the
-// write's own transaction.
-type Displacement struct {
-	Row    meterstore.Row // as written (balancing_day derived, extra columns canonical)
-	Effect Effect
-	// Superseded is the row that stopped being current, for Effect == Superseded.
-	Superseded *meterstore.Row
-}
 
 // Write stores rows in one transaction and reports each row's effect.
 //
@@ -52,25 +31,25 @@ type Displacement struct {
 // *OverlapError or *SecondOperatorError. On any error nothing is written.
 // Redelivering the same rows is a no-op reported as Duplicate. Write is
 // tier-agnostic: routing rows below the tiering watermark is the caller's job.
-func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]Displacement, error) {
+func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]meterstore.Displacement, error) {
 	return s.write(ctx, rows, func(string) {})
 }
 
 // write is Write, calling lap after each of its steps with the step's name
 // (validate, partitions, begin, lock+prior, classify, copy, straddle, commit):
 // the write benchmark's account of where a write's time goes.
-func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step string)) ([]Displacement, error) {
+func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step string)) ([]meterstore.Displacement, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	// The report holds the validated rows: they are validated in place there,
 	// and everything after refers to them by index, so no row is copied again.
-	ds := make([]Displacement, len(rows))
-	memo := validated{extra: s.cfg.ExtraColumns()}
+	ds := make([]meterstore.Displacement, len(rows))
+	v := s.cfg.NewRowValidator()
 	for i := range rows {
 		ds[i].Row = rows[i]
-		if err := s.validate(&ds[i].Row, &memo); err != nil {
-			return nil, err
+		if err := v.ValidateRow(&ds[i].Row); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidRow, err)
 		}
 	}
 	b := s.group(len(ds), func(i int) *meterstore.Row { return &ds[i].Row })
@@ -120,7 +99,7 @@ func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step 
 // Rows are chained by a hash of their merge key and compared field by field, so
 // a batch costs one map entry per distinct key and no allocation per row (the
 // copies of superseded rows come from slabs).
-func (s *Store) classify(id identity, ds []Displacement, prior []meterstore.Row) ([]int, error) {
+func (s *Store) classify(id identity, ds []meterstore.Displacement, prior []meterstore.Row) ([]int, error) {
 	seed := maphash.MakeSeed()
 	n := len(prior) + len(ds)
 	head := make(map[uint64]int32, n) // hash → 1 + index into ents of the latest entry
@@ -164,19 +143,19 @@ func (s *Store) classify(id identity, ds []Displacement, prior []meterstore.Row)
 		}
 		switch {
 		case dup:
-			ds[i].Effect = Duplicate
+			ds[i].Effect = meterstore.Duplicate
 			continue
 		case cur == nil:
-			ds[i].Effect = Inserted
+			ds[i].Effect = meterstore.Inserted
 		case r.Version > cur.Version:
-			ds[i].Effect = Superseded
+			ds[i].Effect = meterstore.Superseded
 			if len(slab) == 0 {
 				slab = make([]meterstore.Row, min(256, len(ds)-i))
 			}
 			slab[0] = *cur
 			ds[i].Superseded, slab = &slab[0], slab[1:]
 		default:
-			ds[i].Effect = Shadowed
+			ds[i].Effect = meterstore.Shadowed
 		}
 		push(h, r)
 		fresh = append(fresh, i)
@@ -211,175 +190,4 @@ func (s *Store) restatement(stored, offered meterstore.Row) error {
 		hint = "a second Messlokation under one Marktlokation is a different reading only on a table with identify_by_melo = true; declare it, or deliver the correction at a higher version"
 	}
 	return &RestatementError{Table: s.cfg.Name(), Stored: stored, Offered: offered, Fields: fields, Hint: hint}
-}
-
-// validated remembers the last accepted value of each field validate checks
-// without regard to the instant. A batch repeats them row after row (one
-// delivery is one MaLo, channel, unit and scope), so parsing each only when it
-// changes takes most of the validation cost out of a batch; every row is still
-// checked, against exactly the same rules. It also holds the slab the
-// normalised "to"s are taken from: one allocation per 1 024 rows, not per row.
-type validated struct {
-	malo, obis, sparte, unit, quality, resolution, melo, scope string
-	sp                                                         metering.Sparte
-	vs                                                         metering.VersionScope
-	ok                                                         uint16 // bit per field: the remembered value is valid
-	extra                                                      []meterstore.Column
-	times                                                      []time.Time // slab the normalised "to"s point into
-}
-
-const (
-	okMalo uint16 = 1 << iota
-	okObis
-	okSparteUnit
-	okQuality
-	okResolution
-	okMelo
-	okScope
-)
-
-// validate checks a row with metering and normalises it in place: UTC µs
-// instants, canonical extra columns, balancing_day from the calendar.
-func (s *Store) validate(r *meterstore.Row, m *validated) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: table %s: row malo %s obis %s from %s: %w", ErrInvalidRow, s.cfg.Name(),
-			r.MaloID, r.ObisCode, r.From.UTC().Format(time.RFC3339), fmt.Errorf(format, args...))
-	}
-	if m.ok&okMalo == 0 || r.MaloID != m.malo {
-		m.ok &^= okMalo
-		if id, err := metering.ParseMaloID(r.MaloID); err != nil {
-			return fail("%w", err)
-		} else if id.String() != r.MaloID {
-			return fail("malo_id %q is not canonical; store %q", r.MaloID, id.String())
-		}
-		m.malo, m.ok = r.MaloID, m.ok|okMalo
-	}
-	if m.ok&okObis == 0 || r.ObisCode != m.obis {
-		m.ok &^= okObis
-		if o, err := metering.ParseObis(r.ObisCode); err != nil {
-			return fail("%w", err)
-		} else if o.String() != r.ObisCode {
-			return fail("obis_code %q is not canonical; store %q", r.ObisCode, o.String())
-		}
-		m.obis, m.ok = r.ObisCode, m.ok|okObis
-	}
-	if m.ok&okSparteUnit == 0 || r.Sparte != m.sparte || r.Unit != m.unit {
-		m.ok &^= okSparteUnit
-		sp, err := metering.ParseSparte(r.Sparte)
-		if err != nil {
-			return fail("%w", err)
-		}
-		u, err := metering.ParseUnit(r.Unit)
-		if err != nil {
-			return fail("%w", err)
-		}
-		if err := sp.AllowsUnit(u); err != nil {
-			return fail("%w", err)
-		}
-		m.sparte, m.unit, m.sp, m.ok = r.Sparte, r.Unit, sp, m.ok|okSparteUnit
-	}
-	if m.ok&okQuality == 0 || r.Quality != m.quality {
-		m.ok &^= okQuality
-		if _, err := metering.ParseQuality(r.Quality); err != nil {
-			return fail("%w", err)
-		}
-		m.quality, m.ok = r.Quality, m.ok|okQuality
-	}
-	if r.Resolution != nil && (m.ok&okResolution == 0 || *r.Resolution != m.resolution) {
-		m.ok &^= okResolution
-		if _, err := metering.ParseResolution(*r.Resolution); err != nil {
-			return fail("%w", err)
-		}
-		m.resolution, m.ok = *r.Resolution, m.ok|okResolution
-	}
-	if r.MeloID != nil {
-		if m.ok&okMelo == 0 || *r.MeloID != m.melo {
-			m.ok &^= okMelo
-			id, err := metering.ParseMeloID(*r.MeloID)
-			if err != nil {
-				return fail("%w", err)
-			}
-			if id.String() != *r.MeloID {
-				return fail("melo_id %q is not canonical; store %q", *r.MeloID, id.String())
-			}
-			m.melo, m.ok = *r.MeloID, m.ok|okMelo
-		}
-	} else if s.cfg.IdentifyByMelo() {
-		return fail("table identifies a reading by its Messlokation (identify_by_melo), so every row needs a melo_id")
-	}
-	if r.From.IsZero() {
-		return fail("from is unset")
-	}
-	r.From = r.From.UTC().Truncate(time.Microsecond)
-	if m.ok&okScope == 0 || r.VersionScope != m.scope {
-		m.ok &^= okScope
-		scope, err := metering.ParseVersionScope(r.VersionScope)
-		if err != nil {
-			return fail("%w", err)
-		}
-		m.scope, m.vs, m.ok = r.VersionScope, scope, m.ok|okScope
-	}
-	if !m.vs.Covers(r.From, m.sp) {
-		return fail("%w: version_scope %s does not cover %s (its %s Bilanzierungsmonat is %s)", metering.ErrScopeMismatch,
-			r.VersionScope, r.From.Format(time.RFC3339), m.sp, metering.BalancingMonth(r.From, m.sp).String()[:7])
-	}
-	if r.Version == 0 {
-		return fail("version is unset; use the MSCONS label or metering.VersionArrival")
-	}
-	switch s.cfg.TimeModel() {
-	case meterstore.Interval:
-		if r.To == nil {
-			return fail("an interval table needs \"to\" on every row (register readings go to a point table)")
-		}
-		to := r.To.UTC().Truncate(time.Microsecond)
-		if !to.After(r.From) {
-			return fail("\"to\" %s is not after \"from\"", to.Format(time.RFC3339))
-		}
-		if len(m.times) == 0 {
-			m.times = make([]time.Time, 1024)
-		}
-		m.times[0] = to
-		r.To, m.times = &m.times[0], m.times[1:]
-	case meterstore.Point:
-		if r.To != nil {
-			return fail("a point table holds register readings at an instant: \"to\" must be null (intervals go to an interval table)")
-		}
-	}
-	if r.RecordedAt.IsZero() {
-		return fail("recorded_at is unset")
-	}
-	r.RecordedAt = r.RecordedAt.UTC().Truncate(time.Microsecond)
-	if r.SourceKind == "" {
-		return fail("source_kind is unset")
-	}
-	r.BalancingDay = metering.BalancingDay(r.From, m.sp).Time()
-	cols := m.extra
-	if len(r.Extra) != len(cols) {
-		if !(r.Extra == nil && allNullable(cols)) {
-			return fail("%d extra values for %d declared columns", len(r.Extra), len(cols))
-		}
-	}
-	extra := make([]*string, len(cols))
-	for i, col := range cols {
-		var v *string
-		if i < len(r.Extra) {
-			v = r.Extra[i]
-		}
-		cv, err := col.Canonical(v)
-		if err != nil {
-			return fail("%w", err)
-		}
-		extra[i] = cv
-	}
-	r.Extra = extra
-	return nil
-}
-
-func allNullable(cols []meterstore.Column) bool {
-	for _, c := range cols {
-		if !c.Nullable {
-			return false
-		}
-	}
-	return true
 }

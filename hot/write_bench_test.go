@@ -144,7 +144,7 @@ func BenchmarkWriteVsCopy(b *testing.B) {
 	scenarios := []string{"write_new", "write_redelivery", "write_correction", "write_off",
 		"copy_unconstrained", "copy_pk", "copy_schema_off", "copy_schema_on"}
 	durs := map[string][]time.Duration{}
-	timeWrite := func(name string, st *hot.Store, rows []meterstore.Row, want hot.Effect) []hot.Displacement {
+	timeWrite := func(name string, st *hot.Store, rows []meterstore.Row, want meterstore.Effect) []meterstore.Displacement {
 		t0 := time.Now()
 		ds, err := st.Write(ctx, rows)
 		durs[name] = append(durs[name], time.Since(t0))
@@ -158,14 +158,14 @@ func BenchmarkWriteVsCopy(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rows := benchRowsFor(i, v1)
-		ds := timeWrite("write_new", on, rows, hot.Inserted)
-		timeWrite("write_redelivery", on, rows, hot.Duplicate)
+		ds := timeWrite("write_new", on, rows, meterstore.Inserted)
+		timeWrite("write_redelivery", on, rows, meterstore.Duplicate)
 		corr := benchRowsFor(i, v2)
 		for j := range corr {
 			corr[j].Value = corr[j].Value.Add(decimal.New(1, -3))
 		}
-		dc := timeWrite("write_correction", on, corr, hot.Superseded)
-		timeWrite("write_off", off, rows, hot.Inserted)
+		dc := timeWrite("write_correction", on, corr, meterstore.Superseded)
+		timeWrite("write_off", off, rows, meterstore.Inserted)
 
 		b.StopTimer()
 		_, err := off.Write(ctx, corr) // so that every table grows alike
@@ -215,7 +215,7 @@ func BenchmarkWritePhases(b *testing.B) {
 	const v1, v2 = 20260310000001, 20260310000002
 	set := 0
 	next := func() []meterstore.Row { set++; return benchRowsFor(set, v1) }
-	run := func(name string, st *hot.Store, setup func() []meterstore.Row, want hot.Effect) {
+	run := func(name string, st *hot.Store, setup func() []meterstore.Row, want meterstore.Effect) {
 		b.Run(name, func(b *testing.B) {
 			d := map[string]time.Duration{}
 			for i := 0; i < b.N; i++ {
@@ -234,13 +234,13 @@ func BenchmarkWritePhases(b *testing.B) {
 			b.ReportMetric(float64(benchBatch*b.N)/total.Seconds(), "rows/s")
 		})
 	}
-	run("new", on, next, hot.Inserted)
+	run("new", on, next, meterstore.Inserted)
 	run("redelivery", on, func() []meterstore.Row {
 		rows := next()
 		_, err := on.Write(ctx, rows)
 		require.NoError(b, err)
 		return rows
-	}, hot.Duplicate)
+	}, meterstore.Duplicate)
 	run("correction", on, func() []meterstore.Row {
 		_, err := on.Write(ctx, next())
 		require.NoError(b, err)
@@ -249,6 +249,6 @@ func BenchmarkWritePhases(b *testing.B) {
 			rows[j].Value = rows[j].Value.Add(decimal.New(1, -3))
 		}
 		return rows
-	}, hot.Superseded)
-	run("new_unchecked", off, next, hot.Inserted)
+	}, meterstore.Superseded)
+	run("new_unchecked", off, next, meterstore.Inserted)
 }

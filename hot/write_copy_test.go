@@ -78,7 +78,7 @@ func BenchmarkCopyStream(b *testing.B) {
 	s := New(nil, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
 	day := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
 	res, det := "PT15M", `{"MSCONS":{"sender":"9910125000002","message_ref":"M1"}}`
-	ds := make([]Displacement, 9984)
+	ds := make([]meterstore.Displacement, 9984)
 	fresh := make([]int, len(ds))
 	for i := range ds {
 		from := day.Add(time.Duration(i%96) * 15 * time.Minute)

@@ -12,7 +12,7 @@ var WritePhases = []string{"validate", "partitions", "begin", "lock+prior", "cla
 
 // TimedWrite is Write with each step's wall time added to d under its
 // WritePhases name: the benchmark's account of where a write's time goes.
-func (s *Store) TimedWrite(ctx context.Context, rows []meterstore.Row, d map[string]time.Duration) ([]Displacement, error) {
+func (s *Store) TimedWrite(ctx context.Context, rows []meterstore.Row, d map[string]time.Duration) ([]meterstore.Displacement, error) {
 	t := time.Now()
 	return s.write(ctx, rows, func(phase string) {
 		now := time.Now()

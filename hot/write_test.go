@@ -60,7 +60,7 @@ func TestFiveRowsForFourRefused(t *testing.T) {
 	t.Run("a higher version may overlap", func(t *testing.T) {
 		ds, err := st.Write(ctx, []meterstore.Row{iv(maloB, obisImport, day10, time.Hour, "1", v+1)})
 		require.NoError(t, err)
-		require.Equal(t, hot.Inserted, ds[0].Effect)
+		require.Equal(t, meterstore.Inserted, ds[0].Effect)
 	})
 }
 
@@ -82,7 +82,7 @@ func TestSecondOperatorRefused(t *testing.T) {
 	// The same operator at a higher version is the ordinary correction.
 	ds, err := st.Write(ctx, []meterstore.Row{qh(maloA, obisImport, day10, "1.1", 20260311000001)})
 	require.NoError(t, err)
-	require.Equal(t, hot.Superseded, ds[0].Effect)
+	require.Equal(t, meterstore.Superseded, ds[0].Effect)
 }
 
 func TestTwoTenantsSameMaloAreTwoReadings(t *testing.T) {
@@ -95,8 +95,8 @@ func TestTwoTenantsSameMaloAreTwoReadings(t *testing.T) {
 	b.Extra = []*string{ptr("tenant-b")}
 	ds, err := st.Write(ctx, []meterstore.Row{a, b})
 	require.NoError(t, err)
-	require.Equal(t, hot.Inserted, ds[0].Effect)
-	require.Equal(t, hot.Inserted, ds[1].Effect)
+	require.Equal(t, meterstore.Inserted, ds[0].Effect)
+	require.Equal(t, meterstore.Inserted, ds[1].Effect)
 	require.Equal(t, int64(2), count(t, st))
 
 	// The overlap rule is tenant-scoped: tenant b's hour does not collide with tenant a's quarter-hour.
@@ -112,7 +112,7 @@ func TestTwoTenantsSameMaloAreTwoReadings(t *testing.T) {
 	c.Extra = []*string{ptr("tenant-a")}
 	ds, err = st.Write(ctx, []meterstore.Row{c})
 	require.NoError(t, err)
-	require.Equal(t, hot.Superseded, ds[0].Effect)
+	require.Equal(t, meterstore.Superseded, ds[0].Effect)
 	require.Equal(t, "tenant-a", *ds[0].Superseded.Extra[0])
 	require.True(t, ds[0].Superseded.Value.Equal(decimal.RequireFromString("1")))
 }
@@ -129,8 +129,8 @@ func TestPointTableTwoMelosKeepsBoth(t *testing.T) {
 	// Two freshly installed meters agree at zero: keyed on the MaLo alone one would be dropped.
 	ds, err := st.Write(ctx, []meterstore.Row{mk(meloA), mk(meloB)})
 	require.NoError(t, err)
-	require.Equal(t, hot.Inserted, ds[0].Effect)
-	require.Equal(t, hot.Inserted, ds[1].Effect)
+	require.Equal(t, meterstore.Inserted, ds[0].Effect)
+	require.Equal(t, meterstore.Inserted, ds[1].Effect)
 	require.Equal(t, int64(2), count(t, st))
 
 	r := mk(meloA)
@@ -213,7 +213,7 @@ func TestRedeliveryOf10000RowsChangesNothing(t *testing.T) {
 	ds, err := st.Write(ctx, rows)
 	require.NoError(t, err)
 	for _, d := range ds {
-		require.Equal(t, hot.Inserted, d.Effect)
+		require.Equal(t, meterstore.Inserted, d.Effect)
 	}
 	fingerprint := func() string {
 		var s string
@@ -228,7 +228,7 @@ func TestRedeliveryOf10000RowsChangesNothing(t *testing.T) {
 	require.Len(t, ds, 10_000)
 	dups := 0
 	for _, d := range ds {
-		if d.Effect == hot.Duplicate {
+		if d.Effect == meterstore.Duplicate {
 			dups++
 		}
 	}
@@ -240,7 +240,7 @@ func TestRedeliveryOf10000RowsChangesNothing(t *testing.T) {
 func TestDisplacements(t *testing.T) {
 	ctx := context.Background()
 	st, _ := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
-	w := func(r meterstore.Row) hot.Displacement {
+	w := func(r meterstore.Row) meterstore.Displacement {
 		t.Helper()
 		ds, err := st.Write(ctx, []meterstore.Row{r})
 		require.NoError(t, err)
@@ -248,30 +248,30 @@ func TestDisplacements(t *testing.T) {
 		return ds[0]
 	}
 	d := w(qh(maloA, obisImport, day10, "1", 20260310000002))
-	require.Equal(t, hot.Inserted, d.Effect)
+	require.Equal(t, meterstore.Inserted, d.Effect)
 	require.Nil(t, d.Superseded)
 
 	d = w(qh(maloA, obisImport, day10, "2", 20260310000003))
-	require.Equal(t, hot.Superseded, d.Effect)
+	require.Equal(t, meterstore.Superseded, d.Effect)
 	require.NotNil(t, d.Superseded)
 	require.Equal(t, uint64(20260310000002), d.Superseded.Version)
 	require.True(t, d.Superseded.Value.Equal(decimal.RequireFromString("1")))
 	require.True(t, d.Effect.ChangedCurrentValue())
 
 	d = w(qh(maloA, obisImport, day10, "0.5", 20260310000001))
-	require.Equal(t, hot.Shadowed, d.Effect, "a backfill below the current version")
+	require.Equal(t, meterstore.Shadowed, d.Effect, "a backfill below the current version")
 	require.False(t, d.Effect.ChangedCurrentValue())
 
 	d = w(qh(maloA, obisImport, day10, "2", 20260310000003))
-	require.Equal(t, hot.Duplicate, d.Effect)
+	require.Equal(t, meterstore.Duplicate, d.Effect)
 
 	// Quality travels with the value: a SUBSTITUTED replaced by MEASURED at the same number is a change.
 	sub := qh(maloA, obisImport, day10.Add(15*time.Minute), "3", 20260310000001)
 	sub.Quality = "SUBSTITUTED"
-	require.Equal(t, hot.Inserted, w(sub).Effect)
+	require.Equal(t, meterstore.Inserted, w(sub).Effect)
 	meas := qh(maloA, obisImport, day10.Add(15*time.Minute), "3", 20260310000002)
 	d = w(meas)
-	require.Equal(t, hot.Superseded, d.Effect)
+	require.Equal(t, meterstore.Superseded, d.Effect)
 	require.Equal(t, "SUBSTITUTED", d.Superseded.Quality)
 
 	// Within one batch rows are applied in order.
@@ -281,10 +281,10 @@ func TestDisplacements(t *testing.T) {
 		qh(maloA, obisImport, day10, "5", 20260310000005),
 	})
 	require.NoError(t, err)
-	require.Equal(t, hot.Superseded, ds[0].Effect)
+	require.Equal(t, meterstore.Superseded, ds[0].Effect)
 	require.Equal(t, uint64(20260310000003), ds[0].Superseded.Version)
-	require.Equal(t, hot.Shadowed, ds[1].Effect)
-	require.Equal(t, hot.Duplicate, ds[2].Effect)
+	require.Equal(t, meterstore.Shadowed, ds[1].Effect)
+	require.Equal(t, meterstore.Duplicate, ds[2].Effect)
 	require.Equal(t, int64(7), count(t, st))
 }
 
@@ -412,11 +412,11 @@ func TestSparseCorrectionWithinStoredSpan(t *testing.T) {
 	}
 	ds, err := st.Write(ctx, batch)
 	require.NoError(t, err)
-	require.Equal(t, hot.Superseded, ds[0].Effect)
+	require.Equal(t, meterstore.Superseded, ds[0].Effect)
 	require.Equal(t, day10, ds[0].Superseded.From)
 	require.True(t, ds[0].Superseded.Value.Equal(decimal.RequireFromString("0.001")))
-	require.Equal(t, hot.Duplicate, ds[1].Effect)
-	require.Equal(t, hot.Superseded, ds[2].Effect)
+	require.Equal(t, meterstore.Duplicate, ds[1].Effect)
+	require.Equal(t, meterstore.Superseded, ds[2].Effect)
 	require.Equal(t, day10.Add(105*time.Minute), ds[2].Superseded.From)
 	require.True(t, ds[2].Superseded.Value.Equal(decimal.RequireFromString("0.008")))
 	require.Equal(t, int64(11), count(t, st))

@@ -127,7 +127,7 @@ func TestCrashDuringArchival(t *testing.T) {
 			e.appendAll(t, o, f.corrections)
 			again := e.appendAll(t, nil, f.corrections)
 			for _, d := range again.Displacements {
-				require.Equal(t, store.Duplicate, d.Effect)
+				require.Equal(t, meterstore.Duplicate, d.Effect)
 			}
 			e.healthy(t)
 			agree(t, e, o, "late corrections after recovery from "+step)
@@ -161,7 +161,7 @@ func TestCrashDuringColdAppend(t *testing.T) {
 	require.True(t, out.HadLateCorrections())
 	again := e.appendAll(t, nil, f.corrections)
 	for _, d := range again.Displacements {
-		require.Equal(t, store.Duplicate, d.Effect)
+		require.Equal(t, meterstore.Duplicate, d.Effect)
 	}
 	require.True(t, wm.Equal(e.watermark(t)), "a cold append keeps the watermark")
 	e.healthy(t)

@@ -10,17 +10,6 @@ import (
 	"meterstore/hot"
 )
 
-// Effect is what a write did to one reading; the same four in both tiers.
-type Effect = meterstore.Effect
-
-// The four effects of a write (see meterstore.Effect).
-const (
-	Inserted   = meterstore.Inserted
-	Superseded = meterstore.Superseded
-	Shadowed   = meterstore.Shadowed
-	Duplicate  = meterstore.Duplicate
-)
-
 // Tier says where a row was written.
 type Tier uint8
 
@@ -40,14 +29,10 @@ func (t Tier) String() string {
 	return "hot"
 }
 
-// Displacement is one written row, where it went, what it did, and the row that
-// stopped being current (for Superseded). It was observed inside the write (the
-// hot transaction, or under the cold-append lease), never by a separate read.
+// Displacement is one written row as its tier reported it, and where it went.
 type Displacement struct {
-	Row        meterstore.Row
-	Tier       Tier
-	Effect     Effect
-	Superseded *meterstore.Row
+	meterstore.Displacement
+	Tier Tier
 	// Round is 1 for the first routing pass, 2 for a row the second boundary read
 	// re-routed to Iceberg because an archival moved the boundary in between. For
 	// such a row the round-2 displacement is the authoritative one.
@@ -114,7 +99,7 @@ const detachedRetries = 20
 // appended to Iceberg, and dropped.
 //
 // A row restating a different value under a stored version, and a second network
-// operator for a reading, are refused in both tiers (wrapping ErrConflict). A
+// operator for a reading, are refused in both tiers (wrapping meterstore.ErrConflict). A
 // table declaring a subject column refuses a subject reference the store's
 // registry does not back (ErrUnknownSubject). Append is refused on a point table:
 // register readings go through AppendReadings.
@@ -246,7 +231,7 @@ func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, 
 		}
 		written += n
 		for _, d := range ds {
-			out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: HotTier, Effect: d.Effect, Superseded: d.Superseded, Round: round})
+			out.Displacements = append(out.Displacements, Displacement{Displacement: d, Tier: HotTier, Round: round})
 		}
 		out.HotRows += n
 		rows = rows[n:]
@@ -263,7 +248,7 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int,
 		return fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
 	}
 	for _, d := range ds {
-		out.Displacements = append(out.Displacements, Displacement{Row: d.Row, Tier: ColdTier, Effect: d.Effect, Superseded: d.Displaced, Round: round})
+		out.Displacements = append(out.Displacements, Displacement{Displacement: d, Tier: ColdTier, Round: round})
 	}
 	out.ColdRows += len(rows)
 	return nil

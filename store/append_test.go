@@ -47,7 +47,7 @@ func TestAppendRoutesAcrossTiers(t *testing.T) {
 	require.Zero(t, out.ColdRows)
 	_, err = oracle.RecordSeries(originals...)
 	require.NoError(t, err)
-	require.Positive(t, effects(out)[store.Duplicate], "redeliveries are Duplicates")
+	require.Positive(t, effects(out)[meterstore.Duplicate], "redeliveries are Duplicates")
 
 	cut := batch.Days[len(batch.Days)-1].Time() // all but the last local day settle
 	_, err = tbl.Archive(e.ctx, cut.Add(cfg.SettlementLag()), 0)
@@ -65,7 +65,7 @@ func TestAppendRoutesAcrossTiers(t *testing.T) {
 	var coldSuperseded int
 	for _, d := range out.Displacements {
 		require.Equal(t, d.Row.From.Before(wm), d.Tier == store.ColdTier, "tier follows the watermark")
-		if d.Tier == store.ColdTier && d.Effect == store.Superseded {
+		if d.Tier == store.ColdTier && d.Effect == meterstore.Superseded {
 			coldSuperseded++
 			require.NotNil(t, d.Superseded)
 			require.Less(t, d.Superseded.Version, d.Row.Version)
@@ -76,7 +76,7 @@ func TestAppendRoutesAcrossTiers(t *testing.T) {
 	// Redelivering the corrections changes nothing, in either tier.
 	again, err := e.st.Append(e.ctx, corrections...)
 	require.NoError(t, err)
-	require.Equal(t, len(again.Displacements), effects(again)[store.Duplicate])
+	require.Equal(t, len(again.Displacements), effects(again)[meterstore.Duplicate])
 
 	e.healthy(t, tbl)
 	all := time.Time{}
@@ -106,7 +106,7 @@ func TestDisplacementsBothTiers(t *testing.T) {
 			if tc.tier == store.HotTier {
 				out, err := e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "1", version: 20260303000001}))
 				require.NoError(t, err)
-				require.Equal(t, 4, effects(out)[store.Inserted])
+				require.Equal(t, 4, effects(out)[meterstore.Inserted])
 			}
 			// Same value, quality SUBSTITUTED at a higher version: a change.
 			out, err := e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "1", version: 20260304000001, quality: metering.QualitySubstituted}))
@@ -114,7 +114,7 @@ func TestDisplacementsBothTiers(t *testing.T) {
 			require.Len(t, out.Displacements, 4)
 			for _, d := range out.Displacements {
 				require.Equal(t, tc.tier, d.Tier)
-				require.Equal(t, store.Superseded, d.Effect)
+				require.Equal(t, meterstore.Superseded, d.Effect)
 				require.NotNil(t, d.Superseded)
 				require.Equal(t, "MEASURED", d.Superseded.Quality)
 				require.Equal(t, "SUBSTITUTED", d.Row.Quality)
@@ -124,12 +124,12 @@ func TestDisplacementsBothTiers(t *testing.T) {
 			// An older backfill: stored, never current.
 			out, err = e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "5", version: 20260302000001}))
 			require.NoError(t, err)
-			require.Equal(t, 4, effects(out)[store.Shadowed])
+			require.Equal(t, 4, effects(out)[meterstore.Shadowed])
 			require.Equal(t, tc.tier == store.ColdTier, out.HadLateCorrections())
 			// A replay.
 			out, err = e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "5", version: 20260302000001}))
 			require.NoError(t, err)
-			require.Equal(t, 4, effects(out)[store.Duplicate])
+			require.Equal(t, 4, effects(out)[meterstore.Duplicate])
 			// A different value under a stored version is refused.
 			_, err = e.st.Append(e.ctx, mk(t, dl{from: tc.from, value: "6", version: 20260302000001}))
 			require.Error(t, err)
@@ -165,8 +165,8 @@ func TestConcurrentLateCorrectionsSerialise(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
-	got := []store.Effect{outs[0].Displacements[0].Effect, outs[1].Displacements[0].Effect}
-	require.ElementsMatch(t, []store.Effect{store.Inserted, store.Duplicate}, got)
+	got := []meterstore.Effect{outs[0].Displacements[0].Effect, outs[1].Displacements[0].Effect}
+	require.ElementsMatch(t, []meterstore.Effect{meterstore.Inserted, meterstore.Duplicate}, got)
 	require.Equal(t, int64(1), e.scalar(t, `SELECT count(*) FROM readings_versions WHERE malo_id = $1 AND "from" < $2`, maloA, day0.Add(48*time.Hour)))
 }
 
@@ -205,7 +205,7 @@ func TestArchivalBetweenBoundaryReads(t *testing.T) {
 	for _, d := range out.Displacements {
 		if d.Round == 2 {
 			require.Equal(t, store.ColdTier, d.Tier)
-			require.Equal(t, store.Duplicate, d.Effect, "the archival already moved it")
+			require.Equal(t, meterstore.Duplicate, d.Effect, "the archival already moved it")
 		}
 	}
 	_, err = oracle.RecordSeries(series...)
@@ -287,7 +287,7 @@ func TestAppendAuthoritative(t *testing.T) {
 			require.Equal(t, 2, out.Rounds)
 			require.Len(t, out.Displacements, 4)
 			for _, d := range out.Displacements {
-				require.Equal(t, store.Superseded, d.Effect)
+				require.Equal(t, meterstore.Superseded, d.Effect)
 				require.Equal(t, uint64(20260310000002), d.Row.Version)
 				require.Equal(t, "FAULTY", d.Superseded.Quality)
 			}
@@ -314,10 +314,10 @@ func TestArrivalVersionSortsBelowStated(t *testing.T) {
 	from := day0.Add(72 * time.Hour)
 	out, err := e.st.Append(e.ctx, mk(t, dl{from: from, value: "5", version: arrival.Uint64()}))
 	require.NoError(t, err)
-	require.Equal(t, 4, effects(out)[store.Inserted])
+	require.Equal(t, 4, effects(out)[meterstore.Inserted])
 	out, err = e.st.Append(e.ctx, mk(t, dl{from: from, value: "1", version: 20260301000001}))
 	require.NoError(t, err)
-	require.Equal(t, 4, effects(out)[store.Superseded], "a late delivery carrying its own version wins")
+	require.Equal(t, 4, effects(out)[meterstore.Superseded], "a late delivery carrying its own version wins")
 	got := e.scalar(t, `SELECT sum(value) FROM readings`)
 	require.Equal(t, "4", dec(t, got).String())
 }

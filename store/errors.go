@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"meterstore/catalog"
+	"meterstore"
 	"meterstore/hot"
 	"meterstore/internal/pglock"
 )
@@ -30,12 +30,9 @@ var (
 	ErrAmbiguousSeries = errors.New("read spans more than one reading")
 	// ErrNotMergeKey: ColumnEq named a column that is not part of the merge key.
 	ErrNotMergeKey = errors.New("not a merge-key column")
-	// ErrConflict is a write contradicting stored state (restatement, second
-	// operator, authoritative conflict) in either tier.
-	ErrConflict = errors.New("write conflicts with stored state")
 	// ErrAuthoritativeConflict: AppendAuthoritative ran out of rounds because
-	// another writer keeps authoring the same reading.
-	ErrAuthoritativeConflict = fmt.Errorf("%w: authoritative value outranked on every round", ErrConflict)
+	// another writer keeps authoring the same reading (a meterstore.ErrConflict).
+	ErrAuthoritativeConflict = fmt.Errorf("%w: authoritative value outranked on every round", meterstore.ErrConflict)
 	// ErrUnknownSubject: a subject reference the registry does not back (never
 	// issued, or erased).
 	ErrUnknownSubject = errors.New("subject reference not backed by the registry")
@@ -48,10 +45,9 @@ var (
 
 // IsConflict reports whether err is a write refused because it contradicts
 // stored state, in either tier: a different value under a stored version, a
-// second network operator, an overlap, or an authoritative conflict.
-func IsConflict(err error) bool {
-	return errors.Is(err, ErrConflict) || errors.Is(err, catalog.ErrConflict) || errors.Is(err, hot.ErrIntegrity)
-}
+// second network operator, an overlap, or an authoritative conflict — every
+// one wraps meterstore.ErrConflict.
+func IsConflict(err error) bool { return errors.Is(err, meterstore.ErrConflict) }
 
 // IsRetryable reports whether err changed nothing and the call may simply be
 // retried: a lease timeout or a concurrent hot write.

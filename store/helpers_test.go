@@ -178,8 +178,8 @@ func dec(t testing.TB, v any) decimal.Decimal {
 	return d
 }
 
-func effects(o store.AppendOutcome) map[store.Effect]int {
-	m := map[store.Effect]int{}
+func effects(o store.AppendOutcome) map[meterstore.Effect]int {
+	m := map[meterstore.Effect]int{}
 	for _, d := range o.Displacements {
 		m[d.Effect]++
 	}

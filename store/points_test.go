@@ -39,10 +39,10 @@ func TestPointTable(t *testing.T) {
 
 	out, err := e.st.AppendReadings(e.ctx, reg(meloA, "100", 0), reg(meloB, "100", 0))
 	require.NoError(t, err)
-	require.Equal(t, 8, effects(out)[store.Inserted], "two meters agreeing are two readings, not a restatement")
+	require.Equal(t, 8, effects(out)[meterstore.Inserted], "two meters agreeing are two readings, not a restatement")
 	out, err = e.st.AppendReadings(e.ctx, reg(meloA, "100", 0))
 	require.NoError(t, err)
-	require.Equal(t, 4, effects(out)[store.Duplicate])
+	require.Equal(t, 4, effects(out)[meterstore.Duplicate])
 	_, err = e.st.AppendReadings(e.ctx, reg(meloA, "200", 20260306000001))
 	require.NoError(t, err)
 	require.Equal(t, int64(0), e.scalar(t, `SELECT count(*) FROM meter_reads_versions WHERE "to" IS NOT NULL`))

@@ -155,16 +155,6 @@ func (q *query) where() (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
-// readColumns is what the typed reads decode.
-func (q *query) readColumns() []string {
-	cols := []string{"malo_id", "melo_id", "obis_code", "sparte", "from", "to", "value", "unit", "quality",
-		"resolution", "source_detail", "provenance", "version", "version_scope", "recorded_at"}
-	for _, c := range q.t.cfg.ExtraColumns() {
-		cols = append(cols, c.Name)
-	}
-	return cols
-}
-
 // selectRows runs SELECT <columns> FROM relation WHERE … ORDER BY … [LIMIT n]
 // through the engine and decodes every row, parsing identifiers and codes.
 func (q *query) selectRows(ctx context.Context, relation, order string, limit int) ([]decoded, *engine.Provenance, error) {
@@ -173,7 +163,7 @@ func (q *query) selectRows(ctx context.Context, relation, order string, limit in
 	}
 	where, args := q.where()
 	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s",
-		meterstore.QuoteIdents(q.readColumns()), meterstore.QuoteIdent(relation), where, order)
+		meterstore.QuoteIdents(q.t.cfg.ColumnNames()), meterstore.QuoteIdent(relation), where, order)
 	if limit > 0 {
 		sql += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -212,91 +202,112 @@ type decoded struct {
 	extra      map[string]*string
 }
 
-func (q *query) decode(row []any) (decoded, error) {
-	var d decoded
-	str := func(i int) (string, bool) {
-		s, ok := row[i].(string)
-		return s, ok
+// decode reads one row of the whole layout (TableConfig.Columns, in order)
+// into a stored row through its fields (Row.Field), then parses it.
+func (q *query) decode(vals []any) (decoded, error) {
+	cols := q.t.cfg.Columns()
+	r := meterstore.Row{Extra: make([]*string, len(cols)-meterstore.CoreColumnCount)}
+	for i, c := range cols {
+		if err := setField(r.Field(i), vals[i]); err != nil {
+			return decoded{}, fmt.Errorf("stored row %v: column %s: %w", vals[0], c.Name, err)
+		}
 	}
+	return q.parse(&r)
+}
+
+// setField stores a value as the engine returns it (Normalize) in a Row field.
+func setField(f, v any) error {
+	if v == nil {
+		switch f.(type) {
+		case **string, **time.Time:
+			return nil
+		}
+		return fmt.Errorf("%w: unexpected NULL", metering.ErrInvalid)
+	}
+	ok := true
+	switch f := f.(type) {
+	case *string:
+		*f, ok = v.(string)
+	case **string:
+		var s string
+		s, ok = v.(string)
+		*f = &s
+	case *time.Time:
+		var t time.Time
+		t, ok = v.(time.Time)
+		*f = t.UTC()
+	case **time.Time:
+		var t time.Time
+		t, ok = v.(time.Time)
+		t = t.UTC()
+		*f = &t
+	case *decimal.Decimal:
+		*f, ok = v.(decimal.Decimal)
+	case *uint64:
+		d, isDec := v.(decimal.Decimal)
+		if !isDec || d.Sign() <= 0 || !d.BigInt().IsUint64() {
+			return fmt.Errorf("not a positive version: %v", v)
+		}
+		*f = d.BigInt().Uint64()
+	}
+	if !ok {
+		return fmt.Errorf("unexpected %T", v)
+	}
+	return nil
+}
+
+// parse turns a stored row into domain types, refusing what a write path
+// could not have stored.
+func (q *query) parse(r *meterstore.Row) (decoded, error) {
+	d := decoded{from: r.From, to: r.To, value: r.Value, recordedAt: r.RecordedAt}
 	bad := func(col string, err error) error {
-		return fmt.Errorf("stored row %v: column %s: %w", row[0], col, err)
+		return fmt.Errorf("stored row %v: column %s: %w", r.MaloID, col, err)
 	}
-	s, _ := str(0)
-	m, err := metering.ParseMaloID(s)
-	if err != nil || m.String() != s {
+	var err error
+	if d.malo, err = metering.ParseMaloID(r.MaloID); err != nil || d.malo.String() != r.MaloID {
 		return d, bad("malo_id", errOr(err, "not canonical"))
 	}
-	d.malo = m
-	if s, ok := str(1); ok {
-		if d.melo, err = metering.ParseMeloID(s); err != nil || d.melo.String() != s {
+	if r.MeloID != nil {
+		if d.melo, err = metering.ParseMeloID(*r.MeloID); err != nil || d.melo.String() != *r.MeloID {
 			return d, bad("melo_id", errOr(err, "not canonical"))
 		}
 	}
-	s, _ = str(2)
-	if d.obis, err = metering.ParseObis(s); err != nil || d.obis.String() != s {
+	if d.obis, err = metering.ParseObis(r.ObisCode); err != nil || d.obis.String() != r.ObisCode {
 		return d, bad("obis_code", errOr(err, "not canonical"))
 	}
-	s, _ = str(3)
-	if d.sparte, err = metering.ParseSparte(s); err != nil {
+	if d.sparte, err = metering.ParseSparte(r.Sparte); err != nil {
 		return d, bad("sparte", err)
 	}
-	from, ok := row[4].(time.Time)
-	if !ok {
-		return d, bad("from", fmt.Errorf("unexpected %T", row[4]))
-	}
-	d.from = from.UTC()
-	if to, ok := row[5].(time.Time); ok {
-		to = to.UTC()
-		d.to = &to
-	}
-	if d.value, ok = row[6].(decimal.Decimal); !ok {
-		return d, bad("value", fmt.Errorf("unexpected %T", row[6]))
-	}
-	s, _ = str(7)
-	if d.unit, err = metering.ParseUnit(s); err != nil {
+	if d.unit, err = metering.ParseUnit(r.Unit); err != nil {
 		return d, bad("unit", err)
 	}
-	s, _ = str(8)
-	if d.quality, err = metering.ParseQuality(s); err != nil {
+	if d.quality, err = metering.ParseQuality(r.Quality); err != nil {
 		return d, bad("quality", err)
 	}
-	if s, ok := str(9); ok {
-		if d.resolution, err = metering.ParseResolution(s); err != nil {
+	if r.Resolution != nil {
+		if d.resolution, err = metering.ParseResolution(*r.Resolution); err != nil {
 			return d, bad("resolution", err)
 		}
 	}
-	if s, ok := str(10); ok {
-		if err := json.Unmarshal([]byte(s), &d.source); err != nil {
+	if r.SourceDetail != nil {
+		if err := json.Unmarshal([]byte(*r.SourceDetail), &d.source); err != nil {
 			return d, bad("source_detail", err)
 		}
 	}
-	if s, ok := str(11); ok {
-		if err := json.Unmarshal([]byte(s), &d.provenance); err != nil {
+	if r.Provenance != nil {
+		if err := json.Unmarshal([]byte(*r.Provenance), &d.provenance); err != nil {
 			return d, bad("provenance", err)
 		}
 	}
-	v, ok := row[12].(decimal.Decimal)
-	if !ok || v.Sign() <= 0 || !v.BigInt().IsUint64() {
-		return d, bad("version", fmt.Errorf("not a positive version: %v", row[12]))
-	}
-	if d.version, err = metering.NewVersion(v.BigInt().Uint64()); err != nil {
+	if d.version, err = metering.NewVersion(r.Version); err != nil {
 		return d, bad("version", err)
 	}
-	s, _ = str(13)
-	if d.scope, err = metering.ParseVersionScope(s); err != nil {
+	if d.scope, err = metering.ParseVersionScope(r.VersionScope); err != nil {
 		return d, bad("version_scope", err)
 	}
-	if d.recordedAt, ok = row[14].(time.Time); !ok {
-		return d, bad("recorded_at", fmt.Errorf("unexpected %T", row[14]))
-	}
-	d.recordedAt = d.recordedAt.UTC()
 	d.extra = map[string]*string{}
 	for i, c := range q.t.cfg.ExtraColumns() {
-		if s, ok := str(15 + i); ok {
-			d.extra[c.Name] = &s
-		} else {
-			d.extra[c.Name] = nil
-		}
+		d.extra[c.Name] = r.Extra[i]
 	}
 	return d, nil
 }

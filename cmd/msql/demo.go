@@ -10,7 +10,6 @@ import (
 	"meterstore"
 	"meterstore/archive"
 	"meterstore/metering"
-	"meterstore/store"
 	"meterstore/testkit"
 )
 
@@ -189,7 +188,7 @@ func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) err
 			return fmt.Errorf("demo: append: %w", err)
 		}
 		for _, x := range out.Displacements {
-			if x.Effect == store.Duplicate {
+			if x.Effect == meterstore.Duplicate {
 				dupes++
 			}
 		}
