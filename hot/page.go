@@ -7,33 +7,9 @@ import (
 	"meterstore"
 )
 
-// Page returns one keyset page of req: the rows after the primary key of after
-// (nil for the first page), at most req.PageRows of them; an empty page is the
-// end. It is the pull form of Scan, for a consumer that asks for rows when it
-// wants them (the engine's table function): no transaction is held between calls.
-func (s *Store) Page(ctx context.Context, req ScanRequest, after *meterstore.Row) ([]meterstore.Row, error) {
-	return s.PageInto(ctx, req, after, nil)
-}
-
-// PageInto is Page decoding into buf's storage (grown when too small), for a
-// consumer that pages through many rows and can reuse one buffer: a fresh page
-// of 50 000 rows is ~17 MB to allocate, clear and collect. after may point into
-// buf: the cursor is taken from it before anything is decoded.
-func (s *Store) PageInto(ctx context.Context, req ScanRequest, after *meterstore.Row, buf []meterstore.Row) ([]meterstore.Row, error) {
-	plan, err := s.planScan(req)
-	if err != nil {
-		return nil, err
-	}
-	var cursor []any
-	if after != nil {
-		cursor = plan.cursorOf(*after)
-	}
-	return plan.fetch(ctx, cursor, buf)
-}
-
 // fetch runs one page query: the rows after cursor (nil for the first page), at
 // most p.pageRows of them, decoded from the wire bytes into buf's storage (nil:
-// a new page). Scan and Page both use it.
+// a new page).
 func (p *scanPlan) fetch(ctx context.Context, cursor []any, buf []meterstore.Row) ([]meterstore.Row, error) {
 	sql, args := p.sql(cursor)
 	return p.query(ctx, sql, args, buf)
