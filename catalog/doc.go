@@ -14,6 +14,12 @@
 // every maxRowGroupsPerFile row groups — so that
 // version statistics let the engine skip resolution; rows reach each file in
 // the order the source yields them (the hot tier's keyset order: malo_id,
-// obis_code, from). The table's sort order declares that order. Compaction
-// merges small files of one partition and one version only.
+// obis_code, from). The table's sort order declares that order.
+//
+// Compaction (compact.go) merges a closed month's files in a partition,
+// whatever their versions, by a k-way merge of the sorted files into files
+// sorted by the resolution key: the current row of every key in files marked
+// keys-unique, the rows they supersede in a file marked superseded by them
+// (footer marks, marks.go). One commit per partition replaces the files and
+// carries the watermark unchanged.
 package catalog

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,65 +31,6 @@ func TestExpireSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, got.Equal(w.Add(72*time.Hour)))
 	require.Len(t, readAll(t, tb), 4*96)
-}
-
-func TestCompactionAndOrphansKeepRows(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	tb, w := archivedTable(t, e)
-	// Several small correction files in the same partition, at one version
-	// (compaction never merges versions: TestCompactionKeepsVersionsApart).
-	for i := 0; i < 3; i++ {
-		_, err := tb.AppendCold(ctx, []meterstore.Row{
-			mkRow(malos[i], opA, day0.Add(time.Duration(i)*time.Hour), "9.000001", 2, opA),
-			mkRow(malos[3], opA, day0.Add(time.Duration(i)*time.Hour), "1.1", 2, opA),
-		})
-		require.NoError(t, err)
-	}
-	before := readAll(t, tb)
-	filesBefore, _, err := tb.PlanFiles(ctx, PlanRequest{})
-	require.NoError(t, err)
-	require.Len(t, filesBefore, 4)
-
-	// A planted orphan, old enough.
-	orphan := filepath.Join(LocalPath(tb.Iceberg().Location()), "data", "stray.parquet")
-	require.NoError(t, os.WriteFile(orphan, []byte("x"), 0o644))
-	old := time.Now().Add(-48 * time.Hour)
-	require.NoError(t, os.Chtimes(orphan, old, old))
-
-	res, err := tb.Compact(ctx, CompactOptions{})
-	require.NoError(t, err)
-	require.Equal(t, 3, res.FilesRemoved, "the version-2 files; the window's version-1 file stays")
-	require.Equal(t, 1, res.FilesAdded)
-	files, _, err := tb.PlanFiles(ctx, PlanRequest{})
-	require.NoError(t, err)
-	require.Len(t, files, 2)
-	versions := map[uint64]int64{}
-	for _, f := range files {
-		checkFooter(t, f.Path)
-		require.Equal(t, *f.VersionMin, *f.VersionMax)
-		versions[*f.VersionMin] = f.Records
-	}
-	require.Equal(t, map[uint64]int64{1: 4 * 96, 2: 6}, versions)
-	require.Equal(t, rowSet(before), rowSet(readAll(t, tb)), "compaction keeps the rows")
-	got, err := tb.Watermark(ctx)
-	require.NoError(t, err)
-	require.True(t, got.Equal(w))
-	snaps, _ := tb.Snapshots(ctx)
-	require.NotNil(t, snaps[len(snaps)-1].Watermark, "compaction snapshot carries the watermark")
-
-	// Orphan cleanup: the planted file goes; with the safety age, fresh files stay.
-	gone, err := tb.DeleteOrphanFiles(ctx, 24*time.Hour, false)
-	require.NoError(t, err)
-	require.Contains(t, gone, orphan)
-	_, err = os.Stat(orphan)
-	require.True(t, os.IsNotExist(err))
-	require.Equal(t, rowSet(before), rowSet(readAll(t, tb)), "orphan cleanup keeps the rows")
-	// Old snapshots still readable after cleanup (their files are referenced).
-	old0 := snaps[0].ID
-	rows0, err := tb.ReadRows(ctx, PlanRequest{SnapshotID: &old0})
-	require.NoError(t, err)
-	require.Len(t, rows0, 4*96)
 }
 
 func TestCheckSchema(t *testing.T) {

@@ -53,6 +53,7 @@ type Table struct {
 
 	planMu    sync.Mutex
 	planCache map[int64][]plannedFile
+	marks     map[string]fileMarks // footer marks by file location (files never change)
 }
 
 // Config returns the table configuration the handle was opened with.
@@ -257,7 +258,7 @@ func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (*Table
 	if err != nil {
 		return nil, c.wrapLoad(cfg.Name(), err)
 	}
-	t := &Table{c: c, cfg: cfg, ident: ident, tbl: tbl, planCache: map[int64][]plannedFile{}}
+	t := &Table{c: c, cfg: cfg, ident: ident, tbl: tbl, planCache: map[int64][]plannedFile{}, marks: map[string]fileMarks{}}
 	if v := tbl.Metadata().Version(); v != 2 {
 		return nil, fmt.Errorf("cold table %s has format version %d: %w", cfg.Name(), v, ErrFormatVersion)
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -151,7 +152,7 @@ func monthsSinceEpoch(t time.Time) int32 {
 // same uses to recognise the next row of the partition without building a key.
 func (p *partitioner) of(r *meterstore.Row) (*partState, error) {
 	var path strings.Builder
-	ps := &partState{values: make(map[int]any, len(p.fields)), byVer: map[uint64]*partWriter{}}
+	ps := &partState{values: make(map[int]any, len(p.fields))}
 	for i, f := range p.fields {
 		if i > 0 {
 			path.WriteByte('/')
@@ -289,24 +290,30 @@ const (
 
 // fileBounds are the bounds on the files of a write.
 type fileBounds struct {
-	versions        int // writers per partition, 0 = no bound (see MaxVersionFilesPerPartition)
-	rowGroups       int // row groups per file
-	footerRowGroups int // row groups in all open files
+	versions        int   // writers (slots) per partition, 0 = no bound (see MaxVersionFilesPerPartition)
+	rowGroups       int   // row groups per file
+	footerRowGroups int   // row groups in all open files
+	targetBytes     int64 // a file is closed once it holds this many bytes (checked as a row group ends); 0 = no bound
+	openRows        int   // rows in the row groups in the making of all files; 0 = openRowGroupRows
+	// maloBoundary: a file due to close takes the rest of its last malo_id
+	// first, so the files of a partition have disjoint malo_id bounds (the
+	// engine groups runs by them).
+	maloBoundary bool
 }
 
 var defaultBounds = fileBounds{versions: MaxVersionFilesPerPartition, rowGroups: maxRowGroupsPerFile, footerRowGroups: maxFooterRowGroups}
 
-// partState is one partition of a write: its version files, the bounds that
+// partState is one partition of a write: its slot files, the bounds that
 // recognise its rows, and the sort key of the last row seen, for the order check.
 type partState struct {
 	key                  string
 	values               map[int]any
 	monthStart, monthEnd time.Time
 	idents               []string // identity partition values, in spec order
-	byVer                map[uint64]*partWriter
+	bySlot               map[uint64]*partWriter
 	files                []*partWriter // creation order; len ≤ the fan-out bound
-	lastVer              uint64
-	lastFile             *partWriter // the file of lastVer
+	lastSlot             uint64
+	lastFile             *partWriter // the file of lastSlot
 	last                 sortKey
 	seen                 bool
 }
@@ -328,36 +335,63 @@ func (k *sortKey) after(r *meterstore.Row) bool {
 	return !r.From.Before(k.from)
 }
 
-// partWriter writes one version of a partition: its open data file, if any,
-// and the files it already finished (closed at a footer bound).
+// partWriter writes one slot of a partition (a version, for archival): its
+// open data file, if any, and the files it already finished (closed at a
+// footer bound).
 type partWriter struct {
-	key       string // the partition's
+	part      *partState
+	slot      uint64 // the slot it was opened for
 	path      string
-	values    map[int]any
 	sink      *countingWriter
 	file      *dataFile    // nil between files
 	batch     *columnBatch // kept between files, for its buffers
 	rowGroups int          // row groups the open file has ended
+	lastMalo  string       // of the last row added to the open file
+	due       bool         // the open file is closed at the next malo_id (fileBounds.maloBoundary)
+	paths     []string     // every file opened, finished or not, in order
 	finished  []iceberg.DataFile
 }
 
-// writeFiles streams row pages into data files per (partition, version) —
-// fanout: a window's rows of several partitions and versions arrive
-// interleaved — and returns them registered as iceberg DataFiles. A partition
-// gets at most bounds.versions writers (0 = no bound); the last one takes
-// every version beyond (see MaxVersionFilesPerPartition). A writer's file is
-// closed at the footer bounds (bounds.rowGroups, bounds.footerRowGroups) and
-// the writer's next row opens a new one.
+// fanout streams rows into data files per (partition, slot) — a window's rows
+// of several partitions and versions arrive interleaved — and registers them
+// as iceberg DataFiles. A partition gets at most bounds.versions writers (0 =
+// no bound); the last one takes every slot beyond (see
+// MaxVersionFilesPerPartition). A writer's file is closed at the footer bounds
+// (bounds.rowGroups, bounds.footerRowGroups, bounds.targetBytes) and the
+// writer's next row opens a new one.
 //
 // Rows must arrive in (malo_id, obis_code, from) order per partition, which
 // the footers declare; a row out of order is an error. Each file holds a
 // subsequence of its partition's rows, so it is in that order too. On error
-// the files written so far are removed.
+// (abort) the files written so far are removed.
 //
 // Memory: the column batches (bufferedBytes in all) plus the row groups in the
 // making (openRowGroupRows rows in all) plus the footer state of the open files
 // (bounds.footerRowGroups row groups in all); see the constants above.
-func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], bounds fileBounds) (_ []iceberg.DataFile, err error) {
+type fanout struct {
+	t      *Table
+	tbl    *table.Table
+	bounds fileBounds
+	part   *partitioner
+	fsys   iceio.IO
+	wfs    iceio.WriteFileIO
+	locs   table.LocationProvider
+	props  *parquet.WriterProperties
+	id     string // this write's, in every file name
+	// footer, when set, returns key-value entries for the footer of w's file
+	// about to be closed.
+	footer func(w *partWriter) map[string]string
+
+	parts     map[string]*partState
+	cur       *partState
+	order     []*partWriter
+	written   []string // every file created, for the removal on abort
+	buffered  int      // bytes in all batches
+	openRows  int      // rows in all row groups in the making, batched or flushed
+	footerRGs int      // row groups ended in all open files
+}
+
+func (t *Table) newFanout(ctx context.Context, tbl *table.Table, bounds fileBounds) (*fanout, error) {
 	name := t.cfg.Name()
 	part, err := newPartitioner(t.cfg, tbl)
 	if err != nil {
@@ -375,236 +409,301 @@ func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq
 	if err != nil {
 		return nil, fmt.Errorf("cold table %s: location provider: %w", name, err)
 	}
-	props := writerProperties(t.cfg)
-	writeID := uuid.New().String()
+	return &fanout{t: t, tbl: tbl, bounds: bounds, part: part, fsys: fsys, wfs: wfs, locs: locs,
+		props: writerProperties(t.cfg), id: uuid.New().String(), parts: map[string]*partState{}}, nil
+}
 
-	parts := map[string]*partState{}
-	var order []*partWriter
-	var written []string // every file created, for the removal on error
-	defer func() {
-		if err == nil {
-			return
-		}
-		for _, w := range order {
-			if w.file != nil {
-				_ = w.sink.Close()
-			}
-		}
-		for _, loc := range written {
-			_ = fsys.Remove(loc)
-		}
-	}()
-	buffered := 0  // bytes in all batches
-	openRows := 0  // rows in all row groups in the making, batched or flushed
-	footerRGs := 0 // row groups ended in all open files
-	// start opens a data file for w, with w's batch if it had one before.
-	start := func(w *partWriter) error {
-		fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(written), writeID, 1)
-		loc := locs.NewDataLocation(w.key + "/" + fileName)
-		f, err := wfs.Create(loc)
-		if err != nil {
-			return fmt.Errorf("create %s: %w", loc, err)
-		}
-		written = append(written, loc)
-		sink := &countingWriter{w: f}
-		df, err := openDataFile(t.cfg, sink, props)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("parquet writer %s: %w", loc, err)
-		}
-		if w.batch != nil {
-			df.batch = w.batch
-		}
-		w.path, w.sink, w.file, w.batch = loc, sink, df, df.batch
-		return nil
+// writeFiles streams row pages into data files per (partition, version)
+// (fanout) and returns them registered.
+func (t *Table) writeFiles(ctx context.Context, tbl *table.Table, pages iter.Seq2[[]meterstore.Row, error], bounds fileBounds) ([]iceberg.DataFile, error) {
+	f, err := t.newFanout(ctx, tbl, bounds)
+	if err != nil {
+		return nil, err
 	}
-	open := func(p *partState) (*partWriter, error) {
-		w := &partWriter{key: p.key, values: p.values}
-		if err := start(w); err != nil {
-			return nil, err
+	for page, perr := range pages {
+		if perr == nil {
+			perr = ctx.Err()
 		}
-		order = append(order, w)
-		p.files = append(p.files, w)
-		return w, nil
-	}
-	// finish closes w's file — its last row group, its footer — and registers it.
-	finish := func(w *partWriter) error {
-		f := w.file
-		buffered -= f.batch.bytes
-		openRows -= f.open()
-		footerRGs -= w.rowGroups
-		w.file, w.rowGroups = nil, 0
-		if err := f.close(); err != nil { // closes the sink too
-			return fmt.Errorf("close %s: %w", w.path, err)
+		if perr != nil {
+			f.abort()
+			return nil, perr
 		}
-		meta, err := f.w.FileMetadata()
-		if err != nil {
-			return fmt.Errorf("footer of %s: %w", w.path, err)
-		}
-		df, err := table.DataFileFromMetadata(table.DataFileArgs{
-			Schema:          tbl.Schema(),
-			Spec:            tbl.Spec(),
-			Format:          iceberg.ParquetFile,
-			Metadata:        meta,
-			FilePath:        w.path,
-			FileSize:        w.sink.n,
-			Content:         iceberg.EntryContentData,
-			PartitionValues: w.values,
-			SortOrderID:     tbl.SortOrder().OrderID(),
-			Properties:      tbl.Properties(),
-			FormatVersion:   tbl.Metadata().Version(),
-		})
-		if err != nil {
-			return fmt.Errorf("register %s: %w", w.path, err)
-		}
-		if df.Count() != f.rows {
-			return fmt.Errorf("%s holds %d rows, %d written", w.path, df.Count(), f.rows)
-		}
-		w.finished = append(w.finished, df)
-		return nil
-	}
-	// writerFor returns the writer of version v in p, opening it within the bound.
-	writerFor := func(p *partState, v uint64) (*partWriter, error) {
-		if p.lastFile != nil && p.lastVer == v {
-			return p.lastFile, nil
-		}
-		w := p.byVer[v]
-		switch {
-		case w != nil:
-		case bounds.versions > 0 && len(p.files) >= bounds.versions:
-			w = p.files[len(p.files)-1] // the last writer takes every further version
-		default:
-			opened, err := open(p)
-			if err != nil {
+		for i := range page {
+			if err := f.add(&page[i], page[i].Version); err != nil {
+				f.abort()
 				return nil, err
 			}
-			w = opened
 		}
-		p.byVer[v] = w
-		p.lastVer, p.lastFile = v, w
-		return w, nil
 	}
-	// largest is the writer with an open file that has the most of what by measures.
-	largest := func(by func(*partWriter) int) *partWriter {
-		var l *partWriter
-		for _, w := range order {
-			if w.file != nil && (l == nil || by(w) > by(l)) {
-				l = w
+	files, err := f.close()
+	if err != nil {
+		f.abort()
+		return nil, err
+	}
+	return files, nil
+}
+
+// start opens a data file for w, with w's batch if it had one before.
+func (f *fanout) start(w *partWriter) error {
+	fileName := fmt.Sprintf("00000-%d-%s-%05d.parquet", len(f.written), f.id, 1)
+	loc := f.locs.NewDataLocation(w.part.key + "/" + fileName)
+	out, err := f.wfs.Create(loc)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", loc, err)
+	}
+	f.written = append(f.written, loc)
+	sink := &countingWriter{w: out}
+	df, err := openDataFile(f.t.cfg, sink, f.props)
+	if err != nil {
+		out.Close()
+		return fmt.Errorf("parquet writer %s: %w", loc, err)
+	}
+	if w.batch != nil {
+		df.batch = w.batch
+	}
+	w.path, w.sink, w.file, w.batch = loc, sink, df, df.batch
+	w.paths = append(w.paths, loc)
+	return nil
+}
+
+func (f *fanout) open(p *partState, slot uint64) (*partWriter, error) {
+	w := &partWriter{part: p, slot: slot}
+	if err := f.start(w); err != nil {
+		return nil, err
+	}
+	f.order = append(f.order, w)
+	p.files = append(p.files, w)
+	return w, nil
+}
+
+// finish closes w's file — its last row group, its footer — and registers it.
+func (f *fanout) finish(w *partWriter) error {
+	df := w.file
+	f.buffered -= df.batch.bytes
+	f.openRows -= df.open()
+	f.footerRGs -= w.rowGroups
+	if f.footer != nil {
+		for k, v := range f.footer(w) {
+			if err := df.w.AppendKeyValueMetadata(k, v); err != nil {
+				return fmt.Errorf("footer of %s: %w", w.path, err)
 			}
 		}
-		return l
 	}
-	// flush hands w's batch over, or with end also ends its row group; a row
-	// group ended counts against the footer bounds.
-	flush := func(w *partWriter, end bool) error {
-		buffered -= w.file.batch.bytes
-		var ended int
-		var err error
-		if end {
-			ended, err = w.file.endRowGroup()
-		} else {
-			ended, err = w.file.flush()
-		}
-		openRows -= ended
-		if err != nil {
-			return fmt.Errorf("write %s: %w", w.path, err)
-		}
-		if ended == 0 {
-			return nil
-		}
-		w.rowGroups++
-		footerRGs++
-		switch {
-		case w.rowGroups >= bounds.rowGroups:
-			return finish(w)
-		case footerRGs >= bounds.footerRowGroups:
-			return finish(largest(func(w *partWriter) int { return w.rowGroups }))
-		}
+	w.file, w.rowGroups, w.due = nil, 0, false
+	if err := df.close(); err != nil { // closes the sink too
+		return fmt.Errorf("close %s: %w", w.path, err)
+	}
+	meta, err := df.w.FileMetadata()
+	if err != nil {
+		return fmt.Errorf("footer of %s: %w", w.path, err)
+	}
+	tbl := f.tbl
+	reg, err := table.DataFileFromMetadata(table.DataFileArgs{
+		Schema:          tbl.Schema(),
+		Spec:            tbl.Spec(),
+		Format:          iceberg.ParquetFile,
+		Metadata:        meta,
+		FilePath:        w.path,
+		FileSize:        w.sink.n,
+		Content:         iceberg.EntryContentData,
+		PartitionValues: w.part.values,
+		SortOrderID:     tbl.SortOrder().OrderID(),
+		Properties:      tbl.Properties(),
+		FormatVersion:   tbl.Metadata().Version(),
+	})
+	if err != nil {
+		return fmt.Errorf("register %s: %w", w.path, err)
+	}
+	if reg.Count() != df.rows {
+		return fmt.Errorf("%s holds %d rows, %d written", w.path, reg.Count(), df.rows)
+	}
+	w.finished = append(w.finished, reg)
+	return nil
+}
+
+// retire closes w's file now, or with bounds.maloBoundary marks it due, to be
+// closed before a row of the next malo_id.
+func (f *fanout) retire(w *partWriter) error {
+	if f.bounds.maloBoundary {
+		w.due = true
 		return nil
 	}
-	// bound hands batches over or ends the largest row group when all files
-	// together reach a bound.
-	bound := func() error {
-		if buffered >= bufferedBytes {
-			for _, w := range order {
-				if w.file != nil && w.file.batch.n >= minFlushRows {
-					if err := flush(w, false); err != nil {
-						return err
-					}
-				}
-			}
-			if buffered >= bufferedBytes {
-				if err := flush(largest(func(w *partWriter) int { return w.file.batch.bytes }), false); err != nil {
+	return f.finish(w)
+}
+
+// writerFor returns the writer of slot s in p, opening it within the bound.
+func (f *fanout) writerFor(p *partState, s uint64) (*partWriter, error) {
+	if p.lastFile != nil && p.lastSlot == s {
+		return p.lastFile, nil
+	}
+	w := p.bySlot[s]
+	switch {
+	case w != nil:
+	case f.bounds.versions > 0 && len(p.files) >= f.bounds.versions:
+		w = p.files[len(p.files)-1] // the last writer takes every further slot
+	default:
+		opened, err := f.open(p, s)
+		if err != nil {
+			return nil, err
+		}
+		w = opened
+	}
+	p.bySlot[s] = w
+	p.lastSlot, p.lastFile = s, w
+	return w, nil
+}
+
+// largest is the writer with an open file that has the most of what by measures.
+func (f *fanout) largest(by func(*partWriter) int) *partWriter {
+	var l *partWriter
+	for _, w := range f.order {
+		if w.file != nil && (l == nil || by(w) > by(l)) {
+			l = w
+		}
+	}
+	return l
+}
+
+// mostRowGroups is the open file not yet due that has ended most row groups.
+func (f *fanout) mostRowGroups() *partWriter {
+	var l *partWriter
+	for _, w := range f.order {
+		if w.file != nil && !w.due && (l == nil || w.rowGroups > l.rowGroups) {
+			l = w
+		}
+	}
+	return l
+}
+
+// flush hands w's batch over, or with end also ends its row group; a row
+// group ended counts against the footer bounds.
+func (f *fanout) flush(w *partWriter, end bool) error {
+	f.buffered -= w.file.batch.bytes
+	var ended int
+	var err error
+	if end {
+		ended, err = w.file.endRowGroup()
+	} else {
+		ended, err = w.file.flush()
+	}
+	f.openRows -= ended
+	if err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	if ended == 0 {
+		return nil
+	}
+	w.rowGroups++
+	f.footerRGs++
+	switch {
+	case w.due:
+	case w.rowGroups >= f.bounds.rowGroups, f.bounds.targetBytes > 0 && w.sink.n >= f.bounds.targetBytes:
+		return f.retire(w)
+	case f.footerRGs >= f.bounds.footerRowGroups:
+		if l := f.mostRowGroups(); l != nil {
+			return f.retire(l)
+		}
+	}
+	return nil
+}
+
+// bound hands batches over or ends the largest row group when all files
+// together reach a bound.
+func (f *fanout) bound() error {
+	if f.buffered >= bufferedBytes {
+		for _, w := range f.order {
+			if w.file != nil && w.file.batch.n >= minFlushRows {
+				if err := f.flush(w, false); err != nil {
 					return err
 				}
 			}
 		}
-		if openRows >= openRowGroupRows {
-			return flush(largest(func(w *partWriter) int { return w.file.open() }), true)
-		}
-		return nil
-	}
-
-	var cur *partState
-	for page, perr := range pages {
-		if perr != nil {
-			return nil, perr
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		for i := range page {
-			r := &page[i]
-			if cur == nil || !part.same(cur, r) {
-				p, err := part.of(r)
-				if err != nil {
-					return nil, fmt.Errorf("cold table %s: %w", name, err)
-				}
-				if cur = parts[p.key]; cur == nil {
-					cur = p
-					parts[p.key] = p
-				}
-			}
-			if cur.seen && !cur.last.after(r) {
-				return nil, fmt.Errorf("cold table %s: rows out of (malo_id, obis_code, from) order: %s %s %s after %s %s %s",
-					name, r.MaloID, r.ObisCode, formatWatermark(r.From), cur.last.malo, cur.last.obis, formatWatermark(cur.last.from))
-			}
-			cur.last, cur.seen = sortKey{malo: r.MaloID, obis: r.ObisCode, from: r.From}, true
-			w, err := writerFor(cur, r.Version)
-			if err == nil && w.file == nil {
-				err = start(w)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cold table %s: %w", name, err)
-			}
-			size, err := w.file.batch.add(r)
-			if err != nil {
-				return nil, fmt.Errorf("cold table %s: %w", name, err)
-			}
-			buffered += size
-			openRows++
-			if w.file.full() {
-				err = flush(w, false)
-			}
-			if err == nil {
-				err = bound()
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cold table %s: %w", name, err)
+		if f.buffered >= bufferedBytes {
+			if err := f.flush(f.largest(func(w *partWriter) int { return w.file.batch.bytes }), false); err != nil {
+				return err
 			}
 		}
 	}
+	if f.openRows >= cmp.Or(f.bounds.openRows, openRowGroupRows) {
+		return f.flush(f.largest(func(w *partWriter) int { return w.file.open() }), true)
+	}
+	return nil
+}
 
+// add writes r into its partition's file of slot s.
+func (f *fanout) add(r *meterstore.Row, s uint64) error {
+	name := f.t.cfg.Name()
+	if f.cur == nil || !f.part.same(f.cur, r) {
+		p, err := f.part.of(r)
+		if err != nil {
+			return fmt.Errorf("cold table %s: %w", name, err)
+		}
+		if f.cur = f.parts[p.key]; f.cur == nil {
+			p.bySlot = map[uint64]*partWriter{}
+			f.cur = p
+			f.parts[p.key] = p
+		}
+	}
+	cur := f.cur
+	if cur.seen && !cur.last.after(r) {
+		return fmt.Errorf("cold table %s: rows out of (malo_id, obis_code, from) order: %s %s %s after %s %s %s",
+			name, r.MaloID, r.ObisCode, formatWatermark(r.From), cur.last.malo, cur.last.obis, formatWatermark(cur.last.from))
+	}
+	cur.last, cur.seen = sortKey{malo: r.MaloID, obis: r.ObisCode, from: r.From}, true
+	w, err := f.writerFor(cur, s)
+	if err == nil && w.due && w.lastMalo != r.MaloID {
+		err = f.finish(w)
+	}
+	if err == nil && w.file == nil {
+		err = f.start(w)
+	}
+	if err != nil {
+		return fmt.Errorf("cold table %s: %w", name, err)
+	}
+	size, err := w.file.batch.add(r)
+	if err != nil {
+		return fmt.Errorf("cold table %s: %w", name, err)
+	}
+	w.lastMalo = r.MaloID
+	f.buffered += size
+	f.openRows++
+	if w.file.full() {
+		err = f.flush(w, false)
+	}
+	if err == nil {
+		err = f.bound()
+	}
+	if err != nil {
+		return fmt.Errorf("cold table %s: %w", name, err)
+	}
+	return nil
+}
+
+// close finishes every open file and returns all files written, per writer in
+// creation order.
+func (f *fanout) close() ([]iceberg.DataFile, error) {
 	var files []iceberg.DataFile
-	for _, w := range order {
+	for _, w := range f.order {
 		if w.file != nil {
-			if err := finish(w); err != nil {
-				return nil, fmt.Errorf("cold table %s: %w", name, err)
+			if err := f.finish(w); err != nil {
+				return nil, fmt.Errorf("cold table %s: %w", f.t.cfg.Name(), err)
 			}
 		}
 		files = append(files, w.finished...)
 	}
 	return files, nil
+}
+
+// abort closes what is open and removes every file written.
+func (f *fanout) abort() {
+	for _, w := range f.order {
+		if w.file != nil {
+			_ = w.sink.Close()
+		}
+	}
+	for _, loc := range f.written {
+		_ = f.fsys.Remove(loc)
+	}
 }
 
 // rowPages yields rows in pages of n.

@@ -50,6 +50,7 @@ type env struct {
 	archiveCrash atomic.Value // archive.Step-as-string to fail at ("" none)
 	coldCrash    atomic.Bool  // fail the next cold-append commit
 	commitCrash  atomic.Bool  // fail the next archival commit (catalog BeforeCommit)
+	compactCrash atomic.Bool  // fail the next compaction commit
 
 	// onAcquire, when set, runs before every pool acquire of every handle (a
 	// hot page is one acquire): the fault tests' way into the middle of a scan.
@@ -106,6 +107,9 @@ func (e *env) open(t testing.TB, tune func(*store.Config)) *handle {
 			}
 			if op == "archive" && e.commitCrash.CompareAndSwap(true, false) {
 				return fmt.Errorf("%w before the archival commit of %s", errCrash, table)
+			}
+			if op == "compact" && e.compactCrash.CompareAndSwap(true, false) {
+				return fmt.Errorf("%w before the compaction commit of %s", errCrash, table)
 			}
 			return nil
 		}})

@@ -1,0 +1,623 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"meterstore"
+	"meterstore/internal/pglock"
+)
+
+// Compaction rewrites a closed month's files in a partition — whatever their
+// versions — into files sorted like the table, by merging them (each input is
+// already sorted). Every version is kept (readings_versions, AsOf and
+// AsKnownAt still need them), but not in one file: per resolution key (merge
+// key + version_scope) the row of the highest version goes to the partition's
+// current files, marked keys-unique, and the rows it supersedes to a
+// superseded file, marked as superseded by those current files. The engine
+// then reads a compacted month without resolution and, where no version or
+// recorded_at ceiling applies, without the superseded file at all.
+//
+// The files of a month are replaced in one commit that carries the watermark
+// unchanged; a crash before it leaves the old files in force (the new ones are
+// orphans, cleaned by DeleteOrphanFiles past its safety age).
+
+// CompactStep names the points a crash test can stop a compaction at.
+type CompactStep string
+
+const (
+	CompactDuringWrite CompactStep = "during-write" // the first rows are in the new files, which are still open
+	CompactAfterWrite  CompactStep = "after-write"  // the new files are written and closed, the commit not yet made
+	CompactAfterCommit CompactStep = "after-commit"
+)
+
+// Compaction defaults.
+const (
+	DefaultCompactTargetBytes = 128 << 20
+	// compactRowGroups bounds a compacted file's row groups, and so its footer
+	// state while it is written (see maxRowGroupsPerFile): 8 M rows.
+	compactRowGroups    = 32
+	compactProgressRows = 100_000
+)
+
+// ErrCompactionRaced: the files a compaction read were replaced meanwhile (by
+// another compaction); its own files were removed and nothing was committed.
+var ErrCompactionRaced = errors.New("the files being compacted were replaced by another compaction")
+
+// CompactOptions tunes Compact. The zero value compacts every closed month
+// that is not one compaction's output already.
+type CompactOptions struct {
+	// Month restricts compaction to the partitions of the month holding this
+	// instant (UTC); zero means every closed month.
+	Month time.Time
+	// TargetFileBytes: a compacted file is closed at the first malo_id boundary
+	// after it holds this many bytes (≤ 0: DefaultCompactTargetBytes). Files
+	// are also closed after compactRowGroups row groups.
+	TargetFileBytes int64
+	// QuietFor: a month is compacted only when its newest file that no
+	// compaction wrote was committed at least this long ago (≤ 0: whatever
+	// its age). The scheduler waits for late corrections to go quiet.
+	QuietFor time.Duration
+	// Now is the clock QuietFor is measured on (nil: time.Now).
+	Now func() time.Time
+	// Force rewrites months that are one compaction's output already.
+	Force bool
+	// DryRun only plans: the result lists the partitions that would be
+	// compacted, and nothing is written.
+	DryRun bool
+	// Progress, when set, is called about every compactProgressRows merged
+	// rows and when each partition is done.
+	Progress func(CompactProgress)
+	// Hook, for crash tests, is called at each CompactStep; an error stops the
+	// compaction there, as a crash would (files already written stay, as
+	// orphans).
+	Hook func(CompactStep) error
+}
+
+// CompactProgress reports a compaction under way.
+type CompactProgress struct {
+	Partition string
+	Index, Of int   // the partition's position among those compacted (1-based)
+	Rows      int64 // merged so far
+	Total     int64 // the partition's rows
+	Done      bool
+}
+
+// CompactedPartition is what compaction did (or, dry, would do) to one partition.
+type CompactedPartition struct {
+	Partition    string
+	Month        time.Time
+	SnapshotID   int64 // 0 for a dry run
+	FilesRemoved int
+	FilesAdded   int
+	Rows         int64
+	Superseded   int64 // rows written to superseded files
+	BytesBefore  int64
+	BytesAfter   int64
+}
+
+// CompactResult describes a compaction run.
+type CompactResult struct {
+	Partitions []CompactedPartition
+	Skipped    int // partitions left alone: open month, already compacted, or not quiet yet
+}
+
+// FilesRemoved is the total over the partitions.
+func (r CompactResult) FilesRemoved() int {
+	n := 0
+	for _, p := range r.Partitions {
+		n += p.FilesRemoved
+	}
+	return n
+}
+
+// FilesAdded is the total over the partitions.
+func (r CompactResult) FilesAdded() int {
+	n := 0
+	for _, p := range r.Partitions {
+		n += p.FilesAdded
+	}
+	return n
+}
+
+// Partition is one partition of the current snapshot, as maintenance sees it.
+type Partition struct {
+	Name  string    // e.g. "tenant=T1/from_month=2025-01"
+	Month time.Time // first instant of the month (UTC); zero when the spec has no month field
+	Files int
+	Rows  int64
+	Bytes int64
+	// Closed: the month lies entirely below the watermark, so archival adds
+	// nothing to it any more (only late corrections do).
+	Closed bool
+	// Compacted: every file is the output of one compaction.
+	Compacted bool
+	// LastCompaction is the commit of the newest compaction output among the
+	// files (nil when none).
+	LastCompaction *time.Time
+	// NewestUncompacted is the commit of the newest file no compaction wrote
+	// (zero when every file is a compaction's output).
+	NewestUncompacted time.Time
+
+	tasks       []table.FileScanTask
+	uncompacted int // files the latest compaction did not write
+}
+
+// Partitions lists the partitions of the current snapshot with their files,
+// bytes and compaction state, oldest month first. It reads each file's footer
+// marks once (cached by path).
+func (t *Table) Partitions(ctx context.Context) ([]Partition, error) {
+	tbl := t.Iceberg()
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, nil
+	}
+	wm, err := t.watermarkFrom(ctx, tbl, snap)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: plan files: %w", t.cfg.Name(), err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cold table %s: file system: %w", t.cfg.Name(), err)
+	}
+	committed := commitTimes(tbl)
+	specs := map[int]iceberg.PartitionSpec{}
+	for _, s := range tbl.Metadata().PartitionSpecs() {
+		specs[s.ID()] = s
+	}
+	byName := map[string]*Partition{}
+	type compaction struct {
+		id string
+		at time.Time
+	}
+	latest := map[string]compaction{} // per partition: the newest compaction among its files
+	fileComp := make([]string, len(tasks))
+	for i, task := range tasks {
+		f := task.File
+		name, month := partitionName(specs[int(f.SpecID())], f.Partition())
+		p := byName[name]
+		if p == nil {
+			p = &Partition{Name: name, Month: month}
+			p.Closed = !month.IsZero() && !wm.IsZero() && !month.AddDate(0, 1, 0).After(wm)
+			byName[name] = p
+		}
+		p.Files++
+		p.Rows += f.Count()
+		p.Bytes += f.FileSizeBytes()
+		p.tasks = append(p.tasks, task)
+		m, err := t.marksOf(fsys, f.FilePath())
+		if err != nil {
+			return nil, err
+		}
+		fileComp[i] = m.compaction
+		at := committedAt(committed, task)
+		if m.compaction != "" && (latest[name].id == "" || at.After(latest[name].at)) {
+			latest[name] = compaction{m.compaction, at}
+		}
+	}
+	for i, task := range tasks {
+		name, _ := partitionName(specs[int(task.File.SpecID())], task.File.Partition())
+		p := byName[name]
+		if fileComp[i] != "" && fileComp[i] == latest[name].id {
+			continue
+		}
+		p.uncompacted++
+		if at := committedAt(committed, task); at.After(p.NewestUncompacted) {
+			p.NewestUncompacted = at
+		}
+	}
+	out := make([]Partition, 0, len(byName))
+	for name, p := range byName {
+		if c, ok := latest[name]; ok {
+			at := c.at
+			p.LastCompaction = &at
+			p.Compacted = p.uncompacted == 0
+		}
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b Partition) int { return cmp.Or(a.Month.Compare(b.Month), cmp.Compare(a.Name, b.Name)) })
+	return out, nil
+}
+
+// commitTimes maps each snapshot's sequence number to its commit time.
+func commitTimes(tbl *table.Table) map[int64]time.Time {
+	out := map[int64]time.Time{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		out[s.SequenceNumber] = time.UnixMilli(s.TimestampMs).UTC()
+	}
+	return out
+}
+
+// committedAt is when the task's file was committed: the time of the snapshot
+// of its data sequence number; the zero time when that snapshot is expired
+// (and so older than any retention).
+func committedAt(committed map[int64]time.Time, task table.FileScanTask) time.Time {
+	if task.DataSequenceNumber == nil {
+		return time.Time{}
+	}
+	return committed[*task.DataSequenceNumber]
+}
+
+// partitionName renders a partition as its path (field=value/…) and returns
+// the first instant of its month, if the spec partitions by month.
+func partitionName(spec iceberg.PartitionSpec, values map[int]any) (string, time.Time) {
+	var parts []string
+	var month time.Time
+	for _, f := range spec.Fields() {
+		v, ok := values[f.FieldID]
+		human := "null"
+		switch {
+		case !ok || v == nil:
+		case isMonth(f):
+			if m, ok := v.(int32); ok {
+				month = time.Date(1970+int(m)/12, time.Month(m%12+1), 1, 0, 0, 0, 0, time.UTC)
+				human = month.Format("2006-01")
+			} else {
+				human = fmt.Sprint(v)
+			}
+		default:
+			human = fmt.Sprint(v)
+		}
+		parts = append(parts, url.QueryEscape(f.Name)+"="+url.QueryEscape(human))
+	}
+	return strings.Join(parts, "/"), month
+}
+
+func isMonth(f iceberg.PartitionField) bool {
+	_, ok := f.Transform.(iceberg.MonthTransform)
+	return ok
+}
+
+// due reports whether compaction takes p.
+func (p Partition) due(opt CompactOptions, now time.Time) bool {
+	switch {
+	case !p.Closed:
+		return false
+	case !opt.Month.IsZero() && !p.Month.Equal(monthOf(opt.Month)):
+		return false
+	case p.Compacted && !opt.Force:
+		return false
+	case opt.QuietFor > 0 && now.Sub(p.NewestUncompacted) < opt.QuietFor:
+		return false
+	}
+	return true
+}
+
+func monthOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// Compact compacts every due partition (see CompactOptions), oldest month
+// first, each in its own commit. It is idempotent: a month that is one
+// compaction's output is left alone, and a compaction interrupted before its
+// commit changed nothing. Answers never change: the same rows, in files that
+// prove more.
+//
+// Memory is bounded whatever the month holds: the inputs are read in batches
+// (mergeBatchRows) and merged, and the output is written by the same bounded
+// writer archival uses, with two files open per partition.
+func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult, error) {
+	if opt.TargetFileBytes <= 0 {
+		opt.TargetFileBytes = DefaultCompactTargetBytes
+	}
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	if err := t.Refresh(ctx); err != nil {
+		return CompactResult{}, err
+	}
+	parts, err := t.Partitions(ctx)
+	if err != nil {
+		return CompactResult{}, err
+	}
+	var due []Partition
+	var res CompactResult
+	for _, p := range parts {
+		if p.due(opt, now()) {
+			due = append(due, p)
+		} else {
+			res.Skipped++
+		}
+	}
+	for i, p := range due {
+		if opt.DryRun {
+			res.Partitions = append(res.Partitions, CompactedPartition{Partition: p.Name, Month: p.Month, FilesRemoved: p.Files, Rows: p.Rows, BytesBefore: p.Bytes})
+			continue
+		}
+		done, err := t.compactPartition(ctx, p, opt, i+1, len(due))
+		if err != nil {
+			return res, fmt.Errorf("cold table %s: compact %s: %w", t.cfg.Name(), p.Name, err)
+		}
+		res.Partitions = append(res.Partitions, done)
+	}
+	return res, nil
+}
+
+func (o CompactOptions) hook(s CompactStep) error {
+	if o.Hook == nil {
+		return nil
+	}
+	if err := o.Hook(s); err != nil {
+		return fmt.Errorf("stopped %s: %w", s, err)
+	}
+	return nil
+}
+
+// Compaction's file slots (fanout): a partition's current rows and the rows they supersede.
+const (
+	slotCurrent    = 0
+	slotSuperseded = 1
+)
+
+// compactPartition merges p's files into new ones and commits the replacement.
+func (t *Table) compactPartition(ctx context.Context, p Partition, opt CompactOptions, index, of int) (CompactedPartition, error) {
+	out := CompactedPartition{Partition: p.Name, Month: p.Month, FilesRemoved: p.Files, BytesBefore: p.Bytes}
+	tbl := t.Iceberg()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return out, fmt.Errorf("file system: %w", err)
+	}
+	fan, err := t.newFanout(ctx, tbl, fileBounds{versions: 2, rowGroups: compactRowGroups, footerRowGroups: 2 * compactRowGroups,
+		targetBytes: opt.TargetFileBytes, maloBoundary: true, openRows: 2 * RowGroupRows})
+	if err != nil {
+		return out, err
+	}
+	id := uuid.New().String()
+	fan.footer = func(w *partWriter) map[string]string { return compactionMarks(id, w) }
+	files, err := t.mergePartition(ctx, fsys, fan, p, opt, index, of, &out)
+	if err != nil {
+		fan.abort()
+		return out, err
+	}
+	if err := opt.hook(CompactAfterWrite); err != nil {
+		return out, err
+	}
+	remove := make([]iceberg.DataFile, len(p.tasks))
+	for i, task := range p.tasks {
+		remove[i] = task.File
+	}
+	snap, err := t.commitCompaction(ctx, id, remove, files)
+	if errors.Is(err, ErrCompactionRaced) {
+		fan.abort() // never committed: the files are ours to remove
+	}
+	if err != nil {
+		return out, err
+	}
+	out.SnapshotID, out.FilesAdded = snap, len(files)
+	for _, f := range files {
+		out.BytesAfter += f.FileSizeBytes()
+	}
+	if err := opt.hook(CompactAfterCommit); err != nil {
+		return out, err
+	}
+	if opt.Progress != nil {
+		opt.Progress(CompactProgress{Partition: p.Name, Index: index, Of: of, Rows: out.Rows, Total: p.Rows, Done: true})
+	}
+	return out, nil
+}
+
+// compactionMarks are the footer marks of a file the compaction id writes
+// through w: current files hold one row per resolution key; a superseded file
+// is superseded by the partition's current files opened so far — a
+// superseded row is written right after the current row of its key, so that
+// row is in one of them.
+func compactionMarks(id string, w *partWriter) map[string]string {
+	marks := map[string]string{MarkCompaction: id}
+	switch w.slot {
+	case slotCurrent:
+		marks[MarkKeys] = MarkKeysUnique
+	case slotSuperseded:
+		if cur := w.part.bySlot[slotCurrent]; cur != nil {
+			by, _ := json.Marshal(cur.paths)
+			marks[MarkSupersededBy] = string(by)
+		}
+	}
+	return marks
+}
+
+// mergePartition merges p's files into fan and closes it, checking that every
+// row read is written exactly once.
+func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, p Partition, opt CompactOptions, index, of int, out *CompactedPartition) ([]iceberg.DataFile, error) {
+	var inputs []*mergeInput
+	defer func() {
+		for _, in := range inputs {
+			in.close()
+		}
+	}()
+	for _, task := range p.tasks {
+		in, err := openMergeInput(ctx, t.cfg, fsys, task.File.FilePath())
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, in)
+	}
+	order := t.keyOrder()
+	var reported int64
+	hooked := false
+	err := mergeGroups(ctx, inputs, func(group []meterstore.Row) error {
+		slices.SortFunc(group, order)
+		for i := 0; i < len(group); {
+			j := i + 1
+			for j < len(group) && t.sameResolutionKey(&group[i], &group[j]) {
+				if group[j].Version == group[j-1].Version {
+					r := &group[j]
+					return fmt.Errorf("malo %s %s at %s version %d is stored twice: %w", r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, ErrConflict)
+				}
+				j++
+			}
+			// The current row first, then the rows it supersedes (compactionMarks).
+			if err := fan.add(&group[j-1], slotCurrent); err != nil {
+				return err
+			}
+			for k := i; k < j-1; k++ {
+				if err := fan.add(&group[k], slotSuperseded); err != nil {
+					return err
+				}
+			}
+			out.Rows += int64(j - i)
+			out.Superseded += int64(j - 1 - i)
+			i = j
+		}
+		if !hooked {
+			hooked = true
+			if err := opt.hook(CompactDuringWrite); err != nil {
+				return err
+			}
+		}
+		if opt.Progress != nil && out.Rows-reported >= compactProgressRows {
+			reported = out.Rows
+			opt.Progress(CompactProgress{Partition: p.Name, Index: index, Of: of, Rows: out.Rows, Total: p.Rows})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	files, err := fan.close()
+	if err != nil {
+		return nil, err
+	}
+	var written int64
+	for _, f := range files {
+		written += f.Count()
+	}
+	if out.Rows != p.Rows || written != p.Rows {
+		return nil, fmt.Errorf("merged %d rows into files holding %d, from files holding %d", out.Rows, written, p.Rows)
+	}
+	return files, nil
+}
+
+// keyOrder orders the rows of a merge group — they share malo_id, obis_code
+// and from — by the rest of the resolution key, then by version.
+func (t *Table) keyOrder() func(a, b meterstore.Row) int {
+	byMelo := t.cfg.IdentifyByMelo()
+	idents := t.identityIndexes()
+	return func(a, b meterstore.Row) int {
+		if byMelo {
+			if c := compareOptional(a.MeloID, b.MeloID); c != 0 {
+				return c
+			}
+		}
+		for _, i := range idents {
+			if c := compareOptional(extra(a, i), extra(b, i)); c != 0 {
+				return c
+			}
+		}
+		return cmp.Or(cmp.Compare(a.VersionScope, b.VersionScope), cmp.Compare(a.Version, b.Version))
+	}
+}
+
+// sameResolutionKey compares two rows of a merge group on the rest of the
+// resolution key (merge key + version_scope).
+func (t *Table) sameResolutionKey(a, b *meterstore.Row) bool {
+	if t.cfg.IdentifyByMelo() && compareOptional(a.MeloID, b.MeloID) != 0 {
+		return false
+	}
+	for _, i := range t.identityIndexes() {
+		if compareOptional(extra(*a, i), extra(*b, i)) != 0 {
+			return false
+		}
+	}
+	return a.VersionScope == b.VersionScope
+}
+
+func (t *Table) identityIndexes() []int {
+	var out []int
+	for i, c := range t.cfg.ExtraColumns() {
+		if c.Kind == meterstore.Identity {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func extra(r meterstore.Row, i int) *string {
+	if i < len(r.Extra) {
+		return r.Extra[i]
+	}
+	return nil
+}
+
+// compareOptional orders NULL first, then by value.
+func compareOptional(a, b *string) int {
+	switch {
+	case a != nil && b != nil:
+		return cmp.Compare(*a, *b)
+	case a == b:
+		return 0
+	case a == nil:
+		return -1
+	}
+	return 1
+}
+
+// commitCompaction replaces remove with add in one commit that carries the
+// current watermark unchanged, under the cold-append lease (which serialises
+// it with late corrections and other compactions). A commit lost to another
+// writer (archival) is retried on the reloaded table; if the files being
+// replaced are gone, ErrCompactionRaced.
+func (t *Table) commitCompaction(ctx context.Context, id string, remove, add []iceberg.DataFile) (int64, error) {
+	if t.c.opt.Pool != nil {
+		lease, err := pglock.Acquire(ctx, t.c.opt.Pool, LeaseName(t.cfg.Name()), ColdAppendLeaseWait)
+		if err != nil {
+			return 0, err
+		}
+		defer lease.Release()
+	}
+	var lastErr error
+	for attempt := 0; attempt < coldAppendAttempts; attempt++ {
+		if err := t.Refresh(ctx); err != nil {
+			return 0, err
+		}
+		tbl := t.Iceberg()
+		wm, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
+		if err != nil {
+			return 0, err
+		}
+		props := iceberg.Properties{MarkCompaction: id}
+		if !wm.IsZero() {
+			props[WatermarkProperty] = formatWatermark(wm)
+		}
+		tx := tbl.NewTransaction()
+		rw := tx.NewRewrite(props)
+		for _, f := range remove {
+			rw.DeleteFile(f)
+		}
+		for _, f := range add {
+			rw.AddDataFile(f)
+		}
+		if err := rw.Commit(ctx); err != nil {
+			if strings.Contains(err.Error(), "do not belong to the table") {
+				return 0, ErrCompactionRaced
+			}
+			return 0, fmt.Errorf("stage: %w", err)
+		}
+		nt, err := t.commitTx(ctx, tx, "compact")
+		if err == nil {
+			return nt.CurrentSnapshot().SnapshotID, nil
+		}
+		if !errors.Is(err, ErrCommitConflict) {
+			return 0, err
+		}
+		lastErr = err
+	}
+	return 0, fmt.Errorf("gave up after %d attempts: %w", coldAppendAttempts, lastErr)
+}
