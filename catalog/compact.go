@@ -459,7 +459,7 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 			for j < len(group) && t.sameResolutionKey(&group[i], &group[j]) {
 				if group[j].Version == group[j-1].Version {
 					r := &group[j]
-					return fmt.Errorf("malo %s %s at %s version %d is stored twice: %w", r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, ErrConflict)
+					return fmt.Errorf("malo %s %s at %s version %d is stored twice: %w", r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, meterstore.ErrConflict)
 				}
 				j++
 			}
