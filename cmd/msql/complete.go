@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"sort"
 	"strings"
 	"sync"
@@ -39,7 +38,7 @@ func (c *completer) load() {
 	add(fallbackKeywords...)
 	add(udf.Names()...)
 	ctx := context.Background()
-	if db := c.db(); db != nil {
+	if db := c.sh.duckDB(); db != nil {
 		if rows, err := db.QueryContext(ctx, "SELECT upper(keyword_name) FROM duckdb_keywords() WHERE keyword_category IN ('reserved', 'unreserved')"); err == nil {
 			for rows.Next() {
 				var k string
@@ -69,16 +68,6 @@ func (c *completer) load() {
 		c.words = append(c.words, w)
 	}
 	sort.Strings(c.words)
-}
-
-func (c *completer) db() *sql.DB {
-	switch s := c.sh.sess.(type) {
-	case *scratchSession:
-		return s.db
-	case *engineSession:
-		return s.d.engine.DB()
-	}
-	return nil
 }
 
 // Do implements readline.AutoCompleter: the candidates' remainders after the

@@ -28,8 +28,9 @@ func TestDemoLoadsIntoGivenDeployment(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "corrected_in_iceberg\ntrue\n")
 
-	// A second demo into the same database is refused: it holds MeterStore tables.
-	r = msql(t, "", append([]string{"demo", "--no-shell", "--malos", "4", "--days", "10"}, dep...)...)
+	// A second demo into the same database is refused: it holds MeterStore
+	// tables. The deployment flags come first here, as global flags.
+	r = msql(t, "", append(dep, "demo", "--no-shell", "--malos", "4", "--days", "10")...)
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "refusing to load the demo")
 	require.Contains(t, r.stderr, "Try: point --dsn at an empty database")

@@ -33,7 +33,7 @@ type deployFlags struct {
 }
 
 func (f *deployFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "meterstore.toml of a deployment (tables, [hot] url, [cold] catalog and warehouse)")
+	fs.StringVar(&f.config, "config", "", "meterstore.toml of a deployment (tables, [hot] url, [cold] catalog and warehouse, [[users]]); without [hot], the embedded default")
 	fs.StringVar(&f.dsn, "dsn", "", "PostgreSQL of a deployment (hot tier and SQL catalog); with --warehouse")
 	fs.StringVar(&f.warehouse, "warehouse", "", "Iceberg warehouse URI of a deployment, e.g. file:///srv/warehouse; with --dsn")
 	fs.StringVar(&f.home, "home", "", "data directory of the embedded default (default $MSQL_HOME, else ~/.local/share/msql)")
@@ -145,16 +145,22 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		namespace string
 		d         = &deployment{}
 	)
+	embedded := f.dsn == "" && f.warehouse == ""
+	d.tables = []meterstore.TableConfig{demoTable()}
 	switch {
 	case f.config != "":
 		s, err := meterstore.LoadSettings(f.config)
 		if err != nil {
 			return nil, err
 		}
-		if len(s.Tables) == 0 {
+		// A configuration without [hot] (only [[users]] for msql serve, say)
+		// describes the embedded default, whose table is the demo's.
+		embedded = embedded && s.Hot.URL == ""
+		if len(s.Tables) > 0 {
+			d.tables = s.Tables
+		} else if !embedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
-		d.tables = s.Tables
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -165,12 +171,10 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 			catKind = s.Cold.Catalog
 		}
 		catURI, namespace = s.Cold.URI, s.Cold.Namespace
-	case f.dsn != "" || f.warehouse != "":
-		if f.dsn == "" || f.warehouse == "" {
-			return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
-		}
-		d.tables = []meterstore.TableConfig{demoTable()}
-	default:
+	case !embedded && (f.dsn == "" || f.warehouse == ""):
+		return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
+	}
+	if embedded {
 		home := f.homeDir()
 		srv, pgDSN, err := startEmbedded(ctx, home, f.keepRunning, io)
 		if err != nil {
@@ -178,13 +182,14 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		}
 		d.server, d.embedded, d.home = srv, true, home
 		dsn = pgDSN
-		wh := filepath.Join(home, "warehouse")
-		if err := os.MkdirAll(wh, 0o755); err != nil {
-			d.Close()
-			return nil, err
+		if warehouse == "" {
+			wh := filepath.Join(home, "warehouse")
+			if err := os.MkdirAll(wh, 0o755); err != nil {
+				d.Close()
+				return nil, err
+			}
+			warehouse = "file://" + wh
 		}
-		warehouse = "file://" + wh
-		d.tables = []meterstore.TableConfig{demoTable()}
 	}
 	if dsn == "" {
 		d.Close()

@@ -51,6 +51,7 @@ func init() {
 		".refresh":    {"", "re-read the Iceberg tables and recompute the system tables (system.tables, .config, .resolution, .snapshots)", (*shell).dotRefresh, true},
 		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
 		".status":     {"", "the session's read mode, pins and scope", (*shell).dotStatus, true},
+		".param":      {"set NAME VALUE|unset NAME|clear|list", "statement parameters: $NAME (or $1 for .param set 1 …) in a statement is bound to VALUE as text, which DuckDB casts where it is used — never pasted into the SQL", (*shell).dotParam, false},
 	}
 }
 
@@ -241,7 +242,7 @@ func (sh *shell) dotTables(_ []string, _ string) error {
 				[]any{c.Name(), "versions", "every stored version"})
 		}
 	}
-	if db := newCompleter(sh).db(); db != nil {
+	if db := sh.duckDB(); db != nil {
 		rows, err := db.QueryContext(sh.ctx, "SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE schema_name = 'system' UNION ALL SELECT schema_name || '.' || view_name FROM duckdb_views() WHERE schema_name = 'system' ORDER BY 1")
 		if err == nil {
 			for rows.Next() {
@@ -274,7 +275,7 @@ func (sh *shell) dotSchema(args []string, _ string) error {
 		name = args[0]
 	}
 	if sh.es == nil {
-		return runStatement(sh.ctx, sh.sess, sh.p, "DESCRIBE "+name)
+		return sh.runStatement(sh.ctx, "DESCRIBE "+name)
 	}
 	d, err := sh.es.eng.Describe(sh.ctx, "SELECT * FROM "+name)
 	if err != nil {
@@ -313,7 +314,11 @@ func (sh *shell) dotExplain(_ []string, rest string) error {
 	if rest == "" {
 		return errors.New(".explain takes a query")
 	}
-	text, err := sh.es.eng.Explain(sh.ctx, rest)
+	args, err := sh.params.bind(sh.ctx, sh.duckDB(), rest)
+	if err != nil {
+		return err
+	}
+	text, err := sh.es.eng.Explain(sh.ctx, rest, args...)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,11 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 	if format != "parquet" && format != "csv" {
 		return fmt.Errorf(".export %s: the file must end in .parquet or .csv", file)
 	}
-	n, prov, err := exportQuery(sh.ctx, sh.es, file, format, query, sh.p.values)
+	args, err := sh.params.bind(sh.ctx, sh.duckDB(), query)
+	if err != nil {
+		return err
+	}
+	n, prov, err := exportQuery(sh.ctx, sh.es, file, format, query, sh.p.values, args)
 	if err != nil {
 		return err
 	}
@@ -56,8 +60,8 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 // provenance line. The file is written under a temporary name and renamed
 // into place only when the stream ended cleanly, so a failed or cancelled
 // export (or a watermark that moved under it) leaves no partial file.
-func exportQuery(ctx context.Context, es *engineSession, file, format, query string, values duckfmt.Formatter) (int64, string, error) {
-	st, err := es.eng.Stream(ctx, query)
+func exportQuery(ctx context.Context, es *engineSession, file, format, query string, values duckfmt.Formatter, args []any) (int64, string, error) {
+	st, err := es.eng.Stream(ctx, query, args...)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotAQuery) {
 			return 0, "", withHint(err, ".export takes a query")

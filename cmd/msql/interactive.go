@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ type shell struct {
 	ctx    context.Context
 	quit   bool
 	depth  int // .read nesting
+	params params
 	cancel struct {
 		sync.Mutex
 		f context.CancelFunc
@@ -34,6 +36,19 @@ func newShell(ctx context.Context, sess session, p *printer, io stdio) *shell {
 	sh := &shell{sess: sess, p: p, io: io, ctx: ctx}
 	sh.es, _ = sess.(*engineSession)
 	return sh
+}
+
+// duckDB is the session's DuckDB database: the scratch database, or the
+// engine's unrestricted handle (for parsing, completion and the catalog only —
+// queries of readings go through the engine).
+func (sh *shell) duckDB() *sql.DB {
+	switch s := sh.sess.(type) {
+	case *scratchSession:
+		return s.db
+	case *engineSession:
+		return s.d.engine.DB()
+	}
+	return nil
 }
 
 // historyPath is where the interactive shell keeps its history: $MSQL_HISTORY,
@@ -172,7 +187,7 @@ func (sh *shell) runCancellable(stmt string) error {
 		sh.cancel.f = nil
 		sh.cancel.Unlock()
 	}()
-	err := runStatement(ctx, sh.sess, sh.p, stmt)
+	err := sh.runStatement(ctx, stmt)
 	if err != nil && ctx.Err() != nil && sh.ctx.Err() == nil {
 		return errCancelled
 	}
@@ -208,13 +223,13 @@ func (sh *shell) runText(text string) error {
 			continue
 		}
 		for _, stmt := range sp.feed(line) {
-			if err := runStatement(sh.ctx, sh.sess, sh.p, stmt); err != nil {
+			if err := sh.runStatement(sh.ctx, stmt); err != nil {
 				return err
 			}
 		}
 	}
 	if rest := sp.pending(); rest != "" && !onlyComments(rest) {
-		return runStatement(sh.ctx, sh.sess, sh.p, rest)
+		return sh.runStatement(sh.ctx, rest)
 	}
 	return nil
 }

@@ -10,13 +10,20 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
+
+	"meterstore/udf"
 )
 
 var version = "dev"
@@ -74,6 +81,7 @@ func exitCode(err error, stderr io.Writer) int {
 
 // Run is the whole program; main only maps its error to an exit status.
 func Run(ctx context.Context, args []string, io stdio) error {
+	args = subcommandFirst(args)
 	if len(args) > 0 {
 		if cmd, ok := subcommands[args[0]]; ok {
 			return cmd.run(ctx, args[1:], io)
@@ -91,8 +99,62 @@ type subcommand struct {
 var subcommands = map[string]subcommand{}
 
 func init() {
-	subcommands["version"] = subcommand{"print the version", func(_ context.Context, _ []string, io stdio) error {
-		fmt.Fprintln(io.out, "msql", version)
-		return nil
+	subcommands["version"] = subcommand{"print msql's version and DuckDB's", func(ctx context.Context, _ []string, io stdio) error {
+		return printVersion(ctx, io)
 	}}
+}
+
+// subcommandFirst moves a subcommand typed after global flags to the front,
+// so `msql --dsn … demo` is `msql demo --dsn …`. It stops at the first word
+// that is neither a known flag, a flag's value nor a subcommand.
+func subcommandFirst(args []string) []string {
+	known := flag.NewFlagSet("msql", flag.ContinueOnError)
+	new(shellFlags).register(known)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			if _, ok := subcommands[a]; ok && i > 0 {
+				return slices.Concat([]string{a}, args[:i], args[i+1:])
+			}
+			return args
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := known.Lookup(name)
+		if f == nil {
+			return args
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !inline && !(ok && b.IsBoolFlag()) {
+			i++ // the flag's value
+		}
+	}
+	return args
+}
+
+// printVersion prints the module's version and the DuckDB library's, which
+// decides what SQL runs and how values print.
+func printVersion(ctx context.Context, io stdio) error {
+	v := version
+	driver := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		}
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/duckdb/duckdb-go/v2" {
+				driver = dep.Version
+			}
+		}
+	}
+	fmt.Fprintf(io.out, "msql %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	db, err := udf.Open("")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var lib, source string
+	if err := db.QueryRowContext(ctx, "SELECT library_version, source_id FROM pragma_version()").Scan(&lib, &source); err != nil {
+		return fmt.Errorf("read DuckDB's version: %w", err)
+	}
+	fmt.Fprintf(io.out, "DuckDB %s (%s) through duckdb-go %s\n", lib, source, driver)
+	return nil
 }

@@ -34,7 +34,8 @@ Serves the deployment read-only to other tools (any subset of the three):
 Only queries run; writes are refused with the reason. Users come from the
 configuration file's [[users]] (name, password, optional scope = "tenant=X",
 which confines the user's session); without users msql refuses any address
-that is not loopback. SIGTERM or SIGINT stops gracefully. One log line per
+that is not loopback. A configuration with only [[users]] (no [hot]) serves
+the embedded default. SIGTERM or SIGINT stops gracefully. One log line per
 statement (stderr) carries its provenance: watermark, tiers, duration, rows.`
 
 func runServe(ctx context.Context, args []string, io stdio) error {

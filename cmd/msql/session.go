@@ -15,7 +15,7 @@ import (
 
 // session runs one statement and reports how far a running one has got.
 type session interface {
-	run(ctx context.Context, stmt string) (table, string, error)
+	run(ctx context.Context, stmt string, args ...any) (table, string, error)
 	// hotRows is the number of rows streamed from PostgreSQL by the statement
 	// running now (0 when none, or for a session without tiers).
 	hotRows() int64
@@ -24,8 +24,8 @@ type session interface {
 // scratchSession is a bare DuckDB: any statement runs, unrestricted.
 type scratchSession struct{ db *sql.DB }
 
-func (s *scratchSession) run(ctx context.Context, stmt string) (table, string, error) {
-	rows, err := s.db.QueryContext(ctx, stmt)
+func (s *scratchSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
+	rows, err := s.db.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return table{}, "", err
 	}
@@ -119,9 +119,9 @@ func (s *engineSession) hotRows() int64 {
 	return 0
 }
 
-func (s *engineSession) run(ctx context.Context, stmt string) (table, string, error) {
+func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
 	if q, ok := explainOf(stmt); ok {
-		text, err := s.eng.Explain(ctx, q)
+		text, err := s.eng.Explain(ctx, q, args...)
 		if err != nil {
 			return table{}, "", err
 		}
@@ -129,7 +129,7 @@ func (s *engineSession) run(ctx context.Context, stmt string) (table, string, er
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		t, prov, err := s.runOnce(ctx, stmt)
+		t, prov, err := s.runOnce(ctx, stmt, args)
 		if !errors.Is(err, engine.ErrBoundaryMoved) {
 			if errors.Is(err, engine.ErrNotAQuery) {
 				return table{}, "", withHint(err, "only queries run here; use --scratch for ad-hoc DuckDB work, or .export to write files")
@@ -143,8 +143,8 @@ func (s *engineSession) run(ctx context.Context, stmt string) (table, string, er
 
 // runOnce streams the statement so the progress indicator can watch the rows
 // coming from PostgreSQL while it runs.
-func (s *engineSession) runOnce(ctx context.Context, stmt string) (table, string, error) {
-	rows, err := s.eng.Rows(ctx, stmt)
+func (s *engineSession) runOnce(ctx context.Context, stmt string, args []any) (table, string, error) {
+	rows, err := s.eng.Rows(ctx, stmt, args...)
 	if err != nil {
 		return table{}, "", err
 	}

@@ -40,6 +40,23 @@ type shellFlags struct {
 	maxWidth int
 	maxRows  int
 	null     string
+	version  bool
+}
+
+// register declares the shell's flags on fs (the deployment flags among them).
+func (f *shellFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.commands, "c", "run this SQL statement (repeatable) and exit")
+	fs.StringVar(&f.file, "f", "", "run the statements in this file and exit")
+	fs.StringVar(&f.format, "format", "", "output format: "+strings.Join(formats, ", ")+" (default table on a terminal, csv otherwise)")
+	fs.StringVar(&f.output, "o", "", "write results to this file instead of stdout")
+	fs.BoolVar(&f.scratch, "scratch", false, "bare in-memory DuckDB with the metering functions; no tiers, no configuration")
+	fs.Var(&f.scope, "scope", "confine the session to column=value (repeatable; a merge-key column such as tenant)")
+	fs.BoolVar(&f.noProv, "no-provenance", false, "do not print the provenance line under results")
+	fs.IntVar(&f.maxWidth, "max-width", 40, "truncate table cells wider than this (0 = no limit)")
+	fs.IntVar(&f.maxRows, "max-rows", 0, "print at most this many rows of a result in table mode (0 = all)")
+	fs.StringVar(&f.null, "null", "NULL", "how table, markdown and line output show NULL")
+	fs.BoolVar(&f.version, "version", false, "print msql's version and DuckDB's, and exit")
+	f.deploy.register(fs)
 }
 
 func newFlagSet(name, usage string, io stdio) *flag.FlagSet {
@@ -69,27 +86,23 @@ Usage:
   msql -c "SELECT …" [-c …]         run statements and exit (non-zero on the first failure)
   msql -f script.sql                run a script; SQL on stdin works too
   msql --scratch -c "SQL"           bare DuckDB with the metering functions, no tiers
-  msql <command> --help             operator commands: %s`
+  msql <command> --help             operator commands: %s
+
+Flags may come before or after a command (msql --dsn … demo = msql demo --dsn …).
+Parameters: .param set malo 51238696781, then WHERE malo_id = $malo (bound, not pasted).`
 
 func runShell(ctx context.Context, args []string, io stdio) error {
 	var f shellFlags
 	fs := newFlagSet("msql", fmt.Sprintf(shellUsage, strings.Join(commandNames(), ", ")), io)
-	fs.Var(&f.commands, "c", "run this SQL statement (repeatable) and exit")
-	fs.StringVar(&f.file, "f", "", "run the statements in this file and exit")
-	fs.StringVar(&f.format, "format", "", "output format: "+strings.Join(formats, ", ")+" (default table on a terminal, csv otherwise)")
-	fs.StringVar(&f.output, "o", "", "write results to this file instead of stdout")
-	fs.BoolVar(&f.scratch, "scratch", false, "bare in-memory DuckDB with the metering functions; no tiers, no configuration")
-	fs.Var(&f.scope, "scope", "confine the session to column=value (repeatable; a merge-key column such as tenant)")
-	fs.BoolVar(&f.noProv, "no-provenance", false, "do not print the provenance line under results")
-	fs.IntVar(&f.maxWidth, "max-width", 40, "truncate table cells wider than this (0 = no limit)")
-	fs.IntVar(&f.maxRows, "max-rows", 0, "print at most this many rows of a result in table mode (0 = all)")
-	fs.StringVar(&f.null, "null", "NULL", "how table, markdown and line output show NULL")
-	f.deploy.register(fs)
+	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return withHint(fmt.Errorf("%w: unknown command %q", errUsage, fs.Arg(0)), "msql --help lists the commands")
+	}
+	if f.version {
+		return printVersion(ctx, io)
 	}
 	if f.format == "" {
 		f.format = "csv"
@@ -209,17 +222,24 @@ func (p *printer) endResult() {
 	}
 }
 
-func runStatement(ctx context.Context, sess session, p *printer, stmt string) error {
+// runStatement runs one statement with the parameters it uses bound, and
+// prints its result.
+func (sh *shell) runStatement(ctx context.Context, stmt string) error {
+	args, err := sh.params.bind(ctx, sh.duckDB(), stmt)
+	if err != nil {
+		sh.p.endResult()
+		return err
+	}
 	start := time.Now()
-	stopProgress := startProgress(ctx, sess, p)
-	t, prov, err := sess.run(ctx, stmt)
+	stopProgress := startProgress(ctx, sh.sess, sh.p)
+	t, prov, err := sh.sess.run(ctx, stmt, args...)
 	stopProgress()
 	elapsed := time.Since(start)
 	if err != nil {
-		p.endResult()
+		sh.p.endResult()
 		return err
 	}
-	return p.print(t, prov, elapsed)
+	return sh.p.print(t, prov, elapsed)
 }
 
 // print renders one result, through the pager when it is taller than the terminal.

@@ -82,6 +82,29 @@ func TestUsageErrors(t *testing.T) {
 	require.Contains(t, r.stderr, "Try: msql --dsn postgres://… --warehouse file:///…")
 }
 
+// Global flags may come before the subcommand: msql --dsn … demo --help is
+// demo's help, not the shell's.
+func TestGlobalFlagsBeforeSubcommand(t *testing.T) {
+	r := msql(t, "", "--dsn", "postgres://x@127.0.0.1:1/x", "--warehouse=file:///nowhere", "--keep-running", "demo", "--help")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "msql demo [--malos N]")
+
+	r = msql(t, "", "--format", "csv", "bogus")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `unknown command "bogus"`)
+}
+
+// --version names the module's version and DuckDB's.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		r := msql(t, "", args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Regexp(t, `^msql \S+ \(go1\.\d+`, r.stdout)
+		require.Contains(t, r.stdout, "\nDuckDB v1.5.5 (")
+		require.Contains(t, r.stdout, "through duckdb-go v2.10505.0\n")
+	}
+}
+
 func TestEverySubcommandHasHelp(t *testing.T) {
 	for _, name := range commandNames() {
 		if name == "version" {

@@ -238,63 +238,142 @@ func TestVerifyFailsOnRowsBelowWatermark(t *testing.T) {
 // msql serve --pgwire answers a PostgreSQL client and stops cleanly on SIGTERM.
 func TestServePgwireAndSIGTERM(t *testing.T) {
 	dep := tinyDemo(t)
+	home := t.TempDir()
+	srv := startServe(t, []string{"MSQL_HOME=" + filepath.Join(home, "msql"), "HOME=" + home}, append([]string{"serve"}, dep...)...)
+	conn := srv.connect(t, "analyst", "")
+	var n int64
+	require.NoError(t, conn.QueryRow(context.Background(), `SELECT count(*) FROM readings`).Scan(&n))
+	require.Greater(t, n, int64(0))
+	require.NoError(t, conn.Close(context.Background()))
+	require.Contains(t, srv.stop(t), "listening")
+}
+
+// msql serve --config with only [[users]] serves the embedded default (a
+// configuration without [hot] describes it); main refused it for declaring
+// no [[tables]].
+func TestServeEmbeddedDefaultWithUsersConfig(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"MSQL_HOME=" + filepath.Join(home, "msql"), "HOME=" + home}
+	r := msqlEnv(t, env, "", "demo", "--no-shell", "--malos", "4", "--days", "8", "--minute-share", "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	cfg := filepath.Join(home, "users.toml")
+	require.NoError(t, os.WriteFile(cfg, []byte("[[users]]\nname = \"ana\"\npassword = \"s3cret\"\n\n[[users]]\nname = \"t1\"\npassword = \"pw\"\nscope = \"tenant=t1\"\n"), 0o600))
+
+	srv := startServe(t, env, "serve", "--config", cfg)
+	ctx := context.Background()
+	shell := msqlEnv(t, env, "", "--format", "csv", "-c", `SELECT tenant, count(*) AS n FROM readings GROUP BY ALL ORDER BY ALL`)
+	require.Equal(t, 0, shell.code, shell.stderr)
+	for user, want := range map[string]string{"ana": shell.stdout} {
+		conn := srv.connect(t, user, "s3cret")
+		rows, err := conn.Query(ctx, `SELECT tenant, count(*) AS n FROM readings GROUP BY ALL ORDER BY ALL`)
+		require.NoError(t, err)
+		got := "tenant,n\n"
+		for rows.Next() {
+			var tenant string
+			var n int64
+			require.NoError(t, rows.Scan(&tenant, &n))
+			got += fmt.Sprintf("%s,%d\n", tenant, n)
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, want, got, "user %s over pgwire, against the shell", user)
+		require.NoError(t, conn.Close(ctx))
+	}
+	scoped := srv.connect(t, "t1", "pw")
+	var tenants int
+	require.NoError(t, scoped.QueryRow(ctx, `SELECT count(DISTINCT tenant) FROM readings WHERE tenant <> 't1'`).Scan(&tenants))
+	require.Zero(t, tenants, "a scoped user of the embedded default sees its tenant only")
+	require.NoError(t, scoped.Close(ctx))
+	_, err := pgx.Connect(ctx, srv.dsn("ana", "wrong"))
+	require.Error(t, err, "a wrong password is refused")
+	srv.stop(t)
+}
+
+// served is one msql serve process with a pgwire listener.
+type served struct {
+	cmd  *exec.Cmd
+	addr string
+	done chan error
+	logs chan string
+}
+
+// startServe runs msql with args plus --pgwire on a free loopback port and
+// waits until it accepts connections.
+func startServe(t *testing.T, env []string, args ...string) *served {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	addr := ln.Addr().String()
+	s := &served{addr: ln.Addr().String(), done: make(chan error, 1), logs: make(chan string, 1000)}
 	require.NoError(t, ln.Close())
-
-	cmd := exec.Command(msqlBin, append([]string{"serve", "--pgwire", addr}, dep...)...)
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "MSQL_HOME="+filepath.Join(home, "msql"), "HOME="+home)
-	stderr, err := cmd.StderrPipe()
+	s.cmd = exec.Command(msqlBin, append(args, "--pgwire", s.addr)...)
+	s.cmd.Env = append(os.Environ(), env...)
+	stderr, err := s.cmd.StderrPipe()
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	logs := make(chan string, 1000)
+	require.NoError(t, s.cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			select {
-			case logs <- sc.Text():
+			case s.logs <- sc.Text():
 			default:
 			}
 		}
-		done <- cmd.Wait()
+		s.done <- s.cmd.Wait()
 	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	host, port, _ := strings.Cut(addr, ":")
+	t.Cleanup(func() { _ = s.cmd.Process.Kill() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var conn *pgx.Conn
 	for {
-		conn, err = pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=analyst dbname=meterstore sslmode=disable", host, port))
+		d := net.Dialer{}
+		c, err := d.DialContext(ctx, "tcp", s.addr)
 		if err == nil {
-			break
+			c.Close()
+			return s
 		}
 		select {
-		case e := <-done:
-			t.Fatalf("msql serve exited early: %v", e)
+		case e := <-s.done:
+			t.Fatalf("msql serve exited early: %v\n%s", e, s.drain())
 		case <-ctx.Done():
 			t.Fatalf("msql serve never accepted a connection: %v", err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	var n int64
-	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&n))
-	require.Greater(t, n, int64(0))
-	require.NoError(t, conn.Close(ctx))
+}
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+func (s *served) dsn(user, password string) string {
+	host, port, _ := strings.Cut(s.addr, ":")
+	dsn := fmt.Sprintf("host=%s port=%s user=%s dbname=meterstore sslmode=disable", host, port, user)
+	if password != "" {
+		dsn += " password=" + password
+	}
+	return dsn
+}
+
+func (s *served) connect(t *testing.T, user, password string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.dsn(user, password))
+	require.NoError(t, err)
+	return conn
+}
+
+// stop sends SIGTERM, requires a clean exit within a minute and returns the log.
+func (s *served) stop(t *testing.T) string {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-done:
+	case err := <-s.done:
 		require.NoError(t, err, "a clean exit (status 0) after SIGTERM")
 	case <-time.After(60 * time.Second):
 		t.Fatal("msql serve did not stop within 60 s of SIGTERM")
 	}
+	return s.drain()
+}
+
+func (s *served) drain() string {
 	var all []string
-	for len(logs) > 0 {
-		all = append(all, <-logs)
+	for len(s.logs) > 0 {
+		all = append(all, <-s.logs)
 	}
-	require.Contains(t, strings.Join(all, "\n"), "listening")
+	return strings.Join(all, "\n")
 }
