@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -148,94 +147,6 @@ var berlin = func() *time.Location {
 	}
 	return loc
 }()
-
-// expandTableFunctions replaces every meter_completeness(…) reference in the
-// tree with its statement over the resolved relation.
-func (e *Engine) expandTableFunctions(ctx context.Context, conn *sql.Conn, root node, args []any) error {
-	var firstErr error
-	var visit func(v any)
-	visit = func(v any) {
-		if firstErr != nil {
-			return
-		}
-		switch x := v.(type) {
-		case []any:
-			for _, c := range x {
-				visit(c)
-			}
-		case node:
-			if x["type"] == "TABLE_FUNCTION" {
-				fn, _ := x["function"].(node)
-				name, _ := fn["function_name"].(string)
-				if strings.EqualFold(name, completenessFunction) {
-					if err := e.expandCompleteness(ctx, conn, x, fn, args); err != nil {
-						firstErr = err
-					}
-					return
-				}
-			}
-			for _, c := range x {
-				visit(c)
-			}
-		}
-	}
-	visit(root)
-	return firstErr
-}
-
-func (e *Engine) expandCompleteness(ctx context.Context, conn *sql.Conn, x, fn node, args []any) error {
-	children, _ := fn["children"].([]any)
-	if len(children) < 2 || len(children) > 3 {
-		return fmt.Errorf("%s(from, to [, table]) takes two or three arguments, got %d", completenessFunction, len(children))
-	}
-	exprs := []node{}
-	for i, c := range children {
-		typ := "DATE"
-		if i == 2 {
-			typ = "VARCHAR"
-		}
-		if !foldable(c) {
-			return fmt.Errorf("%s: argument %d must be a constant or a parameter", completenessFunction, i+1)
-		}
-		sub, ok := bindParams(castNode(c, typ), args)
-		if !ok {
-			return fmt.Errorf("%s: argument %d: bind a string, a time.Time or a metering.Date's String()", completenessFunction, i+1)
-		}
-		exprs = append(exprs, sub.(node))
-	}
-	vals, err := evalExprs(ctx, conn, exprs)
-	if err != nil {
-		return fmt.Errorf("%s: %w", completenessFunction, err)
-	}
-	from, ok1 := vals[0].(time.Time)
-	to, ok2 := vals[1].(time.Time)
-	if !ok1 || !ok2 {
-		return fmt.Errorf("%s: from and to must be dates (YYYY-MM-DD)", completenessFunction)
-	}
-	var tableName []string
-	if len(vals) == 3 {
-		s, _ := vals[2].(string)
-		tableName = append(tableName, s)
-	}
-	t, err := e.completenessTable(tableName...)
-	if err != nil {
-		return err
-	}
-	fd, td := metering.DateOf(from), metering.DateOf(to)
-	if td.Compare(fd) < 0 {
-		return fmt.Errorf("%s: to (%s) is before from (%s)", completenessFunction, td, fd)
-	}
-	sub, err := subqueryOf(ctx, conn, completenessSQL(t.cfg, fd, td))
-	if err != nil {
-		return err
-	}
-	alias, _ := x["alias"].(string)
-	if alias == "" {
-		alias = completenessFunction
-	}
-	replaceWithSubquery(x, alias, sub)
-	return nil
-}
 
 // completenessSQL is the statement meter_completeness(from, to) stands for.
 func completenessSQL(cfg meterstore.TableConfig, from, to metering.Date) string {

@@ -1,35 +1,40 @@
 // Package engine is MeterStore's SQL session: an embedded DuckDB in which every
 // configured table appears as two relations — readings (resolved: the latest
 // version per merge key and version_scope) and readings_versions (every
-// version) — although neither is stored there. Each statement is rewritten
-// before DuckDB runs it:
+// version) — although neither is stored there. Each statement is parsed by
+// DuckDB (json_serialize_sql) into a typed tree (internal/sqltree) and planned
+// by named passes, in this order (passes.go; one pass_*.go file each):
 //
-//	SQL ──json_serialize_sql──▶ parse tree ──gate──▶ exactly one SELECT, no file readers
-//	     │
-//	     ├─ find every reference (CTE-aware: joins, subqueries, set operations, IN)
-//	     ├─ extract bounds on "from" per reference (conservative: AND only, OR widens,
-//	     │  literals and parameters evaluated by DuckDB on the statement's connection)
-//	     ├─ pin one Iceberg snapshot and its watermark W per table (once per statement)
-//	     ├─ rewrite each reference into
-//	     │      read_parquet(files iceberg-go planned)  WHERE from <  W   resolved, or elided
-//	     │                                                              per run of files whose
-//	     │                                                              statistics prove it
-//	     │      UNION ALL meter_hot_scan(token)         WHERE from >= W   always resolved
-//	     └─ json_deserialize_sql ──▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
+//	SQL ─json_serialize_sql─▶ tree
+//	 1 gate                        exactly one SELECT; no file readers, other databases or unknown relations
+//	 2 expand table functions      meter_completeness(…) → its statement over the resolved relation
+//	 3 find references             every reference, CTE-aware: joins, subqueries, set operations, IN
+//	 4 stored balancing day        meter_balancing_day/month("from", sparte) → the stored balancing_day column
+//	 5 extract bounds              bounds on "from" and merge-key equalities per reference: AND only, OR widens,
+//	                               literals and parameters evaluated by DuckDB on the statement's connection
+//	 6 system references           system.* → the session catalog's (only its table's rows when isolated)
+//	 7 pin snapshot and watermark  one Iceberg snapshot and its watermark W per table, once per statement
+//	 8 split tiers                 cold [lo, min(hi, W)) with the planned files · hot [max(lo, W), hi) with
+//	                               the detached partitions · scope and ceilings in both
+//	 9 elide or resolve            per run of cold files, from statistics alone: elided, by exclusion, ranked
+//	10 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
+//	                               EXPLAIN lines, provenance
+//	tree ─json_deserialize_sql─▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
 //	after the rows: re-read W and the detached partitions; if an archival moved
 //	either while the hot tier was read, fail with ErrBoundaryMoved (Query retries).
 //
 // Resolution is rendered from the embedded resolution.sql, so the statement
 // published for foreign engines and the plan executed here cannot drift
 // (invariant 4). Elision is only ever proven from statistics (invariant 8) and
-// extraction only ever widens a range (invariant 10).
+// extraction only ever widens a range (invariant 10). What each statement
+// becomes is kept as golden files in testdata/rewrite (TestRewriteGoldens).
 //
 // Handles derive: AsOf/AsOfTime (a pinned snapshot and version ceiling, cold
 // only), AsKnownAt (a recorded_at ceiling, both tiers), InReadMode, Scoped,
 // Isolated and Walled. A confined handle runs in a second DuckDB database walled
 // off from the file system, and can only yield confined handles.
 //
-//	eng, _ := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: cfg, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)}}})
+//	eng, _ := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: cfg, Hot: hotTier, Cold: coldTier}}})
 //	res, _ := eng.Query(ctx, `SELECT meter_balancing_day("from", sparte), sum(value) FROM readings GROUP BY 1`)
 //	fmt.Println(res.Provenance) // watermark … · tiers cold+hot · mode unified
 package engine

@@ -159,36 +159,3 @@ func configSettings(cfg meterstore.TableConfig) [][2]string {
 		{"min_snapshots_to_keep", strconv.Itoa(cfg.MinSnapshotsToKeep())},
 	}
 }
-
-// systemRef is a statement's reference to a system table.
-type systemRef struct {
-	n    node
-	name string
-}
-
-// rewriteSystemRefs points each system-table reference at the database's own
-// catalog and, in an isolated handle, at only its table's rows.
-func (e *Engine) rewriteSystemRefs(ctx context.Context, conn *sql.Conn, catalog string, refs []systemRef) error {
-	for _, r := range refs {
-		if e.view.isolated == "" {
-			r.n["catalog_name"] = catalog
-			r.n["schema_name"] = "system"
-			continue
-		}
-		var names []string
-		for _, t := range e.visibleTables() {
-			names = append(names, sqlString(t.cfg.ResolvedName()))
-		}
-		q := fmt.Sprintf(`SELECT * FROM %s.system.%s WHERE "table" IN (%s)`, meterstore.QuoteIdent(catalog), r.name, strings.Join(names, ", "))
-		sub, err := subqueryOf(ctx, conn, q)
-		if err != nil {
-			return err
-		}
-		alias, _ := r.n["alias"].(string)
-		if alias == "" {
-			alias = r.name
-		}
-		replaceWithSubquery(r.n, alias, sub)
-	}
-	return nil
-}

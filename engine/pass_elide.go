@@ -1,12 +1,54 @@
 package engine
 
 import (
-	"fmt"
+	"context"
 	"sort"
-	"strings"
-
-	"meterstore"
 )
+
+// coldRead is how a cold half's files are read: the runs statistics prove
+// correction-free as they are, the others resolved (or, for the raw relation,
+// as they are too).
+type coldRead struct {
+	clean []ColdFile
+	dirty []ColdFile
+	how   resolution // for dirty
+	upper []ColdFile // byExclusion: the dirty runs' files of higher versions
+}
+
+// resolution is how a cold half's dirty runs are resolved.
+type resolution uint8
+
+const (
+	unresolved  resolution = iota // readings_versions: every version is the answer
+	byExclusion                   // every file holds one version: keep a row unless a higher version holds its key
+	ranked                        // resolution.sql's ROW_NUMBER() over every row
+)
+
+// elideOrResolve decides, for each cold half, from the planned files and
+// their statistics alone, which runs need resolution and how.
+func elideOrResolve(_ context.Context, pl *planning) error {
+	for _, ref := range pl.refs {
+		if ref.cold != nil {
+			ref.cold.read = readFor(ref.cold.plan.Files, ref.rel.resolved)
+		}
+	}
+	return nil
+}
+
+// readFor decides how files are read for a resolved relation or a raw one.
+func readFor(files []ColdFile, resolved bool) coldRead {
+	clean, dirty := elide(files)
+	r := coldRead{clean: clean, dirty: dirty}
+	if len(dirty) == 0 || !resolved {
+		return r
+	}
+	if _, upper, single := splitByVersion(dirty); single {
+		r.how, r.upper = byExclusion, upper
+	} else {
+		r.how = ranked
+	}
+	return r
+}
 
 // elide splits the planned cold files into those whose rows need no resolution
 // and those that do, from Iceberg statistics alone (design invariant 8):
@@ -99,33 +141,4 @@ func splitByVersion(dirty []ColdFile) (base, upper []ColdFile, ok bool) {
 		}
 	}
 	return base, upper, true
-}
-
-// resolveByExclusion is resolution.sql's answer — per resolution key, the row
-// of the highest version — for runs of single-version files, computed without
-// ranking every row: a row is kept unless a file of a higher version in its run
-// holds its key, and only those (small) correction files are aggregated. A hash
-// join against them costs a fraction of ROW_NUMBER() over every row of the
-// window. Exact because (merge key, version) is unique, so a key's highest
-// version is one row; tested against the rendered resolution.sql on generated
-// data (TestResolutionByExclusionMatchesResolutionSQL).
-func resolveByExclusion(cfg meterstore.TableConfig, all, upper []ColdFile, where string) string {
-	key := cfg.ResolutionKey()
-	cols := cfg.ColumnNames()
-	proj := make([]string, len(cols))
-	for i, c := range cols {
-		proj[i] = "_meterstore_row." + meterstore.QuoteIdent(c)
-	}
-	on := make([]string, len(key))
-	for i, k := range key {
-		q := meterstore.QuoteIdent(k)
-		on[i] = fmt.Sprintf("_meterstore_row.%s IS NOT DISTINCT FROM _meterstore_newer.%s", q, q)
-	}
-	return fmt.Sprintf(`SELECT %s FROM (%s) AS _meterstore_row
-LEFT JOIN (SELECT %s, max("version") AS _meterstore_newest FROM (%s) GROUP BY %s) AS _meterstore_newer
-ON %s
-WHERE _meterstore_newer._meterstore_newest IS NULL OR _meterstore_row."version" = _meterstore_newer._meterstore_newest`,
-		strings.Join(proj, ", "), readParquet(cfg, all, where),
-		meterstore.QuoteIdents(key), readParquet(cfg, upper, where), meterstore.QuoteIdents(key),
-		strings.Join(on, " AND "))
 }

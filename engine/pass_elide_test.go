@@ -68,7 +68,7 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 
 	for _, where := range []string{"", ` WHERE "version" <= 12`, ` WHERE "from" >= TIMESTAMPTZ '2026-01-01 12:00:00+00' AND "tenant" = 'T1'`} {
 		ranked := cfg.RenderResolution("(" + readParquet(cfg, files, where) + ") AS _meterstore_src")
-		excluded := readParquet(cfg, clean, where) + " UNION ALL " + resolveByExclusion(cfg, dirty, upper, where)
+		excluded := readParquet(cfg, clean, where) + " UNION ALL " + resolveByExclusion(cfg, readParquet(cfg, dirty, where), readParquet(cfg, upper, where))
 		var n, onlyRanked, onlyExcluded, versions int
 		require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT
 			(SELECT count(*) FROM (%[1]s)),
@@ -86,4 +86,66 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 	_, dirty = elide(mixed)
 	_, _, single = splitByVersion(dirty)
 	require.False(t, single)
+}
+
+func TestElisionRuns(t *testing.T) {
+	day := func(d int) *time.Time { x := ts("2025-01-01T00:00:00Z").AddDate(0, 0, d); return &x }
+	v := func(x uint64) *uint64 { return &x }
+	f := func(name string, from, to int, vmin, vmax uint64) ColdFile {
+		return ColdFile{Path: name, FromMin: day(from), FromMax: day(to), VersionMin: v(vmin), VersionMax: v(vmax)}
+	}
+	// A year of daily files at distinct versions: disjoint, so nothing to resolve.
+	clean, dirty := elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
+	require.Len(t, clean, 3)
+	require.Empty(t, dirty)
+	// A late correction overlapping day 1 at a higher version: exactly that run resolves.
+	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3), f("fix", 1, 1, 9, 9)})
+	require.ElementsMatch(t, []string{"a", "c"}, paths(clean))
+	require.ElementsMatch(t, []string{"b", "fix"}, paths(dirty))
+	// A large window's version continued in a second file (catalog rolls a file
+	// over after a bound of row groups): same version, overlapping bounds, so
+	// still nothing to resolve; with a correction, both are the run's base.
+	clean, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
+	require.Len(t, clean, 3)
+	require.Empty(t, dirty)
+	_, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("fix", 1, 1, 9, 9)})
+	base, upper, single := splitByVersion(dirty)
+	require.True(t, single)
+	require.ElementsMatch(t, []string{"b1", "b2"}, paths(base))
+	require.ElementsMatch(t, []string{"fix"}, paths(upper))
+	// A file holding two versions resolves itself.
+	_, dirty = elide([]ColdFile{f("a", 0, 0, 1, 2)})
+	require.Len(t, dirty, 1)
+	// A missing statistic proves nothing.
+	missing := f("m", 5, 5, 1, 1)
+	missing.VersionMax = nil
+	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), missing})
+	require.Empty(t, clean)
+	require.Len(t, dirty, 2)
+}
+
+func paths(fs []ColdFile) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// TestReadForDecidesPerRun: the decision elide or resolve hands render.
+func TestReadForDecidesPerRun(t *testing.T) {
+	day := func(d int) *time.Time { x := ts("2025-01-01T00:00:00Z").AddDate(0, 0, d); return &x }
+	v := func(x uint64) *uint64 { return &x }
+	f := func(name string, d int, vmin, vmax uint64) ColdFile {
+		return ColdFile{Path: name, FromMin: day(d), FromMax: day(d), VersionMin: v(vmin), VersionMax: v(vmax)}
+	}
+	files := []ColdFile{f("a", 0, 1, 1), f("b", 1, 2, 2), f("fix", 1, 9, 9)}
+	r := readFor(files, true)
+	require.Equal(t, byExclusion, r.how)
+	require.ElementsMatch(t, []string{"a"}, paths(r.clean))
+	require.ElementsMatch(t, []string{"b", "fix"}, paths(r.dirty))
+	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
+	require.Equal(t, unresolved, readFor(files, false).how, "readings_versions")
+	require.Equal(t, ranked, readFor([]ColdFile{f("a", 0, 1, 1), f("m", 0, 2, 3)}, true).how)
+	require.Empty(t, readFor([]ColdFile{f("a", 0, 1, 1)}, true).dirty)
 }

@@ -32,21 +32,13 @@ func duckConn(t testing.TB) *sql.Conn {
 	return conn
 }
 
-// extractRefs runs the finder and evaluation over q.
-func extractRefs(t testing.TB, conn *sql.Conn, q string, args ...any) ([]*reference, error) {
-	cfg := testConfig(t)
-	ts := &tableState{cfg: cfg}
-	f := &finder{relations: map[string]relation{"readings": {table: ts, resolved: true}, "readings_versions": {table: ts}}}
-	root, err := serialize(context.Background(), conn, q)
+// extractRefs runs the passes through bound extraction over q.
+func extractRefs(t testing.TB, e *Engine, q string, args ...any) ([]*reference, error) {
+	pl, err := planThrough(t, e, q, "extract bounds", args...)
 	if err != nil {
 		return nil, err
 	}
-	f.walk(root, nil)
-	if f.refused != nil {
-		return nil, f.refused
-	}
-	require.NoError(t, evaluate(context.Background(), conn, f.refs, args))
-	return f.refs, nil
+	return pl.refs, nil
 }
 
 func ts(s string) time.Time {
@@ -58,7 +50,7 @@ func ts(s string) time.Time {
 }
 
 func TestExtractBounds(t *testing.T) {
-	conn := duckConn(t)
+	e := testEngine(t, nil)
 	jan, feb := ts("2025-01-01T00:00:00Z"), ts("2025-02-01T00:00:00Z")
 	for _, tc := range []struct {
 		name   string
@@ -81,7 +73,7 @@ func TestExtractBounds(t *testing.T) {
 		{name: "union", sql: `SELECT malo_id FROM readings UNION SELECT malo_id FROM readings_versions`, refs: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			refs, err := extractRefs(t, conn, tc.sql, tc.args...)
+			refs, err := extractRefs(t, e, tc.sql, tc.args...)
 			require.NoError(t, err)
 			require.Len(t, refs, tc.refs)
 			if tc.refs != 1 {
@@ -107,24 +99,12 @@ func TestExtractBounds(t *testing.T) {
 	}
 }
 
-func TestOnlyQueriesRun(t *testing.T) {
-	conn := duckConn(t)
-	for _, q := range []string{
-		`DROP TABLE x`, `SELECT 1; SELECT 2`, `COPY (SELECT 1) TO '/tmp/x.csv'`, `ATTACH 'x.db'`,
-		`SELECT * FROM read_parquet('/etc/passwd')`, `SELECT * FROM '/tmp/x.parquet'`, `SELECT * FROM glob('/*')`,
-		`SELECT * FROM meter_hot_scan('x')`, `CREATE TABLE t AS SELECT 1`, `SET threads = 1`, `PRAGMA version`,
-		`SELECT * FROM other_table`, `INSTALL postgres`,
-	} {
-		_, err := extractRefs(t, conn, q)
-		require.ErrorIs(t, err, ErrNotAQuery, q)
-	}
-}
-
 // TestExtractionIsConservative generates random filter trees and checks, against
 // DuckDB evaluating the full predicate, that the extracted range always contains
 // every row the predicate accepts (design invariant 10).
 func TestExtractionIsConservative(t *testing.T) {
 	conn := duckConn(t)
+	e := testEngine(t, nil)
 	ctx := context.Background()
 	_, err := conn.ExecContext(ctx, `CREATE TABLE pts AS SELECT TIMESTAMPTZ '2025-01-01 00:00:00+00' + INTERVAL (i * 37) MINUTE AS "from",
 		CASE WHEN i % 3 = 0 THEN 'a' ELSE 'b' END AS malo_id, 't' || (i % 2) AS tenant FROM range(0, 3000) r(i)`)
@@ -157,7 +137,7 @@ func TestExtractionIsConservative(t *testing.T) {
 	}
 	for i := 0; i < 300; i++ {
 		pred := gen(3)
-		refs, err := extractRefs(t, conn, "SELECT * FROM readings WHERE "+pred)
+		refs, err := extractRefs(t, e, "SELECT * FROM readings WHERE "+pred)
 		require.NoError(t, err)
 		require.Len(t, refs, 1)
 		r := refs[0]
@@ -179,90 +159,4 @@ func TestExtractionIsConservative(t *testing.T) {
 		require.NoError(t, conn.QueryRowContext(ctx, q).Scan(&lost))
 		require.Zero(t, lost, "predicate %s extracted %s %v loses rows", pred, r.rng, r.eq)
 	}
-}
-
-func TestElisionRuns(t *testing.T) {
-	day := func(d int) *time.Time { x := ts("2025-01-01T00:00:00Z").AddDate(0, 0, d); return &x }
-	v := func(x uint64) *uint64 { return &x }
-	f := func(name string, from, to int, vmin, vmax uint64) ColdFile {
-		return ColdFile{Path: name, FromMin: day(from), FromMax: day(to), VersionMin: v(vmin), VersionMax: v(vmax)}
-	}
-	// A year of daily files at distinct versions: disjoint, so nothing to resolve.
-	clean, dirty := elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
-	require.Len(t, clean, 3)
-	require.Empty(t, dirty)
-	// A late correction overlapping day 1 at a higher version: exactly that run resolves.
-	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3), f("fix", 1, 1, 9, 9)})
-	require.ElementsMatch(t, []string{"a", "c"}, paths(clean))
-	require.ElementsMatch(t, []string{"b", "fix"}, paths(dirty))
-	// A large window's version continued in a second file (catalog rolls a file
-	// over after a bound of row groups): same version, overlapping bounds, so
-	// still nothing to resolve; with a correction, both are the run's base.
-	clean, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
-	require.Len(t, clean, 3)
-	require.Empty(t, dirty)
-	_, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("fix", 1, 1, 9, 9)})
-	base, upper, single := splitByVersion(dirty)
-	require.True(t, single)
-	require.ElementsMatch(t, []string{"b1", "b2"}, paths(base))
-	require.ElementsMatch(t, []string{"fix"}, paths(upper))
-	// A file holding two versions resolves itself.
-	_, dirty = elide([]ColdFile{f("a", 0, 0, 1, 2)})
-	require.Len(t, dirty, 1)
-	// A missing statistic proves nothing.
-	missing := f("m", 5, 5, 1, 1)
-	missing.VersionMax = nil
-	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), missing})
-	require.Empty(t, clean)
-	require.Len(t, dirty, 2)
-}
-
-func paths(fs []ColdFile) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.Path)
-	}
-	return out
-}
-
-func TestStoredBalancingDayRewrite(t *testing.T) {
-	conn := duckConn(t)
-	ctx := context.Background()
-	cfg := testConfig(t)
-	ts := &tableState{cfg: cfg}
-	for _, tc := range []struct {
-		sql       string
-		rewritten bool
-	}{
-		{`SELECT meter_balancing_day("from", sparte) AS d, sum(value) FROM readings GROUP BY 1`, true},
-		{`SELECT meter_balancing_day(r."from", r.sparte), sum(value) FROM readings r GROUP BY ALL`, true},
-		{`SELECT meter_balancing_day(r."from", v.sparte) FROM readings r JOIN readings_versions v USING (malo_id)`, false},
-		{`SELECT meter_balancing_day("from", sparte) FROM readings r JOIN readings_versions v USING (malo_id)`, false},
-		{`SELECT meter_balancing_day("to", sparte) FROM readings`, false},
-		{`SELECT meter_balancing_month("from", sparte) AS m, sum(value) FROM readings GROUP BY 1`, true},
-		{`SELECT meter_balancing_month(r."from", v.sparte) FROM readings r JOIN readings_versions v USING (malo_id)`, false},
-	} {
-		f := &finder{relations: map[string]relation{"readings": {table: ts, resolved: true}, "readings_versions": {table: ts}}}
-		root, err := serialize(ctx, conn, tc.sql)
-		require.NoError(t, err)
-		f.walk(root, nil)
-		out, err := deserialize(ctx, conn, root)
-		require.NoError(t, err)
-		rewritten := strings.Contains(out, "balancing_day AS") || strings.Contains(out, "CAST(date_trunc('month', balancing_day) AS DATE) AS")
-		require.Equal(t, tc.rewritten, rewritten, "%s → %s", tc.sql, out)
-	}
-}
-
-func TestStoredBalancingDayKeepsTheColumnName(t *testing.T) {
-	conn := duckConn(t)
-	ctx := context.Background()
-	ts := &tableState{cfg: testConfig(t)}
-	f := &finder{relations: map[string]relation{"readings": {table: ts, resolved: true}}}
-	root, err := serialize(ctx, conn, `SELECT meter_balancing_day("from", sparte) AS day, meter_balancing_day("from", sparte) FROM readings`)
-	require.NoError(t, err)
-	f.walk(root, nil)
-	out, err := deserialize(ctx, conn, root)
-	require.NoError(t, err)
-	require.Contains(t, out, `balancing_day AS "day"`)
-	require.Contains(t, out, `balancing_day AS "meter_balancing_day(""from"", sparte)"`)
 }

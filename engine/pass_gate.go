@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"meterstore/internal/sqltree"
+)
+
+// gate refuses, before anything is prepared, a statement that reads anything
+// but the session's relations: a table function that reads files, other
+// databases or the engine's internals, another database's tables, an unknown
+// system table, a DuckDB table of the session or a replacement scan reading a
+// file by name. The first refusal in the statement's text is the error.
+func gate(_ context.Context, pl *planning) error {
+	var refused error
+	sqltree.Inspect(pl.root, func(n sqltree.Node, s sqltree.Scope) bool {
+		if refused != nil {
+			return false
+		}
+		switch x := n.(type) {
+		case *sqltree.TableFunction:
+			refused = checkTableFunction(x)
+		case *sqltree.BaseTable:
+			_, _, refused = pl.classify(x, s)
+		}
+		return refused == nil
+	})
+	return refused
+}
+
+// allowedTableFunctions are the table functions a statement may call: they
+// compute rows rather than read files or other databases. Everything else —
+// read_parquet, read_csv, glob, parquet_metadata, attach-style scanners, and the
+// engine's own scans — is refused before execution; the unrestricted handle
+// (DB) is the door for in-process file work.
+var allowedTableFunctions = map[string]bool{
+	"range": true, "generate_series": true, "unnest": true, completenessFunction: true,
+}
+
+func checkTableFunction(t *sqltree.TableFunction) error {
+	fn, _ := t.Function.(*sqltree.Function)
+	var name string
+	if fn != nil {
+		name = fn.Name
+	}
+	if !allowedTableFunctions[strings.ToLower(name)] {
+		return fmt.Errorf("%w: table function %s is not available in a query session (it reads files, other databases or the engine's internals); export and file work go through the shell's unrestricted handle", ErrNotAQuery, name)
+	}
+	return nil
+}
+
+// allowedSchemas hold catalog views a client may browse.
+var allowedSchemas = map[string]bool{"information_schema": true, "pg_catalog": true, "system": true}
+
+// baseKind is what a table name in a statement stands for.
+type baseKind uint8
+
+const (
+	baseOther      baseKind = iota // a CTE, or a catalog view a client may browse
+	baseConfigured                 // readings or readings_versions of a configured table
+	baseSystem                     // one of the system tables
+)
+
+// classify says what t names in scope s; the error is the gate's refusal.
+func (pl *planning) classify(t *sqltree.BaseTable, s sqltree.Scope) (baseKind, relation, error) {
+	lname := strings.ToLower(t.TableName)
+	if s.IsCTE(lname) && t.SchemaName == "" {
+		return baseOther, relation{}, nil
+	}
+	own := pl.catalog
+	if own == "" {
+		own = "memory"
+	}
+	if t.CatalogName != "" && !strings.EqualFold(t.CatalogName, own) {
+		return 0, relation{}, fmt.Errorf("%w: relation %s.%s: other databases are not readable here", ErrNotAQuery, t.CatalogName, t.TableName)
+	}
+	if strings.EqualFold(t.SchemaName, "system") {
+		if _, ok := systemTables[lname]; !ok {
+			return 0, relation{}, fmt.Errorf("%w: unknown system table %q (system.tables, system.config, system.resolution, system.snapshots)", ErrNotAQuery, t.TableName)
+		}
+		return baseSystem, relation{}, nil
+	}
+	rels := pl.e.relations()
+	rel, ok := rels[lname]
+	if ok && (t.SchemaName == "" || strings.EqualFold(t.SchemaName, "main")) {
+		return baseConfigured, rel, nil
+	}
+	if allowedSchemas[strings.ToLower(t.SchemaName)] {
+		return baseOther, relation{}, nil
+	}
+	return 0, relation{}, fmt.Errorf("%w: unknown relation %q (the relations here are %s)", ErrNotAQuery, t.TableName, relationNames(rels))
+}
+
+func relationNames(rels map[string]relation) string {
+	var out []string
+	for n := range rels {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}

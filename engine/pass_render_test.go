@@ -1,0 +1,33 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRenderReplacesEveryReference: no reference to a configured relation is
+// left for DuckDB (whose catalog entries refuse to be read), each hot half is
+// registered for the statement and released with it, and a range no tier
+// holds is a typed empty relation.
+func TestRenderReplacesEveryReference(t *testing.T) {
+	e := testEngine(t, &fixedCold{dir: t.TempDir(), snapshot: 7, watermark: ts("2025-03-01T00:00:00Z")})
+	pl, err := planThrough(t, e, `SELECT * FROM readings r, (SELECT * FROM readings_versions) v WHERE r."from" >= '2025-03-02 00:00:00+00'`, "render")
+	require.NoError(t, err)
+	require.NotContains(t, pl.out.sql, "FROM readings")
+	require.Len(t, pl.out.registered, 2)
+	for _, tok := range pl.out.registered {
+		require.Equal(t, 1, strings.Count(pl.out.sql, tok))
+		_, ok := e.scans.get(tok)
+		require.True(t, ok)
+	}
+	pl.out.release(e)
+	_, ok := e.scans.get(pl.out.registered[0])
+	require.False(t, ok, "released with the statement")
+
+	pl, err = planThrough(t, e, `SELECT * FROM readings WHERE "from" < '2025-01-01 00:00:00+00' AND "from" >= '2025-01-02 00:00:00+00'`, "render")
+	require.NoError(t, err)
+	require.Contains(t, pl.out.explain, "  no tier holds rows in this range")
+	require.Contains(t, pl.out.sql, "WHERE CAST('f' AS BOOLEAN)")
+}
