@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"meterstore"
+	"meterstore/internal/sqltext"
 )
 
 // The catalog emulation answers what clients read about the relations on
@@ -122,7 +123,7 @@ var (
 
 // emulate answers a catalog query by shape; ok is false for anything else.
 func (sess *pgSession) emulate(ctx context.Context, q string) (*staticResult, bool, error) {
-	norm := strings.ToLower(strings.TrimSpace(reSpaces.ReplaceAllString(stripComments(q), " ")))
+	norm := strings.ToLower(strings.TrimSpace(reSpaces.ReplaceAllString(sqltext.StripComments(q), " ")))
 	if !strings.Contains(norm, "pg_catalog.") {
 		return nil, false, nil
 	}

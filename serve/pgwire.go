@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"meterstore/engine"
+	"meterstore/internal/sqltext"
 )
 
 // ServerVersion is what pgwire clients are told they talk to: the PostgreSQL
@@ -728,7 +729,7 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 }
 
 func showColumn(q string) pgColumn {
-	t := strings.TrimSpace(stripComments(q))
+	t := strings.TrimSpace(sqltext.StripComments(q))
 	t = strings.TrimRight(strings.TrimSpace(t[4:]), ";")
 	name := strings.Trim(strings.ToLower(strings.TrimSpace(t)), `"`)
 	if name == "transaction isolation level" {

@@ -3,158 +3,30 @@ package serve
 import (
 	"strconv"
 	"strings"
+
+	"meterstore/internal/sqltext"
 )
 
-// segment is a piece of SQL text: code, or something whose contents must not be
-// interpreted (a string literal, a quoted identifier, a comment).
-type segment struct {
-	text string
-	code bool
-}
-
-// lex cuts SQL into code and opaque segments. It knows '…' (with ”), E'…'
-// (with \'), "…", $tag$…$tag$, -- and /* */ comments. It never fails: an
-// unterminated literal runs to the end of the text.
-func lex(q string) []segment {
-	var out []segment
-	start := 0
-	emit := func(end int, code bool) {
-		if end > start {
-			out = append(out, segment{text: q[start:end], code: code})
-		}
-		start = end
-	}
-	i := 0
-	for i < len(q) {
-		c := q[i]
-		switch {
-		case c == '\'':
-			emit(i, true)
-			escapes := i > 0 && (q[i-1] == 'e' || q[i-1] == 'E')
-			j := i + 1
-			for j < len(q) {
-				if escapes && q[j] == '\\' {
-					j += 2
-					continue
-				}
-				if q[j] == '\'' {
-					if j+1 < len(q) && q[j+1] == '\'' {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = min(j+1, len(q))
-			emit(i, false)
-		case c == '"':
-			emit(i, true)
-			j := i + 1
-			for j < len(q) {
-				if q[j] == '"' {
-					if j+1 < len(q) && q[j+1] == '"' {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = min(j+1, len(q))
-			emit(i, false)
-		case c == '-' && i+1 < len(q) && q[i+1] == '-':
-			emit(i, true)
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				i = len(q)
-			} else {
-				i += j
-			}
-			emit(i, false)
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			emit(i, true)
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				i = len(q)
-			} else {
-				i += j + 4
-			}
-			emit(i, false)
-		case c == '$':
-			// $tag$ … $tag$ (a positional parameter $1 is code).
-			j := i + 1
-			for j < len(q) && (q[j] == '_' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= 'A' && q[j] <= 'Z' || j > i+1 && q[j] >= '0' && q[j] <= '9') {
-				j++
-			}
-			if j < len(q) && q[j] == '$' {
-				tag := q[i : j+1]
-				emit(i, true)
-				k := strings.Index(q[j+1:], tag)
-				if k < 0 {
-					i = len(q)
-				} else {
-					i = j + 1 + k + len(tag)
-				}
-				emit(i, false)
-				continue
-			}
-			i++
-		default:
-			i++
-		}
-	}
-	emit(len(q), true)
-	return out
-}
-
-// splitStatements cuts a simple-query string at top-level semicolons. Empty
-// statements are dropped.
+// splitStatements cuts a simple-query string at top-level semicolons.
+// Statements holding nothing but comments are dropped.
 func splitStatements(q string) []string {
+	stmts, rest, _ := sqltext.Cut(q)
 	var out []string
-	var cur strings.Builder
-	for _, s := range lex(q) {
-		if !s.code {
-			cur.WriteString(s.text)
-			continue
+	for _, s := range append(stmts, rest) {
+		if !sqltext.OnlyComments(s) {
+			out = append(out, strings.TrimSpace(s))
 		}
-		parts := strings.Split(s.text, ";")
-		for i, p := range parts {
-			if i > 0 {
-				if strings.TrimSpace(stripComments(cur.String())) != "" {
-					out = append(out, strings.TrimSpace(cur.String()))
-				}
-				cur.Reset()
-			}
-			cur.WriteString(p)
-		}
-	}
-	if strings.TrimSpace(stripComments(cur.String())) != "" {
-		out = append(out, strings.TrimSpace(cur.String()))
 	}
 	return out
-}
-
-// stripComments removes comments, keeping literals.
-func stripComments(q string) string {
-	var b strings.Builder
-	for _, s := range lex(q) {
-		if !s.code && (strings.HasPrefix(s.text, "--") || strings.HasPrefix(s.text, "/*")) {
-			b.WriteByte(' ')
-			continue
-		}
-		b.WriteString(s.text)
-	}
-	return b.String()
 }
 
 // codeOnly is the statement with every literal, identifier and comment blanked:
 // what keyword checks look at.
 func codeOnly(q string) string {
 	var b strings.Builder
-	for _, s := range lex(q) {
-		if s.code {
-			b.WriteString(s.text)
+	for _, s := range sqltext.Lex(q) {
+		if s.Code {
+			b.WriteString(s.Text)
 		} else {
 			b.WriteString(" _ ")
 		}
@@ -165,11 +37,11 @@ func codeOnly(q string) string {
 // paramCount is the highest $n in the statement's code.
 func paramCount(q string) int {
 	n := 0
-	for _, s := range lex(q) {
-		if !s.code {
+	for _, s := range sqltext.Lex(q) {
+		if !s.Code {
 			continue
 		}
-		t := s.text
+		t := s.Text
 		for i := 0; i < len(t); i++ {
 			if t[i] != '$' {
 				continue
@@ -191,7 +63,7 @@ func paramCount(q string) int {
 
 // firstWord is the statement's first keyword, upper-cased.
 func firstWord(q string) string {
-	t := strings.TrimSpace(stripComments(q))
+	t := strings.TrimSpace(sqltext.StripComments(q))
 	for len(t) > 0 && t[0] == '(' {
 		t = strings.TrimSpace(t[1:])
 	}
@@ -257,21 +129,21 @@ func (t token) stringValue() string {
 const opChars = "+-*/<>=~!@#%^&|`?:"
 
 // tokenize cuts a statement into tokens, dropping spacing and comments. Like
-// lex it never fails.
+// sqltext.Lex it never fails.
 func tokenize(q string) []token {
 	var out []token
 	pos := 0
-	for _, s := range lex(q) {
+	for _, s := range sqltext.Lex(q) {
 		start := pos
-		pos += len(s.text)
-		if !s.code {
-			switch s.text[0] {
+		pos += len(s.Text)
+		if !s.Code {
+			switch s.Text[0] {
 			case '"':
-				out = append(out, token{kind: tokQuoted, text: s.text, start: start, end: pos})
+				out = append(out, token{kind: tokQuoted, text: s.Text, start: start, end: pos})
 			case '\'', '$':
-				t := token{kind: tokString, text: s.text, start: start, end: pos}
+				t := token{kind: tokString, text: s.Text, start: start, end: pos}
 				// An E'…' literal: lex left the E at the end of the code before.
-				if n := len(out); s.text[0] == '\'' && n > 0 && out[n-1].end == start && strings.EqualFold(out[n-1].text, "e") {
+				if n := len(out); s.Text[0] == '\'' && n > 0 && out[n-1].end == start && strings.EqualFold(out[n-1].text, "e") {
 					t.start, t.text = out[n-1].start, q[out[n-1].start:pos]
 					out = out[:n-1]
 				}
@@ -279,7 +151,7 @@ func tokenize(q string) []token {
 			}
 			continue
 		}
-		t := s.text
+		t := s.Text
 		for i := 0; i < len(t); {
 			c := t[i]
 			j := i + 1
