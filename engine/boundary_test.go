@@ -13,6 +13,7 @@ import (
 	"meterstore/engine"
 	"meterstore/hot"
 	"meterstore/internal/storetest"
+	"meterstore/store"
 	"meterstore/testkit"
 )
 
@@ -70,8 +71,8 @@ func TestScanFailedByArchivalIsRetried(t *testing.T) {
 	require.NoError(t, err)
 
 	archived := false
-	e, err := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: cfg, Cold: engine.ColdTierOf(tbl.Cold),
-		Hot: archivingHot{HotTier: engine.HotTierOf(tbl.Hot), once: &sync.Once{}, archive: func() error {
+	e, err := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: cfg, Cold: store.ColdTierOf(tbl.Cold),
+		Hot: archivingHot{HotTier: store.HotTierOf(tbl.Hot), once: &sync.Once{}, archive: func() error {
 			out, err := tbl.Archiver.Archive(ctx, last.Time().Add(cfg.SettlementLag()), 1)
 			archived = err == nil && out.ArchivedAnything()
 			return err

@@ -17,7 +17,7 @@ import (
 )
 
 // HotPager opens paged reads of the hot tier. hot.Store implements it (through
-// HotTierOf); the engine declares what it needs so it does not depend on more.
+// store.HotTierOf); the engine declares what it needs so it does not depend on more.
 type HotPager interface {
 	Pages(req HotScan) (RowPages, error)
 }

@@ -13,6 +13,7 @@ import (
 	"meterstore"
 	"meterstore/engine"
 	"meterstore/internal/storetest"
+	"meterstore/store"
 	"meterstore/testkit"
 )
 
@@ -210,7 +211,7 @@ func TestReproducibleReads(t *testing.T) {
 	})
 	t.Run("historical and as-of never touch PostgreSQL", func(t *testing.T) {
 		cold, err := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: a.cfg,
-			Hot: failingHot{HotTier: engine.HotTierOf(a.tbl.Hot), t: t}, Cold: engine.ColdTierOf(a.tbl.Cold)}}})
+			Hot: failingHot{HotTier: store.HotTierOf(a.tbl.Hot), t: t}, Cold: store.ColdTierOf(a.tbl.Cold)}}})
 		require.NoError(t, err)
 		defer cold.Close()
 		hist, err := cold.InReadMode(engine.Historical)
@@ -306,7 +307,7 @@ func TestSystemTables(t *testing.T) {
 
 	// Unhealthy: rows below the watermark still in PostgreSQL.
 	bad2, err := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: a.cfg,
-		Hot: rowsBelowHot{HotTier: engine.HotTierOf(a.tbl.Hot), n: 7}, Cold: engine.ColdTierOf(a.tbl.Cold)}}})
+		Hot: rowsBelowHot{HotTier: store.HotTierOf(a.tbl.Hot), n: 7}, Cold: store.ColdTierOf(a.tbl.Cold)}}})
 	require.NoError(t, err)
 	defer bad2.Close()
 	require.NoError(t, bad2.RefreshSystemTables(ctx, now))

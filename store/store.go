@@ -33,6 +33,9 @@ type Config struct {
 	Tables  []meterstore.TableConfig
 	// DuckDBPath is the engine's DuckDB file; empty is in-memory.
 	DuckDBPath string
+	// Threads caps the engine's DuckDB worker threads; 0 leaves DuckDB's
+	// default (one per core).
+	Threads int
 	// Now is the clock (partitions are pre-created around it); nil is time.Now.
 	Now func() time.Time
 	// ArchiveProgress receives archival progress; ArchiveHook stops archival at a
@@ -98,9 +101,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		t := &Table{st: s, cfg: tc, hot: h, cold: c,
 			archiver: archive.New(h, c, archive.Options{Progress: cfg.ArchiveProgress, Hook: cfg.ArchiveHook})}
 		s.tables = append(s.tables, t)
-		et = append(et, engine.Table{Config: tc, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)})
+		et = append(et, engine.Table{Config: tc, Hot: HotTierOf(h), Cold: ColdTierOf(c)})
 	}
-	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et})
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -1,7 +1,8 @@
 // Package storetest assembles a whole store for a test — a fresh database on the
 // throwaway PostgreSQL, a file:// Iceberg warehouse with its SQL catalog in that
-// database, both tiers of every table, an archiver per table and an engine over
-// them — so test bodies stay about the behaviour they check.
+// database, and store.Open over them: both tiers of every table, an archiver
+// per table and an engine, wired exactly as a deployment wires them — so test
+// bodies stay about the behaviour they check.
 package storetest
 
 import (
@@ -18,6 +19,7 @@ import (
 	"meterstore/engine"
 	"meterstore/hot"
 	"meterstore/internal/pgtest"
+	"meterstore/store"
 )
 
 // Store is a running store for one test.
@@ -27,6 +29,7 @@ type Store struct {
 	Pool      *pgxpool.Pool
 	Catalog   *catalog.Catalog
 	Tables    map[string]*Table // by physical name
+	Store     *store.Store      // assembled as a deployment assembles it (store.Open)
 	Engine    *engine.Engine
 }
 
@@ -66,19 +69,14 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	var et []engine.Table
-	for _, cfg := range cfgs {
-		h := hot.New(pool, cfg)
-		require.NoError(t, h.CreateTables(ctx, now))
-		c, err := s.Catalog.CreateTable(ctx, cfg)
-		require.NoError(t, err)
-		s.Tables[cfg.Name()] = &Table{Config: cfg, Hot: h, Cold: c,
-			Archiver: archive.New(h, c, archive.Options{Hook: opt.ArchiveHook})}
-		et = append(et, engine.Table{Config: cfg, Hot: engine.HotTierOf(h), Cold: engine.ColdTierOf(c)})
-	}
-	s.Engine, err = engine.Open(ctx, engine.Config{Tables: et, Threads: opt.Threads})
+	s.Store, err = store.Open(ctx, store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
+		Now: func() time.Time { return now }, ArchiveHook: opt.ArchiveHook, Threads: opt.Threads})
 	require.NoError(t, err)
-	t.Cleanup(func() { s.Engine.Close() })
+	t.Cleanup(func() { s.Store.Close() })
+	s.Engine = s.Store.Engine()
+	for _, tb := range s.Store.Tables() {
+		s.Tables[tb.Config().Name()] = &Table{Config: tb.Config(), Hot: tb.Hot(), Cold: tb.Cold(), Archiver: tb.Archiver()}
+	}
 	return s
 }
 

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"context"
@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"meterstore/catalog"
+	"meterstore/engine"
 	"meterstore/hot"
 )
 
-// HotTierOf adapts a hot.Store to the engine.
-func HotTierOf(s *hot.Store) HotTier { return hotTier{s} }
+// HotTierOf adapts a hot.Store to the engine, which knows only its own
+// interfaces: the store is where the tiers and the engine are put together.
+func HotTierOf(s *hot.Store) engine.HotTier { return hotTier{s} }
 
 type hotTier struct{ s *hot.Store }
 
-func (h hotTier) request(req HotScan) hot.ScanRequest {
+func (h hotTier) request(req engine.HotScan) hot.ScanRequest {
 	table := req.Table
 	if table == h.s.Config().Name() {
 		table = ""
@@ -26,30 +28,30 @@ func (h hotTier) request(req HotScan) hot.ScanRequest {
 
 // Pages reads in storage order: DuckDB does not need key order, and block
 // pages cost half of an index walk.
-func (h hotTier) Pages(req HotScan) (RowPages, error) {
+func (h hotTier) Pages(req engine.HotScan) (engine.RowPages, error) {
 	return h.s.Pager(h.request(req))
 }
 
-func (h hotTier) ScanSQL(req HotScan) string { return h.s.ScanSQL(h.request(req)) }
+func (h hotTier) ScanSQL(req engine.HotScan) string { return h.s.ScanSQL(h.request(req)) }
 
 func (h hotTier) RowsBelow(ctx context.Context, w time.Time) (int64, error) {
 	return h.s.RowsBelow(ctx, w)
 }
 
-func (h hotTier) Detached(ctx context.Context) ([]DetachedPartition, error) {
+func (h hotTier) Detached(ctx context.Context) ([]engine.DetachedPartition, error) {
 	ps, err := h.s.DetachedPartitions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]DetachedPartition, len(ps))
+	out := make([]engine.DetachedPartition, len(ps))
 	for i, p := range ps {
-		out[i] = DetachedPartition{Name: p.Name, From: p.From, To: p.To}
+		out[i] = engine.DetachedPartition{Name: p.Name, From: p.From, To: p.To}
 	}
 	return out, nil
 }
 
 // ColdTierOf adapts a catalog.Table to the engine.
-func ColdTierOf(t *catalog.Table) ColdTier { return coldTier{t} }
+func ColdTierOf(t *catalog.Table) engine.ColdTier { return coldTier{t} }
 
 type coldTier struct{ t *catalog.Table }
 
@@ -74,7 +76,7 @@ func (c coldTier) Watermark(ctx context.Context, snapshot int64) (int64, time.Ti
 		w, err = c.t.WatermarkAt(ctx, snapshot)
 	}
 	if errors.Is(err, catalog.ErrNoSnapshot) {
-		return 0, time.Time{}, errors.Join(ErrNoSnapshot, err)
+		return 0, time.Time{}, errors.Join(engine.ErrNoSnapshot, err)
 	}
 	return snapshot, w, err
 }
@@ -85,7 +87,7 @@ func (c coldTier) SnapshotAt(ctx context.Context, at time.Time) (int64, error) {
 	}
 	s, err := c.t.SnapshotAt(ctx, at)
 	if errors.Is(err, catalog.ErrNoSnapshot) {
-		return 0, errors.Join(ErrNoSnapshot, err)
+		return 0, errors.Join(engine.ErrNoSnapshot, err)
 	}
 	if err != nil {
 		return 0, err
@@ -93,7 +95,7 @@ func (c coldTier) SnapshotAt(ctx context.Context, at time.Time) (int64, error) {
 	return s.ID, nil
 }
 
-func (c coldTier) Snapshots(ctx context.Context) ([]SnapshotInfo, error) {
+func (c coldTier) Snapshots(ctx context.Context) ([]engine.SnapshotInfo, error) {
 	if err := c.t.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -101,9 +103,9 @@ func (c coldTier) Snapshots(ctx context.Context) ([]SnapshotInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]SnapshotInfo, len(snaps))
+	out := make([]engine.SnapshotInfo, len(snaps))
 	for i, s := range snaps {
-		out[i] = SnapshotInfo{ID: s.ID, CommittedAt: s.CommittedAt, Watermark: s.Watermark, Operation: s.Operation}
+		out[i] = engine.SnapshotInfo{ID: s.ID, CommittedAt: s.CommittedAt, Watermark: s.Watermark, Operation: s.Operation}
 	}
 	return out, nil
 }
@@ -116,18 +118,18 @@ func (c coldTier) DataDirectory() string {
 	return catalog.LocalPath(loc)
 }
 
-func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (ColdPlan, error) {
+func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (engine.ColdPlan, error) {
 	if snapshot == 0 {
-		return ColdPlan{}, nil
+		return engine.ColdPlan{}, nil
 	}
 	snap := snapshot
 	files, planned, err := c.t.PlanFiles(ctx, catalog.PlanRequest{SnapshotID: &snap, From: from, To: to, Eq: eq})
 	if err != nil {
-		return ColdPlan{}, err
+		return engine.ColdPlan{}, err
 	}
-	out := ColdPlan{SnapshotID: planned}
+	out := engine.ColdPlan{SnapshotID: planned}
 	for _, f := range files {
-		out.Files = append(out.Files, ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
+		out.Files = append(out.Files, engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
 			VersionMin: f.VersionMin, VersionMax: f.VersionMax})
 	}
 	return out, nil
