@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -76,70 +77,113 @@ func Decode(text string) (*Root, error) {
 	return r, nil
 }
 
-// Encode writes n as JSON, for json_deserialize_sql.
+// Encode writes n as JSON, for json_deserialize_sql: objects with their keys
+// in order, written straight from the tree.
 func Encode(n Node) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(plain(n)); err != nil {
+	var b bytes.Buffer
+	if err := encode(&b, n); err != nil {
 		return "", fmt.Errorf("encode parse tree: %w", err)
 	}
-	return buf.String(), nil
+	return b.String(), nil
 }
 
-// plain turns a value of the tree into maps, slices and scalars.
-func plain(v any) any {
+func encode(b *bytes.Buffer, v any) error {
 	switch x := v.(type) {
 	case Node:
 		if isNil(x) {
+			b.WriteString("null")
 			return nil
 		}
 		fs := x.fields()
-		out := make(map[string]any, len(fs))
-		for k, e := range fs {
-			out[k] = plain(e)
+		b.WriteByte('{')
+		for i, k := range sortedKeys(fs) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			if err := encode(b, fs[k]); err != nil {
+				return err
+			}
 		}
-		return out
+		b.WriteByte('}')
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
+		return encodeList(b, len(x), func(i int) any { return x[i] })
 	case []Node:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
+		return encodeList(b, len(x), func(i int) any { return x[i] })
+	case string:
+		writeString(b, x)
+	case json.Number:
+		b.WriteString(x.String())
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case nil:
+		b.WriteString("null")
+	default:
+		return fmt.Errorf("unexpected %T in the tree", v)
 	}
-	return v
+	return nil
 }
 
-// lift turns decoded JSON into the tree: objects into nodes, the kinds the
-// package models into their Go types.
+func encodeList(b *bytes.Buffer, n int, at func(int) any) error {
+	b.WriteByte('[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encode(b, at(i)); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// writeString writes s as a JSON string (without escaping HTML characters):
+// as it is when nothing in it needs escaping, the common case.
+func writeString(b *bytes.Buffer, s string) {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
+	var out bytes.Buffer
+	e := json.NewEncoder(&out)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(s) // never fails for a string
+	b.Write(bytes.TrimSuffix(out.Bytes(), []byte("\n")))
+}
+
+// lift turns decoded JSON into the tree, in place: objects into nodes, the
+// kinds the package models into their Go types.
 func lift(v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
-		fs := make(Fields, len(x))
 		for k, e := range x {
 			l, err := lift(e)
 			if err != nil {
 				return nil, err
 			}
-			fs[k] = l
+			x[k] = l
 		}
-		return typed(fs)
+		return typed(Fields(x))
 	case []any:
-		out := make([]any, len(x))
 		for i, e := range x {
 			l, err := lift(e)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = l
+			x[i] = l
 		}
-		return out, nil
+		return x, nil
 	}
 	return v, nil
 }
@@ -203,14 +247,23 @@ func isNil(n Node) bool {
 
 // Clone is a deep copy of n.
 func Clone[N Node](n N) (N, error) {
-	c, err := lift(plain(n))
+	var zero N
+	var b bytes.Buffer
+	if err := encode(&b, n); err != nil {
+		return zero, err
+	}
+	dec := json.NewDecoder(&b)
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return zero, err
+	}
+	c, err := lift(v)
 	if err != nil {
-		var zero N
 		return zero, err
 	}
 	out, ok := c.(N)
 	if !ok {
-		var zero N
 		return zero, fmt.Errorf("clone: %T became %T", n, c)
 	}
 	return out, nil
