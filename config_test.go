@@ -103,6 +103,14 @@ archival_step = "1d"
 	require.ErrorIs(t, err, meterstore.ErrConfig, "an unknown key is an error")
 	_, err = meterstore.ParseSettings(strings.Replace(src, `"EIC:X"`, `"EIC:Q"`, 1), lookup)
 	require.ErrorIs(t, err, meterstore.ErrConfig, "EIC:Q is refused at declaration")
+
+	require.Empty(t, s.Engine.TimeZone, "no zone written: the engine's default, UTC")
+	s, err = meterstore.ParseSettings(src+"\n[engine]\ntime_zone = \"Europe/Berlin\"\n", lookup)
+	require.NoError(t, err)
+	require.Equal(t, "Europe/Berlin", s.Engine.TimeZone)
+	_, err = meterstore.ParseSettings(src+"\n[engine]\ntime_zone = \"Mars/Olympus\"\n", lookup)
+	require.ErrorIs(t, err, meterstore.ErrConfig)
+	require.Contains(t, err.Error(), "engine.time_zone")
 }
 
 func TestCheckedColumnsStoreCanonicalSpelling(t *testing.T) {

@@ -21,6 +21,8 @@ import (
 //	catalog = "sql"                  # or "rest"
 //	warehouse = "file:///var/lib/meterstore/warehouse"
 //	namespace = "metering"
+//	[engine]
+//	time_zone = "UTC"                # what a timestamp without an offset means
 //	[[tables]]
 //	name = "readings_versions"
 //	extra_columns = [{ name = "tenant", identity = true }, { name = "bilanzkreis", check = "EIC:X" }]
@@ -29,6 +31,7 @@ import (
 type Settings struct {
 	Hot    HotSettings    `toml:"hot"`
 	Cold   ColdSettings   `toml:"cold"`
+	Engine EngineSettings `toml:"engine"`
 	Tables []TableConfig  `toml:"-"`
 	Users  []UserSettings `toml:"users"`
 }
@@ -47,6 +50,14 @@ type ColdSettings struct {
 	Namespace string `toml:"namespace"` // default "meterstore"
 }
 
+// EngineSettings tune the embedded DuckDB session every statement runs in.
+type EngineSettings struct {
+	// TimeZone is the session time zone (an IANA name): what a timestamp
+	// literal without an offset, a ::TIMESTAMP or ::DATE cast means. Empty is
+	// UTC, never the host's zone.
+	TimeZone string `toml:"time_zone"`
+}
+
 // UserSettings are the accounts of `msql serve`.
 type UserSettings struct {
 	Name     string `toml:"name"`
@@ -57,6 +68,7 @@ type UserSettings struct {
 type fileSettings struct {
 	Hot    HotSettings     `toml:"hot"`
 	Cold   ColdSettings    `toml:"cold"`
+	Engine EngineSettings  `toml:"engine"`
 	Tables []tableSettings `toml:"tables"`
 	Users  []UserSettings  `toml:"users"`
 }
@@ -143,7 +155,12 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 		}
 		return Settings{}, &ConfigError{Setting: "keys", Problem: "unknown: " + strings.Join(keys, ", "), Fix: "remove or correct them (a typo is not silently ignored)"}
 	}
-	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Users: fs.Users}
+	if tz := fs.Engine.TimeZone; tz != "" {
+		if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
+			return Settings{}, &ConfigError{Setting: "engine.time_zone", Problem: fmt.Sprintf("%q is not a time zone", tz), Fix: `write an IANA name, e.g. "UTC" or "Europe/Berlin"`}
+		}
+	}
+	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Engine: fs.Engine, Users: fs.Users}
 	for _, ts := range fs.Tables {
 		cfg, err := ts.build()
 		if err != nil {

@@ -109,6 +109,18 @@ func TestCompleteness(t *testing.T) {
 			require.EqualValues(t, incomplete, res.Rows[0][0])
 			require.Equal(t, missing, res.Rows[0][1])
 			require.Equal(t, surplus, res.Rows[0][2])
+			// A time.Time names its own calendar day, whatever the session zone:
+			// a Berlin midnight is that Berlin day, not the UTC day before.
+			berlin, err := time.LoadLocation("Europe/Berlin")
+			require.NoError(t, err)
+			inBerlin := func(d metering.Date) time.Time {
+				return time.Date(d.Time().Year(), d.Time().Month(), d.Time().Day(), 0, 0, 0, 0, berlin)
+			}
+			for _, args := range [][]any{{inBerlin(from), inBerlin(to)}, {from.Time(), to.Time()}} {
+				again, err := eng.Query(ctx, `SELECT count(*) FILTER (WHERE NOT complete), CAST(sum(missing) AS BIGINT), CAST(sum(surplus) AS BIGINT) FROM meter_completeness($1, $2)`, args...)
+				require.NoError(t, err, "%s", args[0])
+				require.Equal(t, res.Rows, again.Rows, "%s", args[0])
+			}
 			res, err = eng.Query(ctx, `SELECT malo_id, first_gap FROM meter_completeness('`+from.String()+`', '`+to.String()+`') c WHERE NOT c.complete ORDER BY 1`)
 			require.NoError(t, err)
 			require.Len(t, res.Rows, incomplete)

@@ -99,7 +99,16 @@ type Config struct {
 	Tables     []Table
 	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (one per core).
 	Threads int
+	// TimeZone is the session time zone of every DuckDB connection (an IANA
+	// name, e.g. "Europe/Berlin"): it decides what a timestamp literal without
+	// an offset, a ::TIMESTAMP or ::DATE cast and a TIMESTAMPTZ's text mean.
+	// Empty is UTC — never the host's zone, so the same statement gives the
+	// same rows wherever it runs. An unknown zone fails Open.
+	TimeZone string
 }
+
+// DefaultTimeZone is the session time zone when Config.TimeZone is empty.
+const DefaultTimeZone = "UTC"
 
 type tableState struct {
 	cfg  meterstore.TableConfig
@@ -125,6 +134,7 @@ type Engine struct {
 	confinedErr  error
 	sysMu        sync.Mutex
 	lastSystem   map[string][]systemRow
+	timeZone     string // DuckDB's canonical name of Config.TimeZone
 }
 
 type duckDB struct {
@@ -183,6 +193,9 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 		if err := e.registerTableFunctions(conn); err != nil {
 			return err
 		}
+		if err := e.setTimeZone(ctx, conn); err != nil {
+			return err
+		}
 		if e.cfg.Threads > 0 {
 			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", e.cfg.Threads)); err != nil {
 				return err
@@ -213,6 +226,23 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 	}
 	return out, nil
 }
+
+// setTimeZone pins the session time zone of every connection of conn's
+// database and records DuckDB's name for it.
+func (e *Engine) setTimeZone(ctx context.Context, conn *sql.Conn) error {
+	tz := e.cfg.TimeZone
+	if tz == "" {
+		tz = DefaultTimeZone
+	}
+	if _, err := conn.ExecContext(ctx, "SET GLOBAL TimeZone = "+sqlString(tz)); err != nil {
+		return fmt.Errorf("time zone %q (an IANA name such as UTC or Europe/Berlin): %w", tz, err)
+	}
+	return conn.QueryRowContext(ctx, "SELECT current_setting('TimeZone')").Scan(&e.timeZone)
+}
+
+// TimeZone is the session time zone every statement is evaluated in
+// (Config.TimeZone, UTC by default).
+func (e *Engine) TimeZone() string { return e.shared.timeZone }
 
 // Close releases the DuckDB database. Handles derived with AsOf, Scoped, … share
 // it; close the engine Open returned, once.

@@ -42,23 +42,16 @@ func (pl *planning) expandCompleteness(ctx context.Context, t *sqltree.TableFunc
 		if !foldable(c) {
 			return nil, fmt.Errorf("%s: argument %d must be a constant or a parameter", completenessFunction, i+1)
 		}
-		sub, ok, err := bindParams(sqltree.NewCast(c, typ, true), pl.args)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("%s: argument %d: bind a string, a time.Time or a metering.Date's String()", completenessFunction, i+1)
-		}
-		exprs = append(exprs, sub)
+		exprs = append(exprs, sqltree.NewCast(c, typ, true))
 	}
-	vals, err := evalExprs(ctx, pl.conn, exprs)
+	vals, err := evalExprs(ctx, pl.conn, exprs, calendarDates(pl.args))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", completenessFunction, err)
 	}
 	from, ok1 := vals[0].(time.Time)
 	to, ok2 := vals[1].(time.Time)
 	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%s: from and to must be dates (YYYY-MM-DD)", completenessFunction)
+		return nil, fmt.Errorf("%s: from and to must be dates (YYYY-MM-DD; bind a string, a time.Time or a metering.Date's String())", completenessFunction)
 	}
 	var tableName []string
 	if len(vals) == 3 {
@@ -82,4 +75,19 @@ func (pl *planning) expandCompleteness(ctx context.Context, t *sqltree.TableFunc
 		alias = completenessFunction
 	}
 	return sqltree.AsSubqueryRef(t, alias, sub), nil
+}
+
+// calendarDates replaces each time.Time argument by its own calendar date (in
+// its location): the day the caller wrote, not the date of that instant in the
+// session's time zone.
+func calendarDates(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if v, ok := a.(time.Time); ok {
+			out[i] = v.Format(time.DateOnly)
+		} else {
+			out[i] = a
+		}
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"meterstore/internal/sqltree"
@@ -106,8 +108,10 @@ func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 	}
 }
 
-// foldable: a constant, a parameter, or a cast of one — something DuckDB can
-// evaluate before the statement runs.
+// foldable: a constant, a parameter, a cast of one, or AT TIME ZONE over them
+// (DuckDB's timezone(zone, value)) — something DuckDB can evaluate before the
+// statement runs and that means the same then as in the statement: no
+// function whose value depends on the moment (now(), random()) qualifies.
 func foldable(n sqltree.Node) bool {
 	switch x := n.(type) {
 	case *sqltree.Constant:
@@ -116,6 +120,12 @@ func foldable(n sqltree.Node) bool {
 		return true
 	case *sqltree.Cast:
 		return foldable(x.Child)
+	case *sqltree.Function:
+		if !strings.EqualFold(x.Name, "timezone") || x.Schema != "" && !strings.EqualFold(x.Schema, "main") ||
+			x.Catalog != "" || x.Distinct || len(x.Children) != 2 || x.Rest["filter"] != nil {
+			return false
+		}
+		return foldable(x.Children[0]) && foldable(x.Children[1])
 	}
 	return false
 }
@@ -134,9 +144,12 @@ func stringLike(n sqltree.Node) bool {
 }
 
 // evaluate computes every collected bound and equality with DuckDB itself, on
-// the statement's own connection and arguments, so a literal means exactly what
-// it means in the statement (time zone, casts, formats). A value DuckDB cannot
-// compute drops the bound: the range only ever widens (invariant 10).
+// the statement's own connection (its session time zone) and with the
+// statement's own arguments bound to the same parameters, so a literal, a cast
+// or a parameter means exactly what it means in the statement: DuckDB's rules
+// for casts, zones and binding a Go value decide, not a copy of them. A value
+// DuckDB cannot compute drops the bound: the range only ever widens
+// (invariant 10).
 func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any) error {
 	type slot struct {
 		ref *reference
@@ -158,17 +171,7 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 	if len(exprs) == 0 {
 		return nil
 	}
-	for i, e := range exprs {
-		sub, ok, err := bindParams(e, args)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			sub = sqltree.NewCast(sqltree.NewNull(), "VARCHAR", true) // unknown parameter: no bound
-		}
-		exprs[i] = sub
-	}
-	values, err := evalExprs(ctx, conn, exprs)
+	values, err := evalExprs(ctx, conn, exprs, args)
 	if err != nil {
 		values = make([]any, len(exprs)) // widen everything rather than guess
 	}
@@ -215,78 +218,74 @@ func applyBound(r *timeRange, op string, t time.Time) {
 	}
 }
 
-// bindParams returns a copy of c with every positional parameter replaced by
-// the statement's argument as a literal. Only text and time arguments are
-// understood; anything else reports false and the bound is dropped.
-func bindParams(c *sqltree.Cast, args []any) (*sqltree.Cast, bool, error) {
-	cp, err := sqltree.Clone(c)
-	if err != nil {
-		return nil, false, err
+// argumentIDs names the parameter each argument binds: $n by position, $name
+// for a sql.NamedArg — as database/sql hands them to DuckDB.
+func argumentIDs(args []any) []string {
+	ids := make([]string, len(args))
+	for i, a := range args {
+		if na, ok := a.(sql.NamedArg); ok {
+			ids[i] = na.Name
+		} else {
+			ids[i] = strconv.Itoa(i + 1)
+		}
 	}
-	known := true
-	out, _, err := sqltree.Transform(cp, func(n sqltree.Node, _ sqltree.Scope) (sqltree.Node, bool, error) {
-		p, ok := n.(*sqltree.Parameter)
-		if !ok {
-			return n, false, nil
+	return ids
+}
+
+// supplied reports whether every parameter below n is among ids, adding them
+// to used.
+func supplied(n sqltree.Node, ids map[string]bool, used map[string]bool) bool {
+	ok := true
+	sqltree.Inspect(n, func(n sqltree.Node, _ sqltree.Scope) bool {
+		if p, is := n.(*sqltree.Parameter); is {
+			ok = ok && ids[p.Identifier]
+			used[p.Identifier] = true
 		}
-		lit, ok := argLiteral(p, args)
-		if !ok {
-			known = false
-			return n, false, nil
-		}
-		return lit, true, nil
+		return ok
 	})
-	if err != nil || !known {
-		return nil, false, err
-	}
-	return out.(*sqltree.Cast), true, nil
+	return ok
 }
 
-// argLiteral is the argument a parameter stands for, as a literal.
-func argLiteral(p *sqltree.Parameter, args []any) (sqltree.Node, bool) {
-	var idx int
-	if _, err := fmt.Sscanf(p.Identifier, "%d", &idx); err != nil || idx < 1 || idx > len(args) {
-		return nil, false
+// evalExprs runs SELECT <e1>, <e2>, … through DuckDB on conn with args bound
+// as the statement binds them: DuckDB wants a value for every argument, so a
+// parameter no expression uses is selected too. An expression using a
+// parameter no argument supplies is NULL.
+func evalExprs(ctx context.Context, conn *sql.Conn, exprs []*sqltree.Cast, args []any) ([]any, error) {
+	ids := argumentIDs(args)
+	have := map[string]bool{}
+	for _, id := range ids {
+		have[id] = true
 	}
-	instant := func(t time.Time) sqltree.Node {
-		return sqltree.NewCast(sqltree.NewString(t.UTC().Format("2006-01-02 15:04:05.999999Z07:00")), "TIMESTAMP WITH TIME ZONE", true)
+	used := map[string]bool{}
+	list := make([]sqltree.Node, 0, len(exprs)+len(ids))
+	for i, e := range exprs {
+		if !supplied(e, have, used) {
+			e = sqltree.NewCast(sqltree.NewNull(), "VARCHAR", true)
+		}
+		e.Alias = fmt.Sprintf("b%d", i)
+		list = append(list, e)
 	}
-	switch v := args[idx-1].(type) {
-	case string:
-		return sqltree.NewString(v), true
-	case time.Time:
-		return instant(v), true
-	case *time.Time:
-		if v != nil {
-			return instant(*v), true
+	for _, id := range ids {
+		if !used[id] {
+			list = append(list, sqltree.NewParameter(id))
 		}
 	}
-	return nil, false
-}
-
-// evalExprs runs SELECT <e1>, <e2>, … through DuckDB.
-func evalExprs(ctx context.Context, conn *sql.Conn, exprs []*sqltree.Cast) ([]any, error) {
 	tmpl, err := serialize(ctx, conn, "SELECT 1")
 	if err != nil {
 		return nil, err
 	}
-	sel := tmpl.Statements[0].Node.(*sqltree.SelectNode)
-	sel.SelectList = make([]sqltree.Node, len(exprs))
-	for i, e := range exprs {
-		e.Alias = fmt.Sprintf("b%d", i)
-		sel.SelectList[i] = e
-	}
+	tmpl.Statements[0].Node.(*sqltree.SelectNode).SelectList = list
 	q, err := deserialize(ctx, conn, tmpl)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]any, len(exprs))
-	ptrs := make([]any, len(exprs))
+	out := make([]any, len(list))
+	ptrs := make([]any, len(list))
 	for i := range out {
 		ptrs[i] = &out[i]
 	}
-	if err := conn.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
+	if err := conn.QueryRowContext(ctx, q, args...).Scan(ptrs...); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out[:len(exprs)], nil
 }

@@ -66,7 +66,7 @@ func (e *Engine) newPlanning(ctx context.Context, conn *sql.Conn, catalog, q str
 	}
 	return &planning{e: e, conn: conn, catalog: catalog, args: args, root: root, pins: map[*tableState]*tablePin{},
 		out: &plan{hotTables: map[*tableState]tablePin{}, prov: Provenance{Mode: e.view.mode, Watermarks: map[string]time.Time{},
-			hotRows: &rowCounter{}, KnownAt: e.view.knownAt, MaxVersion: e.view.maxVersion, Scope: e.Scope()}}}, nil
+			hotRows: &rowCounter{}, KnownAt: e.view.knownAt, MaxVersion: e.view.maxVersion, Scope: e.Scope(), TimeZone: e.TimeZone()}}}, nil
 }
 
 // run runs the passes in order, through the one named last ("" = all).

@@ -26,8 +26,11 @@ type Provenance struct {
 	KnownAt    *time.Time
 	MaxVersion *uint64
 	// Scope is the handle's confinement as sorted "column=value" pairs.
-	Scope   []string
-	hotRows *rowCounter
+	Scope []string
+	// TimeZone is the session time zone the statement's literals and casts
+	// were evaluated in (Config.TimeZone).
+	TimeZone string
+	hotRows  *rowCounter
 }
 
 func (p *Provenance) finish() {
@@ -78,6 +81,11 @@ func (p *Provenance) String() string {
 	}
 	if p.KnownAt != nil {
 		fmt.Fprintf(&b, " · known at %s", p.KnownAt.UTC().Format(time.RFC3339))
+	}
+	if p.TimeZone != "" && p.TimeZone != DefaultTimeZone {
+		// UTC, the default, goes unsaid; any other zone changed what the
+		// statement's literals meant.
+		fmt.Fprintf(&b, " · time zone %s", p.TimeZone)
 	}
 	return b.String()
 }

@@ -131,6 +131,9 @@ func provenanceMetadata(p *Provenance) arrow.Metadata {
 	if len(p.Scope) > 0 {
 		keys, vals = append(keys, "meterstore.scope"), append(vals, strings.Join(p.Scope, ","))
 	}
+	if p.TimeZone != "" {
+		keys, vals = append(keys, "meterstore.time_zone"), append(vals, p.TimeZone)
+	}
 	return arrow.NewMetadata(keys, vals)
 }
 

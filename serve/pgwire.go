@@ -37,7 +37,8 @@ const ServerVersion = "15.0"
 // FlushRows rows: memory is bounded whatever the result size.
 //
 // Refused with SQLSTATE 42501: everything the engine's gate refuses (anything
-// but one SELECT). Accepted as no-ops: SET, RESET, DISCARD, DEALLOCATE, BEGIN,
+// but one SELECT); with 0A000 a SET TimeZone to another zone than the
+// engine's (pgsettings.go). Accepted as no-ops: SET, RESET, DISCARD, DEALLOCATE, BEGIN,
 // START TRANSACTION, COMMIT, ROLLBACK, END, ABORT (the session is read-only;
 // SHOW answers from the reported parameters). See pgcatalog.go for the
 // catalog queries answered by emulation, pgdialect.go for how a PostgreSQL
@@ -345,7 +346,7 @@ var reportedParameters = map[string]bool{
 func (sess *pgSession) parameters() map[string]string {
 	return map[string]string{
 		"server_version": ServerVersion + " (MeterStore)", "server_version_num": "150000",
-		"server_encoding": "UTF8", "client_encoding": "UTF8", "DateStyle": "ISO, MDY", "TimeZone": "UTC",
+		"server_encoding": "UTF8", "client_encoding": "UTF8", "DateStyle": "ISO, MDY", "TimeZone": sess.eng.TimeZone(),
 		"integer_datetimes": "on", "standard_conforming_strings": "on", "IntervalStyle": "postgres",
 		"is_superuser": "off", "session_authorization": sess.user, "application_name": sess.appName,
 		"default_transaction_read_only": "on", "transaction_read_only": "on", "in_hot_standby": "off",
@@ -666,6 +667,9 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		p.static = &staticResult{empty: true}
 		return nil
 	case kindNoop, kindTxBegin, kindTxEnd:
+		if err := sess.checkSet(q); err != nil {
+			return err
+		}
 		if kind == kindTxBegin {
 			sess.inTx = true
 		} else if kind == kindTxEnd {

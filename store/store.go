@@ -36,6 +36,9 @@ type Config struct {
 	// Threads caps the engine's DuckDB worker threads; 0 leaves DuckDB's
 	// default (one per core).
 	Threads int
+	// TimeZone is the engine's session time zone (engine.Config.TimeZone);
+	// empty is UTC.
+	TimeZone string
 	// Now is the clock (partitions are pre-created around it); nil is time.Now.
 	Now func() time.Time
 	// ArchiveProgress receives archival progress; ArchiveHook stops archival at a
@@ -103,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.tables = append(s.tables, t)
 		et = append(et, engine.Table{Config: tc, Hot: HotTierOf(h), Cold: ColdTierOf(c)})
 	}
-	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads})
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, TimeZone: cfg.TimeZone})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -62,6 +62,7 @@ type deployment struct {
 	home     string
 	dsn      string
 	tables   []meterstore.TableConfig
+	timeZone string // [engine] time_zone; empty is UTC
 }
 
 // Close releases everything in reverse order of opening and joins the errors.
@@ -161,6 +162,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		} else if !embedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
+		d.timeZone = s.Engine.TimeZone
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -222,7 +224,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 
 // openStore creates the tables in both tiers if missing and opens the store.
 func (d *deployment) openStore(ctx context.Context, progress func(archive.Progress)) error {
-	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, ArchiveProgress: progress})
+	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, ArchiveProgress: progress})
 	if err != nil {
 		return err
 	}

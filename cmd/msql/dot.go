@@ -50,7 +50,7 @@ func init() {
 		".scope":      {"COLUMN VALUE", "confine the session to a merge-key column value (cannot be undone)", (*shell).dotScope, true},
 		".refresh":    {"", "re-read the Iceberg tables and recompute the system tables (system.tables, .config, .resolution, .snapshots)", (*shell).dotRefresh, true},
 		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
-		".status":     {"", "the session's read mode, pins and scope", (*shell).dotStatus, true},
+		".status":     {"", "the session's read mode, pins, scope and time zone", (*shell).dotStatus, true},
 		".param":      {"set NAME VALUE|unset NAME|clear|list", "statement parameters: $NAME (or $1 for .param set 1 …) in a statement is bound to VALUE as text, which DuckDB casts where it is used — never pasted into the SQL", (*shell).dotParam, false},
 	}
 }
@@ -457,6 +457,6 @@ func (sh *shell) dotRefresh(_ []string, _ string) error {
 }
 
 func (sh *shell) dotStatus(_ []string, _ string) error {
-	fmt.Fprintln(sh.p.target(), sh.es.describe())
+	fmt.Fprintf(sh.p.target(), "%s · time zone %s\n", sh.es.describe(), sh.es.eng.TimeZone())
 	return nil
 }

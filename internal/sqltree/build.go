@@ -25,6 +25,13 @@ func NewString(s string) *Constant {
 		Rest: exprRest("CONSTANT", "VALUE_CONSTANT")}
 }
 
+// NewParameter is the prepared-statement parameter $id (a number or a name).
+func NewParameter(id string) *Parameter {
+	rest := exprRest("PARAMETER", "VALUE_PARAMETER")
+	rest["alias"] = ""
+	return &Parameter{Identifier: id, Rest: rest}
+}
+
 // NewColumnRef is a column reference, qualified when names has two parts.
 func NewColumnRef(names ...string) *ColumnRef {
 	return &ColumnRef{Names: names, Rest: exprRest("COLUMN_REF", "COLUMN_REF")}

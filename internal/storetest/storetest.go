@@ -46,7 +46,8 @@ type Options struct {
 	Now         time.Time // partitions are pre-created around it (default: time.Now)
 	ArchiveHook func(archive.Step) error
 	CatalogOpts func(*catalog.Options)
-	Threads     int // DuckDB's worker threads (engine.Config.Threads); 0 = DuckDB's default
+	Threads     int    // DuckDB's worker threads (engine.Config.Threads); 0 = DuckDB's default
+	TimeZone    string // the engine's session time zone (engine.Config.TimeZone); "" = UTC
 }
 
 // Start builds a store for cfgs. Everything is closed when the test ends.
@@ -70,7 +71,7 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 		now = time.Now()
 	}
 	s.Store, err = store.Open(ctx, store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
-		Now: func() time.Time { return now }, ArchiveHook: opt.ArchiveHook, Threads: opt.Threads})
+		Now: func() time.Time { return now }, ArchiveHook: opt.ArchiveHook, Threads: opt.Threads, TimeZone: opt.TimeZone})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })
 	s.Engine = s.Store.Engine()
