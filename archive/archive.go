@@ -95,6 +95,7 @@ type Outcome struct {
 	Windows        []Window
 	Dropped        []string // detached partitions of an interrupted run, verified and dropped
 	Watermark      time.Time
+	Duration       time.Duration // the run's, lease to release
 }
 
 // ArchivedAnything reports whether the run moved any window.
@@ -113,7 +114,11 @@ func (a *Archiver) hook(s Step) error {
 // Archive moves up to maxWindows settled windows, oldest first: each window
 // [W, W+step) with W+step ≤ now − settlement_lag. maxWindows ≤ 0 means no limit.
 func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (Outcome, error) {
-	return a.underLease(ctx, func(out *Outcome) error { return a.archive(ctx, now, maxWindows, out) })
+	start := time.Now()
+	out, err := a.underLease(ctx, func(out *Outcome) error { return a.archive(ctx, now, maxWindows, out) })
+	out.Duration = time.Since(start)
+	a.recordArchival(ctx, out, err)
+	return out, err
 }
 
 // underLease runs fn holding the table's archiver lease, with the cold table

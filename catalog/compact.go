@@ -18,6 +18,7 @@ import (
 
 	"meterstore"
 	"meterstore/internal/pglock"
+	"meterstore/internal/telemetry"
 )
 
 // Compaction rewrites a closed month's files in a partition — whatever their
@@ -313,7 +314,15 @@ func monthOf(t time.Time) time.Time {
 // Memory is bounded whatever the month holds: the inputs are read in batches
 // (mergeBatchRows) and merged, and the output is written by the same bounded
 // writer archival uses, with two files open per partition.
-func (t *Table) Compact(ctx context.Context, opt CompactOptions) (CompactResult, error) {
+func (t *Table) Compact(ctx context.Context, opt CompactOptions) (compacted CompactResult, err error) {
+	if !opt.DryRun {
+		defer t.recordRun(ctx, time.Now(), telemetry.Compaction, func(r *telemetry.Run) {
+			r.FilesRemoved, r.FilesAdded = int64(compacted.FilesRemoved()), int64(compacted.FilesAdded())
+			for _, p := range compacted.Partitions {
+				r.Rows += p.Rows
+			}
+		}, &err)
+	}
 	if opt.TargetFileBytes <= 0 {
 		opt.TargetFileBytes = DefaultCompactTargetBytes
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"meterstore"
+	"meterstore/internal/telemetry"
 )
 
 // Snapshot-expiry defaults: retention is a compliance decision.
@@ -24,7 +25,8 @@ const (
 // ExpireSnapshots removes snapshots older than retention, keeping at least
 // minKeep. A retention under ten years is refused unless allowShortRetention.
 // Returns the number of snapshots removed.
-func (t *Table) ExpireSnapshots(ctx context.Context, retention time.Duration, minKeep int, allowShortRetention bool) (int, error) {
+func (t *Table) ExpireSnapshots(ctx context.Context, retention time.Duration, minKeep int, allowShortRetention bool) (removed int, err error) {
+	defer t.recordRun(ctx, time.Now(), telemetry.Expiry, func(r *telemetry.Run) { r.Snapshots = int64(removed) }, &err)
 	if retention < MinRetention && !allowShortRetention {
 		return 0, fmt.Errorf("cold table %s: retention %s is shorter than %s: %w", t.cfg.Name(), retention, MinRetention, ErrRetentionTooShort)
 	}
@@ -50,7 +52,10 @@ func (t *Table) ExpireSnapshots(ctx context.Context, retention time.Duration, mi
 // DeleteOrphanFiles deletes (or, with dryRun, lists) files under the table
 // location that no snapshot references and that are older than olderThan —
 // the safety age that spares files of commits in flight.
-func (t *Table) DeleteOrphanFiles(ctx context.Context, olderThan time.Duration, dryRun bool) ([]string, error) {
+func (t *Table) DeleteOrphanFiles(ctx context.Context, olderThan time.Duration, dryRun bool) (orphans []string, err error) {
+	if !dryRun {
+		defer t.recordRun(ctx, time.Now(), telemetry.OrphanCleanup, func(r *telemetry.Run) { r.Orphans = int64(len(orphans)) }, &err)
+	}
 	if err := t.Refresh(ctx); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,9 @@ func elideOrResolve(_ context.Context, pl *planning) error {
 	for _, ref := range pl.refs {
 		if ref.cold != nil {
 			ref.cold.read = readFor(ref.cold.plan.Files, ref.rel.resolved)
+			if ref.rel.resolved {
+				pl.out.prov.ResolvedFiles += len(ref.cold.read.dirty)
+			}
 		}
 	}
 	return nil

@@ -21,6 +21,10 @@ type Provenance struct {
 	Tables      []string
 	SnapshotIDs []int64
 	ColdFiles   int
+	// ResolvedFiles of the ColdFiles are read through resolution; the others
+	// have it elided (statistics prove no merge key repeats) or belong to the
+	// unresolved relation.
+	ResolvedFiles int
 	// KnownAt is the transaction-time ceiling of an AsKnownAt read, MaxVersion
 	// the version ceiling of an AsOf read; nil when none.
 	KnownAt    *time.Time

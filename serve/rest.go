@@ -18,8 +18,10 @@ import (
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/view"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"meterstore"
+	"meterstore/internal/telemetry"
 )
 
 // RESTServer is a read-only Iceberg REST catalog façade over the deployment's
@@ -121,7 +123,11 @@ func (s *RESTServer) Handler() http.Handler {
 		writeError(w, http.StatusNotFound, "NotFoundException", "no such route: "+r.URL.Path)
 	})
 	mux.Handle("/v1/", s.auth(api))
-	return s.logged(mux)
+	// http.server.request.duration by route and status, the semantic
+	// conventions' HTTP server metric; the server name keeps a client's Host
+	// header out of the attributes.
+	return otelhttp.NewHandler(s.logged(mux), "iceberg-rest",
+		otelhttp.WithMeterProvider(telemetry.MeterProvider()), otelhttp.WithServerName("iceberg-rest"))
 }
 
 func (s *RESTServer) logged(h http.Handler) http.Handler {

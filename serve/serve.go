@@ -29,6 +29,7 @@ import (
 
 	"meterstore"
 	"meterstore/engine"
+	"meterstore/internal/telemetry"
 )
 
 // ReadOnlyReason is the rule every refused write names.
@@ -144,25 +145,57 @@ func CheckListen(addr string, users *Users) error {
 	return nil
 }
 
-// StatementLog is the one log line per statement, with its provenance.
+// StatementLog ends a statement: its metrics record (the proto names the
+// surface) and its one log line, which carries the provenance's fields — never
+// a row value, never a bound parameter (the SQL text is the client's own).
 func StatementLog(log *slog.Logger, proto, user, sql string, prov *engine.Provenance, rows int64, d time.Duration, err error) {
+	telemetry.RecordStatement(context.Background(), engine.StatementRecord(proto, prov, rows, d, err))
 	if log == nil {
 		return
 	}
-	attrs := []any{"proto", proto, "user", user, "duration_ms", float64(d.Microseconds()) / 1000, "rows", rows,
-		"sql", truncate(strings.Join(strings.Fields(sql), " "), 500)}
-	if prov != nil {
-		attrs = append(attrs, "watermark", prov.Watermark.UTC().Format(time.RFC3339), "tiers", prov.Tiers.String(),
-			"mode", prov.Mode.String())
-		if len(prov.Scope) > 0 {
-			attrs = append(attrs, "scope", strings.Join(prov.Scope, ","))
-		}
-	}
+	attrs := []any{"proto", proto, "user", user, "outcome", engine.Outcome(err), "duration_ms", float64(d.Microseconds()) / 1000,
+		"rows", rows, "sql", truncate(strings.Join(strings.Fields(sql), " "), 500)}
+	attrs = append(attrs, ProvenanceAttrs(prov)...)
 	if err != nil {
 		log.Warn("statement failed", append(attrs, "err", err.Error())...)
 		return
 	}
 	log.Info("statement", attrs...)
+}
+
+// ProvenanceAttrs are a provenance's fields as log attributes: the boundary
+// the statement ran against, the tiers and files it read, its ceilings, its scope.
+func ProvenanceAttrs(prov *engine.Provenance) []any {
+	if prov == nil {
+		return nil
+	}
+	attrs := []any{"watermark", prov.Watermark.UTC().Format(time.RFC3339), "tiers", prov.Tiers.String(), "mode", prov.Mode.String()}
+	if len(prov.Tables) > 0 {
+		attrs = append(attrs, "tables", strings.Join(prov.Tables, ","))
+	}
+	if len(prov.Watermarks) > 1 {
+		var parts []string
+		for _, t := range prov.Tables {
+			parts = append(parts, t+"="+prov.Watermarks[t].UTC().Format(time.RFC3339))
+		}
+		attrs = append(attrs, "watermarks", strings.Join(parts, ","))
+	}
+	if len(prov.SnapshotIDs) > 0 {
+		attrs = append(attrs, "snapshot", prov.SnapshotIDs[0])
+	}
+	if prov.ColdFiles > 0 {
+		attrs = append(attrs, "cold_files", prov.ColdFiles, "resolved_files", prov.ResolvedFiles)
+	}
+	if prov.KnownAt != nil {
+		attrs = append(attrs, "known_at", prov.KnownAt.UTC().Format(time.RFC3339))
+	}
+	if prov.MaxVersion != nil {
+		attrs = append(attrs, "max_version", *prov.MaxVersion)
+	}
+	if len(prov.Scope) > 0 {
+		attrs = append(attrs, "scope", strings.Join(prov.Scope, ","))
+	}
+	return attrs
 }
 
 func truncate(s string, n int) string {

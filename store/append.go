@@ -103,7 +103,9 @@ const detachedRetries = 20
 // table declaring a subject column refuses a subject reference the store's
 // registry does not back (ErrUnknownSubject). Append is refused on a point table:
 // register readings go through AppendReadings.
-func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
+func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (out AppendOutcome, err error) {
+	m := t.writeMetrics()
+	defer func() { m.add(out); m.done(ctx, err) }()
 	if t.cfg.TimeModel() == meterstore.Point {
 		return AppendOutcome{}, fmt.Errorf("append to %s: %w: it holds register readings (a Zählerstandsgang); use AppendReadings, or Append on an interval table",
 			t.cfg.Name(), ErrWrongTimeModel)
@@ -283,7 +285,9 @@ func (w *HotWriter) Boundary() time.Time { return w.boundary }
 // the whole call is refused with ErrBelowBoundary, naming the interval and
 // pointing at Table.Append, and nothing is written. Displacements are as for
 // Table.Append (all HotTier, Round 1).
-func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
+func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSeries) (out AppendOutcome, err error) {
+	m := w.t.writeMetrics()
+	defer func() { m.add(out); m.done(ctx, err) }()
 	rows, err := w.t.encode(series)
 	if err != nil {
 		return AppendOutcome{}, err
@@ -297,7 +301,6 @@ func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSerie
 	if err := w.t.checkSubjects(ctx, rows); err != nil {
 		return AppendOutcome{}, err
 	}
-	var out AppendOutcome
 	_, err = w.t.writeHot(ctx, rows, 1, &out)
 	return out, err
 }

@@ -40,8 +40,9 @@ type AuthoritativeOutcome struct {
 //
 // It is routed like Append (both tiers, both boundary reads) and refused on a
 // point table.
-func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.StoredSeries) (AuthoritativeOutcome, error) {
-	var res AuthoritativeOutcome
+func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.StoredSeries) (res AuthoritativeOutcome, err error) {
+	m := t.writeMetrics()
+	defer func() { m.done(ctx, err) }()
 	if t.cfg.TimeModel() == meterstore.Point {
 		return res, fmt.Errorf("append authoritative to %s: %w: it holds register readings; authored register values are not supported", t.cfg.Name(), ErrWrongTimeModel)
 	}
@@ -55,6 +56,7 @@ func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.St
 	for round := 1; round <= AuthoritativeAttempts && len(pending) > 0; round++ {
 		res.Rounds = round
 		out, err := t.appendRows(ctx, pending)
+		m.add(out)
 		if err != nil {
 			return res, err
 		}

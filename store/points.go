@@ -13,7 +13,9 @@ import (
 // table identifies a reading by melo_id, because two meters under one
 // Marktlokation carry the same register at the same instants — and every row
 // is stored with "to" null. It is refused on an interval table (use Append).
-func (t *Table) AppendReadings(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
+func (t *Table) AppendReadings(ctx context.Context, series ...meterstore.StoredSeries) (out AppendOutcome, err error) {
+	m := t.writeMetrics()
+	defer func() { m.add(out); m.done(ctx, err) }()
 	if t.cfg.TimeModel() != meterstore.Point {
 		return AppendOutcome{}, fmt.Errorf("append readings to %s: %w: it holds intervals (a Lastgang); use Append, or AppendReadings on a point table",
 			t.cfg.Name(), ErrWrongTimeModel)

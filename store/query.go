@@ -167,7 +167,7 @@ func (q *query) selectRows(ctx context.Context, relation, order string, limit in
 	if limit > 0 {
 		sql += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	res, err := q.t.st.eng.Query(ctx, sql, args...)
+	res, err := q.t.st.query(ctx, sql, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s for malo %s: %w", relation, q.malo, err)
 	}
@@ -432,7 +432,7 @@ func (q *query) channels(ctx context.Context) ([]metering.ObisCode, error) {
 	}
 	where, args := q.where()
 	rel := q.t.cfg.ResolvedName()
-	res, err := q.t.st.eng.Query(ctx, fmt.Sprintf("SELECT DISTINCT obis_code FROM %s WHERE %s ORDER BY obis_code", meterstore.QuoteIdent(rel), where), args...)
+	res, err := q.t.st.query(ctx, fmt.Sprintf("SELECT DISTINCT obis_code FROM %s WHERE %s ORDER BY obis_code", meterstore.QuoteIdent(rel), where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read channels of malo %s on %s: %w", q.malo, rel, err)
 	}

@@ -157,7 +157,7 @@ func (s *Store) onlyOf(m meterstore.TimeModel) (*Table, error) {
 
 // Query runs a SELECT through the engine.
 func (s *Store) Query(ctx context.Context, q string, args ...any) (*engine.Result, error) {
-	return s.eng.Query(ctx, q, args...)
+	return s.query(ctx, q, args...)
 }
 
 // Append routes deliveries to the store's single interval table (see Table.Append).
