@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -22,7 +21,7 @@ func init() {
 }
 
 const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
-           [--tls-cert FILE --tls-key FILE] [deployment flags]
+           [--tls-cert FILE --tls-key FILE] [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
 
@@ -36,20 +35,27 @@ configuration file's [[users]] (name, password, optional scope = "tenant=X",
 which confines the user's session); without users msql refuses any address
 that is not loopback. A configuration with only [[users]] (no [hot]) serves
 the embedded default. SIGTERM or SIGINT stops gracefully. One log line per
-statement (stderr) carries its provenance: watermark, tiers, duration, rows.`
+statement (stderr) carries its provenance: watermark, tiers, duration, rows.
+--health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md).`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
-	var pgAddr, flightAddr, restAddr, healthAddr, certFile, keyFile string
+	var pgAddr, flightAddr, restAddr, certFile, keyFile string
+	var opsf opsFlags
 	fs := newFlagSet("msql serve", serveUsage, io)
 	deploy.register(fs)
+	opsf.register(fs)
 	fs.StringVar(&pgAddr, "pgwire", "", "PostgreSQL wire protocol address, e.g. 127.0.0.1:5433")
 	fs.StringVar(&flightAddr, "flight", "", "Arrow Flight SQL address, e.g. 127.0.0.1:8815")
 	fs.StringVar(&restAddr, "iceberg-rest", "", "Iceberg REST catalog address, e.g. 127.0.0.1:8181")
-	fs.StringVar(&healthAddr, "health", "", "address of /healthz and /readyz alone (they are also on --iceberg-rest)")
 	fs.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM) for all three servers")
 	fs.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM), with --tls-cert")
 	if err := parseArgs(fs, args, 0); err != nil {
+		return err
+	}
+	healthAddr := opsf.health
+	log, err := opsf.logger(io.err)
+	if err != nil {
 		return err
 	}
 	if pgAddr == "" && flightAddr == "" && restAddr == "" {
@@ -97,16 +103,16 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(io.err, nil))
-	ready := func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if err := d.pool.Ping(ctx); err != nil {
-			return fmt.Errorf("PostgreSQL: %w", err)
-		}
+	o, err := newOps(ctx, d, log, "msql serve", opsf.stateEvery)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	o.readyToo = func(ctx context.Context) error {
 		_, err := d.engine.Describe(ctx, "SELECT * FROM "+meterstore.QuoteIdent(d.tables[0].ResolvedName()))
 		return err
 	}
+	ready := o.ready
 
 	var (
 		wg   sync.WaitGroup
@@ -170,16 +176,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		startErr = errors.Join(startErr, start("iceberg-rest", restAddr, func(ln net.Listener) error { return httpServe(ln, rs.Handler()) }))
 	}
 	if healthAddr != "" && startErr == nil {
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-		mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-			if err := ready(r.Context()); err != nil {
-				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			fmt.Fprintln(w, "ready")
-		})
-		startErr = errors.Join(startErr, start("health", healthAddr, func(ln net.Listener) error { return httpServe(ln, mux) }))
+		startErr = errors.Join(startErr, start("health", healthAddr, func(ln net.Listener) error { return httpServe(ln, o.handler()) }))
 	}
 	if startErr != nil {
 		cancel()

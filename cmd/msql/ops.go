@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"meterstore"
+	"meterstore/internal/promexport"
+)
+
+// opsFlags are the operational flags of the long-running processes (msql
+// serve, msql maintenance): the health address, the log format, how often the
+// per-table state behind the gauges is sampled.
+type opsFlags struct {
+	health     string
+	logFormat  string
+	stateEvery time.Duration
+}
+
+func (o *opsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.health, "health", "", "address of /healthz (liveness), /readyz (PostgreSQL, catalog, invariant) and /metrics (Prometheus), e.g. 127.0.0.1:9187")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log lines on stderr as text or json")
+	fs.DurationVar(&o.stateEvery, "state-interval", time.Minute,
+		"sample each table's state (watermark, hot rows, invariant, cold files) for /metrics at most this often; 0 samples on every scrape")
+}
+
+// logger is the process's structured log on w.
+func (o *opsFlags) logger(w io.Writer) (*slog.Logger, error) {
+	switch strings.ToLower(o.logFormat) {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, o.logFormat)
+}
+
+// ops serves a deployment's health and metrics.
+type ops struct {
+	d          *deployment
+	log        *slog.Logger
+	exp        *promexport.Exporter
+	stateEvery time.Duration
+	// readyToo is one more readiness check (serve: the engine plans a
+	// statement); nil: none.
+	readyToo func(context.Context) error
+
+	mu      sync.Mutex
+	sampled time.Time // last successful sample
+}
+
+// newOps installs the metrics SDK (the process's instruments record into it
+// from now on) and samples the tables' state once.
+func newOps(ctx context.Context, d *deployment, log *slog.Logger, service string, every time.Duration) (*ops, error) {
+	exp, err := promexport.New(service)
+	if err != nil {
+		return nil, fmt.Errorf("install metrics: %w", err)
+	}
+	o := &ops{d: d, log: log, exp: exp, stateEvery: every}
+	o.sample(ctx, true)
+	return o, nil
+}
+
+// Close shuts the metrics SDK down.
+func (o *ops) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return o.exp.Close(ctx)
+}
+
+// sample refreshes the published table state when it is older than the
+// interval (or always, with force). A failure keeps the last state, whose age
+// gauge then grows, and is logged.
+func (o *ops) sample(ctx context.Context, force bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	if !force && now.Sub(o.sampled) < o.stateEvery {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := o.d.store.SampleState(ctx, now); err != nil {
+		o.log.Warn("sample table state", "err", err.Error())
+		return
+	}
+	o.sampled = now
+}
+
+// ready is readiness: PostgreSQL answers, the catalog answers, and no table
+// has rows below its watermark in PostgreSQL — the one state in which query
+// results are wrong, so an instance in it must not take traffic.
+func (o *ops) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := o.d.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	for _, t := range o.d.store.Tables() {
+		r, err := t.VerifyInvariant(ctx)
+		if err != nil {
+			return fmt.Errorf("table %s: %w", t.Config().ResolvedName(), err)
+		}
+		if !r.Healthy {
+			return fmt.Errorf("table %s: %d rows below the watermark %s are still in PostgreSQL, where no query reads them (invariant violated; see the runbook, msql verify)",
+				t.Config().ResolvedName(), r.RowsBelow, r.Watermark.UTC().Format(time.RFC3339))
+		}
+	}
+	if o.readyToo != nil {
+		return o.readyToo(ctx)
+	}
+	return nil
+}
+
+// handler serves /healthz, /readyz and /metrics.
+func (o *ops) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := o.ready(r.Context()); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	metrics := o.exp.Handler()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		o.sample(r.Context(), false)
+		metrics.ServeHTTP(w, r)
+	})
+	return mux
+}
+
+// serveHealth serves the handler on addr until ctx ends.
+func (o *ops) serveHealth(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: o.handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// tableNames lists the configured tables by resolved name, for log lines.
+func tableNames(cfgs []meterstore.TableConfig) string {
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.ResolvedName())
+	}
+	return strings.Join(names, ",")
+}
