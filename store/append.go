@@ -8,6 +8,7 @@ import (
 
 	"meterstore"
 	"meterstore/hot"
+	"meterstore/internal/telemetry"
 )
 
 // Tier says where a row was written.
@@ -45,6 +46,9 @@ type AppendOutcome struct {
 	ColdRows      int // rows sent to Iceberg: late corrections (Duplicates included)
 	Rerouted      int // rows the second pass re-sent to Iceberg because an archival ran in between
 	Displacements []Displacement
+	// effects tallies the written rows by tier and effect for the metrics,
+	// where the displacement reports are built.
+	effects telemetry.Effects
 }
 
 // HadLateCorrections reports whether any interval was below the boundary and went to Iceberg.
@@ -193,6 +197,7 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 			out.Rerouted = len(below)
 			out.ColdRows += second.ColdRows
 			out.Displacements = append(out.Displacements, second.Displacements...)
+			out.effects.Add(second.effects)
 		}
 		if _, err := t.archiver.Reconcile(ctx); err != nil {
 			return out, err
@@ -234,6 +239,7 @@ func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, 
 		written += n
 		for _, d := range ds {
 			out.Displacements = append(out.Displacements, Displacement{Displacement: d, Tier: HotTier, Round: round})
+			out.effects.Hot[d.Effect]++
 		}
 		out.HotRows += n
 		rows = rows[n:]
@@ -251,6 +257,7 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int,
 	}
 	for _, d := range ds {
 		out.Displacements = append(out.Displacements, Displacement{Displacement: d, Tier: ColdTier, Round: round})
+		out.effects.Cold[d.Effect]++
 	}
 	out.ColdRows += len(rows)
 	return nil

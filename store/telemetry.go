@@ -14,7 +14,7 @@ import (
 )
 
 // writeMetrics accumulates one write call's record: the rows each tier took by
-// effect, tallied from the displacement reports the call builds anyway.
+// effect (AppendOutcome tallies them where it builds the displacement reports).
 type writeMetrics struct {
 	start time.Time
 	rec   telemetry.Write
@@ -25,17 +25,7 @@ func (t *Table) writeMetrics() *writeMetrics {
 }
 
 func (m *writeMetrics) add(out AppendOutcome) {
-	for i := range out.Displacements {
-		d := &out.Displacements[i]
-		if d.Effect == 0 || int(d.Effect) >= len(m.rec.Rows.Hot) {
-			continue
-		}
-		if d.Tier == ColdTier {
-			m.rec.Rows.Cold[d.Effect]++
-		} else {
-			m.rec.Rows.Hot[d.Effect]++
-		}
-	}
+	m.rec.Rows.Add(out.effects)
 	m.rec.Rerouted += int64(out.Rerouted)
 }
 

@@ -219,6 +219,14 @@ type Effects struct{ Hot, Cold [5]int64 }
 
 var effectNames = [5]string{"", "inserted", "superseded", "shadowed", "duplicate"}
 
+// Add adds o's counts.
+func (e *Effects) Add(o Effects) {
+	for i := range e.Hot {
+		e.Hot[i] += o.Hot[i]
+		e.Cold[i] += o.Cold[i]
+	}
+}
+
 // Write is one write call's record.
 type Write struct {
 	Table    string
@@ -234,10 +242,13 @@ func RecordWrite(ctx context.Context, w Write) {
 	in := current.Load()
 	table := KeyTable.String(w.Table)
 	in.writeDuration.Record(ctx, w.Duration.Seconds(), metric.WithAttributes(table, KeyOutcome.String(w.Outcome)))
-	for tier, counts := range map[string][5]int64{"hot": w.Rows.Hot, "cold": w.Rows.Cold} {
-		for e, n := range counts {
+	for _, tier := range [2]struct {
+		name   string
+		counts *[5]int64
+	}{{"hot", &w.Rows.Hot}, {"cold", &w.Rows.Cold}} {
+		for e, n := range tier.counts {
 			if n > 0 {
-				in.writeRows.Add(ctx, n, metric.WithAttributes(table, KeyTier.String(tier), KeyEffect.String(effectNames[e])))
+				in.writeRows.Add(ctx, n, metric.WithAttributes(table, KeyTier.String(tier.name), KeyEffect.String(effectNames[e])))
 			}
 		}
 	}
