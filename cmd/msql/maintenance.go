@@ -58,6 +58,7 @@ func runMaintenance(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer o.Close()
+	o.betweenRuns = true
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	if opsf.health != "" {

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"meterstore"
 	"meterstore/internal/promexport"
+	"meterstore/internal/telemetry"
 )
 
 // opsFlags are the operational flags of the long-running processes (msql
@@ -30,7 +30,7 @@ func (o *opsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.health, "health", "", "address of /healthz (liveness), /readyz (PostgreSQL, catalog, invariant) and /metrics (Prometheus), e.g. 127.0.0.1:9187")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log lines on stderr as text or json")
 	fs.DurationVar(&o.stateEvery, "state-interval", time.Minute,
-		"sample each table's state (watermark, hot rows, invariant, cold files) for /metrics at most this often; 0 samples on every scrape")
+		"sample each table's state (watermark, hot rows, invariant, cold files) for a scrape of /metrics at most this often; 0 samples on every scrape (msql maintenance samples after each run instead)")
 }
 
 // logger is the process's structured log on w.
@@ -53,9 +53,15 @@ type ops struct {
 	// readyToo is one more readiness check (serve: the engine plans a
 	// statement); nil: none.
 	readyToo func(context.Context) error
+	// betweenRuns: the state is sampled only when told (msql maintenance,
+	// after each run), never by a scrape, and readiness reads that sample —
+	// both refresh the cold table handle archival commits on, and a refresh
+	// that ends after a commit it began before puts the older metadata back.
+	betweenRuns bool
 
-	mu      sync.Mutex
-	sampled time.Time // last successful sample
+	mu        sync.Mutex
+	sampled   time.Time // last successful sample
+	sampleErr error     // the last sample's failure, nil after a success
 }
 
 // newOps installs the metrics SDK (the process's instruments record into it
@@ -91,9 +97,10 @@ func (o *ops) sample(ctx context.Context, force bool) {
 	defer cancel()
 	if _, err := o.d.store.SampleState(ctx, now); err != nil {
 		o.log.Warn("sample table state", "err", err.Error())
+		o.sampleErr = err
 		return
 	}
-	o.sampled = now
+	o.sampled, o.sampleErr = now, nil
 }
 
 // ready is readiness: PostgreSQL answers, the catalog answers, and no table
@@ -104,6 +111,9 @@ func (o *ops) ready(ctx context.Context) error {
 	defer cancel()
 	if err := o.d.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	if o.betweenRuns {
+		return o.readySampled()
 	}
 	for _, t := range o.d.store.Tables() {
 		r, err := t.VerifyInvariant(ctx)
@@ -121,6 +131,24 @@ func (o *ops) ready(ctx context.Context) error {
 	return nil
 }
 
+// readySampled is readiness from the state sampled after the last run: the
+// sample read the catalog and both tiers, and found no row below a watermark.
+func (o *ops) readySampled() error {
+	o.mu.Lock()
+	err := o.sampleErr
+	o.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, s := range telemetry.Published() {
+		if !s.Healthy {
+			return fmt.Errorf("table %s: %d rows below the watermark %s are still in PostgreSQL, where no query reads them (invariant violated; see the runbook, msql verify)",
+				s.Table, s.InvariantViolations, s.Watermark.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
 // handler serves /healthz, /readyz and /metrics.
 func (o *ops) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -134,7 +162,9 @@ func (o *ops) handler() http.Handler {
 	})
 	metrics := o.exp.Handler()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		o.sample(r.Context(), false)
+		if !o.betweenRuns {
+			o.sample(r.Context(), false)
+		}
 		metrics.ServeHTTP(w, r)
 	})
 	return mux
@@ -153,13 +183,4 @@ func (o *ops) serveHealth(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
-}
-
-// tableNames lists the configured tables by resolved name, for log lines.
-func tableNames(cfgs []meterstore.TableConfig) string {
-	var names []string
-	for _, c := range cfgs {
-		names = append(names, c.ResolvedName())
-	}
-	return strings.Join(names, ",")
 }

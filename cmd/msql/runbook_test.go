@@ -105,6 +105,13 @@ func (p *proc) stop(t *testing.T) []string {
 	return append([]string(nil), p.logs...)
 }
 
+// log is what the process logged so far.
+func (p *proc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.logs, "\n")
+}
+
 // freeAddr is a loopback address nothing listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -161,6 +168,8 @@ func TestOperationsRunbook(t *testing.T) {
 		return ok
 	})
 	table := []string{"meterstore_table", "readings"}
+	_, ok := mm.Value("meterstore_maintenance_duration_seconds_count", append(table, "meterstore_task", "archival", "meterstore_outcome", "ok")...)
+	require.True(t, ok, "the first archival run failed:\n%s", mnt.log())
 	require.Equal(t, 1.0, mm.Must(t, "meterstore_maintenance_duration_seconds_count", append(table, "meterstore_task", "archival", "meterstore_outcome", "ok")...))
 	require.Equal(t, 1.0, mm.Must(t, "meterstore_archival_lease_attempts_total", append(table, "meterstore_lease_result", "won")...))
 
