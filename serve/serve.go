@@ -170,6 +170,9 @@ func ProvenanceAttrs(prov *engine.Provenance) []any {
 		return nil
 	}
 	attrs := []any{"watermark", prov.Watermark.UTC().Format(time.RFC3339), "tiers", prov.Tiers.String(), "mode", prov.Mode.String()}
+	if prov.TimeZone != "" {
+		attrs = append(attrs, "time_zone", prov.TimeZone)
+	}
 	if len(prov.Tables) > 0 {
 		attrs = append(attrs, "tables", strings.Join(prov.Tables, ","))
 	}
