@@ -169,9 +169,9 @@ func (t *Table) Partitions(ctx context.Context) ([]Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+	tasks, err := t.planTasks(ctx, tbl, snap.SnapshotID)
 	if err != nil {
-		return nil, fmt.Errorf("cold table %s: plan files: %w", t.cfg.Name(), err)
+		return nil, err
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {

@@ -24,6 +24,10 @@ var (
 	// ErrWatermarkMissing: the table holds data files but no snapshot of the
 	// current ancestry carries the tiering watermark (see Table.Watermark).
 	ErrWatermarkMissing = errors.New("tiering watermark missing")
+	// ErrDeleteFiles: the snapshot's scan carries Iceberg delete files (written
+	// by another engine); reading the data files without them would count
+	// deleted rows, so the table is refused until they are rewritten.
+	ErrDeleteFiles = errors.New("cold table carries delete files")
 	// ErrAboveWatermark: a cold append carried a row at or above the watermark (it belongs to the hot tier).
 	ErrAboveWatermark = errors.New("row at or above the tiering watermark")
 )

@@ -151,9 +151,9 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 		return files, nil
 	}
 	t.planMu.Unlock()
-	tasks, err := tbl.Scan(table.WithSnapshotID(snapID)).PlanFiles(ctx)
+	tasks, err := t.planTasks(ctx, tbl, snapID)
 	if err != nil {
-		return nil, fmt.Errorf("cold table %s: plan files: %w", t.cfg.Name(), err)
+		return nil, err
 	}
 	described, err := t.describeFiles(tbl, tasks)
 	if err != nil {

@@ -5,8 +5,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"meterstore/catalog"
@@ -48,4 +57,75 @@ func copyFile(t testing.TB, src, dst string) {
 	_, err = io.Copy(out, in)
 	require.NoError(t, err)
 	require.NoError(t, out.Close())
+}
+
+// DeletePositions deletes, as another engine would (PyIceberg's merge-on-read
+// delete), the rows matching filter: iceberg-go writes position delete files
+// for the data files it matches in part and commits them.
+func DeletePositions(t testing.TB, ctx context.Context, cold *catalog.Table, filter iceberg.BooleanExpression) {
+	t.Helper()
+	require.NoError(t, cold.Refresh(ctx))
+	tx := cold.Iceberg().NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}))
+	require.NoError(t, tx.Delete(ctx, filter, nil))
+	_, err := tx.Commit(ctx)
+	require.NoError(t, err)
+	require.NoError(t, cold.Refresh(ctx))
+}
+
+// DeleteEqual commits, as Spark or Flink would, an equality delete of every
+// row whose malo_id is malo, in the partition of the table's first data file: a
+// Parquet file holding that one value under malo_id's field id, registered
+// through iceberg-go's row delta. It returns the delete file's path.
+func DeleteEqual(t testing.TB, ctx context.Context, cold *catalog.Table, malo string) string {
+	t.Helper()
+	require.NoError(t, cold.Refresh(ctx))
+	tbl := cold.Iceberg()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, tasks)
+	field, ok := tbl.Schema().FindFieldByName("malo_id")
+	require.True(t, ok)
+
+	md := arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(field.ID)})
+	sc := arrow.NewSchema([]arrow.Field{{Name: "malo_id", Type: arrow.BinaryTypes.String, Metadata: md}}, nil)
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	b.Append(malo)
+	col := b.NewArray()
+	defer col.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 1)
+	defer rec.Release()
+	path := filepath.Join(catalog.LocalPath(tbl.Location()), "data", "eq-delete-"+malo+".parquet")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+
+	rdr, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err)
+	defer rdr.Close()
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	df, err := table.DataFileFromMetadata(table.DataFileArgs{
+		Schema:           iceberg.NewSchema(0, field),
+		Spec:             tbl.Spec(),
+		Format:           iceberg.ParquetFile,
+		Metadata:         rdr.MetaData(),
+		FilePath:         "file://" + path,
+		FileSize:         st.Size(),
+		Content:          iceberg.EntryContentEqDeletes,
+		PartitionValues:  tasks[0].File.Partition(),
+		EqualityFieldIDs: []int{field.ID},
+		FormatVersion:    tbl.Metadata().Version(),
+	})
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.NewRowDelta(nil).AddDeletes(df).Commit(ctx))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	require.NoError(t, cold.Refresh(ctx))
+	return path
 }
