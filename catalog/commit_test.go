@@ -46,6 +46,36 @@ func TestCreateTableLayout(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoSuchTable)
 }
 
+// TestPartitionFieldIDsUniqueAcrossSpecs: a table with identity columns is
+// created with month(from) alone and gets its full spec in a second commit.
+// Iceberg requires a partition field id to mean one field in every spec of the
+// table; Spark's Iceberg runtime builds the _partition metadata column from all
+// specs and refuses any read of a table that reuses an id for another field.
+func TestPartitionFieldIDsUniqueAcrossSpecs(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	md := tb.Iceberg().Metadata()
+	require.Greater(t, len(md.PartitionSpecs()), 1, "the identity column arrives in a second spec")
+	type field struct {
+		source    int
+		transform string
+	}
+	byID := map[int]field{}
+	for _, spec := range md.PartitionSpecs() {
+		for _, f := range spec.Fields() {
+			got := field{f.SourceID(), f.Transform.String()}
+			if prev, ok := byID[f.FieldID]; ok {
+				require.Equal(t, prev, got, "partition field id %d names two fields (spec %d)", f.FieldID, spec.ID())
+			}
+			byID[f.FieldID] = got
+		}
+	}
+	require.NotNil(t, md.LastPartitionSpecID())
+	require.Equal(t, len(byID)+firstPartitionID-1, *md.LastPartitionSpecID(), "last-partition-id is the highest assigned")
+}
+
 func TestCommitWindowFootersAndPlan(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)

@@ -147,10 +147,15 @@ func coreSchema(cfg meterstore.TableConfig) *iceberg.Schema {
 	return iceberg.NewSchema(0, fields...)
 }
 
-// PartitionSpec is identity(<identity columns>) then month(from).
+// PartitionSpec is identity(<identity columns>) then month(from). month(from)
+// has partition field id firstPartitionID in every spec, the identity columns
+// the ids after it: a table with identity columns is created with month(from)
+// alone and gets this spec in a second commit, and Iceberg requires an id to
+// name the same field in every spec of a table (Spark refuses to read one
+// that reuses an id).
 func PartitionSpec(cfg meterstore.TableConfig, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
 	var fields []iceberg.PartitionField
-	id := firstPartitionID
+	id := firstPartitionID + 1
 	for _, col := range cfg.IdentityColumns() {
 		f, ok := sc.FindFieldByName(col.Name)
 		if !ok {
@@ -160,7 +165,7 @@ func PartitionSpec(cfg meterstore.TableConfig, sc *iceberg.Schema) (iceberg.Part
 		id++
 	}
 	from, _ := sc.FindFieldByName("from")
-	fields = append(fields, iceberg.PartitionField{SourceIDs: []int{from.ID}, FieldID: id, Name: monthFieldName, Transform: iceberg.MonthTransform{}})
+	fields = append(fields, iceberg.PartitionField{SourceIDs: []int{from.ID}, FieldID: firstPartitionID, Name: monthFieldName, Transform: iceberg.MonthTransform{}})
 	return iceberg.NewPartitionSpec(fields...), nil
 }
 
