@@ -14,16 +14,23 @@ var resolutionTmpl = template.Must(template.New("resolution.sql").Parse(resoluti
 // ResolutionTemplate is the embedded resolution.sql, before rendering.
 func ResolutionTemplate() string { return resolutionTemplate }
 
-// QuoteIdent quotes an SQL identifier for PostgreSQL, DuckDB, Trino and Spark alike.
+// QuoteIdent quotes an SQL identifier for PostgreSQL, DuckDB and Trino (Spark
+// SQL reads "x" as a string literal: see ResolutionSQLFor).
 func QuoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
+func quoteBacktick(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
 // QuoteIdents quotes and joins identifiers with ", ".
-func QuoteIdents(names []string) string {
+func QuoteIdents(names []string) string { return joinQuoted(names, QuoteIdent) }
+
+func joinQuoted(names []string, quote func(string) string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = QuoteIdent(n)
+		q[i] = quote(n)
 	}
 	return strings.Join(q, ", ")
 }
@@ -34,6 +41,17 @@ func QuoteIdents(names []string) string {
 // source), so the published SQL and the executed plan cannot drift.
 func (c TableConfig) ResolutionSQL() string {
 	return c.RenderResolution(QuoteIdent(c.Name()))
+}
+
+// ResolutionSQLFor is ResolutionSQL in an SQL dialect's identifier quoting, as
+// the resolved Iceberg view carries it per dialect: Spark SQL quotes
+// identifiers with backticks (a double-quoted "from" is a string literal
+// there, and the view would not parse); DuckDB and Trino take ResolutionSQL.
+func (c TableConfig) ResolutionSQLFor(dialect string) string {
+	if strings.EqualFold(dialect, "spark") {
+		return c.render(quoteBacktick(c.Name()), quoteBacktick)
+	}
+	return c.ResolutionSQL()
 }
 
 // ResolutionKey is what resolution ranks within: the merge key and
@@ -48,11 +66,14 @@ func (c TableConfig) ResolutionKey() []string {
 // The partition is the table's merge key plus version_scope, because MSCONS
 // assigns versions per network operator per month and ranking across scopes is
 // meaningless; the projection is explicit so the rank column never leaks.
-func (c TableConfig) RenderResolution(source string) string {
+func (c TableConfig) RenderResolution(source string) string { return c.render(source, QuoteIdent) }
+
+func (c TableConfig) render(source string, quote func(string) string) string {
 	var b strings.Builder
-	err := resolutionTmpl.Execute(&b, struct{ Projection, PartitionBy, Source string }{
-		Projection:  QuoteIdents(c.ColumnNames()),
-		PartitionBy: QuoteIdents(c.ResolutionKey()),
+	err := resolutionTmpl.Execute(&b, struct{ Projection, PartitionBy, Version, Source string }{
+		Projection:  joinQuoted(c.ColumnNames(), quote),
+		Version:     quote("version"),
+		PartitionBy: joinQuoted(c.ResolutionKey(), quote),
 		Source:      source,
 	})
 	if err != nil { // the template is embedded and its inputs are strings

@@ -112,10 +112,9 @@ func (c *Catalog) viewProperties(cfg meterstore.TableConfig) iceberg.Properties 
 }
 
 func (c *Catalog) viewVersion(cfg meterstore.TableConfig) (*view.Version, error) {
-	sqlText := cfg.ResolutionSQL()
 	reps := make([]view.Representation, len(ViewDialects))
 	for i, d := range ViewDialects {
-		reps[i] = view.NewRepresentation(sqlText, d)
+		reps[i] = view.NewRepresentation(cfg.ResolutionSQLFor(d), d)
 	}
 	return view.NewVersion(1, 0, reps, append(table.Identifier{}, c.ns...),
 		view.WithDefaultViewCatalog(c.name),
@@ -123,19 +122,18 @@ func (c *Catalog) viewVersion(cfg meterstore.TableConfig) (*view.Version, error)
 }
 
 // viewCurrent reports whether the stored view already says what cfg says: the
-// same SQL for every dialect, the same schema, the same resolved table and key.
+// dialect's SQL for every dialect, the same schema, the same resolved table and key.
 func (c *Catalog) viewCurrent(md view.Metadata, cfg meterstore.TableConfig) bool {
 	cur := md.CurrentVersion()
 	if cur == nil {
 		return false
 	}
-	want := cfg.ResolutionSQL()
 	got := map[string]string{}
 	for _, r := range cur.Representations {
 		got[strings.ToLower(r.Dialect)] = r.Sql
 	}
 	for _, d := range ViewDialects {
-		if got[d] != want {
+		if got[d] != cfg.ResolutionSQLFor(d) {
 			return false
 		}
 	}

@@ -54,7 +54,7 @@ func TestIcebergREST(t *testing.T) {
 		require.NoError(t, err)
 		dialects := map[string]bool{}
 		for _, r := range v.CurrentVersion().Representations {
-			require.Equal(t, cfg.ResolutionSQL(), r.Sql, "the view's SQL is the published resolution statement")
+			require.Equal(t, cfg.ResolutionSQLFor(r.Dialect), r.Sql, "the view's SQL is the published resolution statement in the dialect's quoting")
 			dialects[r.Dialect] = true
 		}
 		require.True(t, dialects["spark"] && dialects["trino"] && dialects["duckdb"], "%v", dialects)
