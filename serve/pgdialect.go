@@ -23,6 +23,9 @@ import (
 //   - ~ and !~ with a literal pattern match anywhere in the string, as in
 //     PostgreSQL (DuckDB's must match the whole string); ~* and !~* likewise,
 //     ignoring case;
+//   - the right operand of / and % is checked for zero: PostgreSQL raises
+//     "division by zero" (22012) where DuckDB answers NULL or infinity, a
+//     wrong number without an error;
 //   - LIKE with a backslash in a literal pattern gets PostgreSQL's default
 //     ESCAPE '\' (DuckDB has none: a client's escaped _ would match nothing);
 //   - functions DuckDB lacks or answers for its own catalog: version(),
@@ -202,6 +205,16 @@ func (t *translator) emit(lo, hi int) string {
 				continue
 			}
 		}
+		if (tok.text == "/" || tok.text == "%") && tok.kind == tokOp && i > lo && endsOperand(t.toks[i-1]) {
+			if j := t.operandEnd(i+1, hi); j > i+1 {
+				x := t.emit(i+1, j)
+				b.WriteString(tok.text)
+				b.WriteString(t.src[tok.end:t.toks[i+1].start])
+				fmt.Fprintf(&b, "(CASE WHEN (%[1]s) = 0 THEN error('division by zero') ELSE (%[1]s) END)", x)
+				i = j - 1
+				continue
+			}
+		}
 		if (tok.is("like") || tok.is("ilike")) && i+1 < hi && t.toks[i+1].kind == tokString &&
 			strings.Contains(t.toks[i+1].stringValue(), `\`) && (i+2 >= hi || !t.toks[i+2].is("escape")) {
 			b.WriteString(t.src[tok.start:t.toks[i+1].end])
@@ -212,6 +225,103 @@ func (t *translator) emit(lo, hi int) string {
 		b.WriteString(tok.text)
 	}
 	return b.String()
+}
+
+// endsOperand: a token an operand can end with, so an operator after it is binary.
+func endsOperand(t token) bool {
+	switch t.kind {
+	case tokWord:
+		return !isReserved(t.word()) || t.is("end") || t.is("null") || t.is("true") || t.is("false") ||
+			t.is("precision") || t.is("zone") || t.is("varying") // the end of a type: ::double precision
+	case tokQuoted, tokString, tokNumber, tokParam:
+		return true
+	}
+	return t.text == ")" || t.text == "]"
+}
+
+// operandEnd is the index after the right operand of a multiplicative
+// operator whose operand starts at i: an optional sign, one primary (a
+// literal, a parameter, a (qualified) name, a call, a parenthesised
+// expression, CAST(…), CASE … END) and its postfix casts, subscripts and
+// exponents — what binds tighter than / and % in PostgreSQL. 0 if it cannot
+// tell.
+func (t *translator) operandEnd(i, hi int) int {
+	for i < hi && (t.toks[i].text == "-" || t.toks[i].text == "+") {
+		i++
+	}
+	if i >= hi {
+		return 0
+	}
+	tok := t.toks[i]
+	j := i + 1
+	switch {
+	case tok.text == "(":
+		if c := t.matching(i, hi); c > 0 {
+			j = c + 1
+		} else {
+			return 0
+		}
+	case tok.is("case"):
+		depth := 0
+		for j = i; j < hi; j++ {
+			if t.toks[j].is("case") {
+				depth++
+			} else if t.toks[j].is("end") {
+				depth--
+				if depth == 0 {
+					break
+				}
+			}
+		}
+		if j >= hi {
+			return 0
+		}
+		j++
+	case tok.kind == tokWord || tok.kind == tokQuoted:
+		for j+1 < hi && t.toks[j].text == "." && (t.toks[j+1].kind == tokWord || t.toks[j+1].kind == tokQuoted) {
+			j += 2
+		}
+		if j < hi && t.toks[j].text == "(" {
+			c := t.matching(j, hi)
+			if c < 0 {
+				return 0
+			}
+			j = c + 1
+		} else if j < hi && t.toks[j].kind == tokString {
+			j++ // a typed literal: interval '1 day', timestamptz '…'
+		}
+	case tok.kind == tokString || tok.kind == tokNumber || tok.kind == tokParam:
+	default:
+		return 0
+	}
+	for j < hi {
+		switch {
+		case t.toks[j].text == "::" && j+1 < hi && t.toks[j+1].kind == tokWord:
+			j += 2
+			if j < hi && t.toks[j].text == "(" {
+				c := t.matching(j, hi)
+				if c < 0 {
+					return 0
+				}
+				j = c + 1
+			}
+		case t.toks[j].text == "[":
+			c := t.matching(j, hi)
+			if c < 0 {
+				return 0
+			}
+			j = c + 1
+		case t.toks[j].text == "^" && j+1 < hi:
+			k := t.operandEnd(j+1, hi)
+			if k == 0 {
+				return 0
+			}
+			j = k
+		default:
+			return j
+		}
+	}
+	return j
 }
 
 var regTypes = map[string]bool{"regclass": true, "regtype": true, "regproc": true, "regprocedure": true, "regnamespace": true, "regrole": true}

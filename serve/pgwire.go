@@ -483,6 +483,8 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 		if strings.Contains(msg, "Table with name") || strings.Contains(msg, "does not exist") {
 			code = "42P01"
 		}
+	case strings.Contains(msg, "division by zero"):
+		code, msg = "22012", "division by zero"
 	case strings.Contains(msg, "Conversion Error") || strings.Contains(msg, "Invalid Input Error"):
 		code = "22P02"
 	}
@@ -651,7 +653,7 @@ func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, n
 		oid, size, mod := pgTypeOf(d.Types[i])
 		cols[i] = pgColumn{name: d.Columns[i], oid: oid, size: size, typmod: mod, duck: d.Types[i]}
 	}
-	return cols, nil
+	return pgColumnNames(st.sql, cols), nil
 }
 
 // prepare readies a portal to run: a no-op, SHOW, an emulated catalog query, or
@@ -728,7 +730,7 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		return err
 	}
 	p.rows, p.cancel, p.ctx, p.prov = rows, cancel, sctx, rows.Provenance
-	p.cols = columnsOf(cts)
+	p.cols = pgColumnNames(q, columnsOf(cts))
 	return nil
 }
 
