@@ -34,15 +34,20 @@ func codeOnly(q string) string {
 	return b.String()
 }
 
-// paramCount is the highest $n in the statement's code.
+// paramCount is the highest $n in the statement's code, or the number of ?
+// placeholders if higher.
 func paramCount(q string) int {
-	n := 0
+	n, marks := 0, 0
 	for _, s := range sqltext.Lex(q) {
 		if !s.Code {
 			continue
 		}
 		t := s.Text
 		for i := 0; i < len(t); i++ {
+			if t[i] == '?' {
+				marks++ // JDBC's and ADBC's positional placeholder, which DuckDB takes
+				continue
+			}
 			if t[i] != '$' {
 				continue
 			}
@@ -58,7 +63,7 @@ func paramCount(q string) int {
 			i = j - 1
 		}
 	}
-	return n
+	return max(n, marks)
 }
 
 // firstWord is the statement's first keyword, upper-cased.
