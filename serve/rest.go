@@ -114,10 +114,12 @@ func (s *RESTServer) Handler() http.Handler {
 	api.HandleFunc("GET /v1/namespaces/{ns}/views/{view}", s.loadView)
 	api.HandleFunc("GET /v1/meterstore/resolution", s.resolutionAll)
 	api.HandleFunc("GET /v1/meterstore/resolution/{table}", s.resolution)
+	for _, route := range mutationOnlyRoutes {
+		api.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) { refuseWrite(w, "") })
+	}
 	api.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", ReasonNoWrites)
+			refuseWrite(w, "GET, HEAD")
 			return
 		}
 		writeError(w, http.StatusNotFound, "NotFoundException", "no such route: "+r.URL.Path)
@@ -128,6 +130,23 @@ func (s *RESTServer) Handler() http.Handler {
 	// header out of the attributes.
 	return otelhttp.NewHandler(s.logged(mux), "iceberg-rest",
 		otelhttp.WithMeterProvider(telemetry.MeterProvider()), otelhttp.WithServerName("iceberg-rest"))
+}
+
+// mutationOnlyRoutes are the specification's routes that have no read method:
+// every method on them is refused (405, Allow empty), not answered 404 as a
+// route that does not exist.
+var mutationOnlyRoutes = []string{
+	"/v1/tables/rename", "/v1/views/rename", "/v1/transactions/commit",
+	"/v1/namespaces/{ns}/properties", "/v1/namespaces/{ns}/register",
+	"/v1/namespaces/{ns}/tables/{table}/metrics", "/v1/namespaces/{ns}/tables/{table}/plan",
+	"/v1/namespaces/{ns}/tables/{table}/tasks",
+}
+
+// refuseWrite answers 405 with the read-only reason; allow lists the methods
+// the route does serve (RFC 9110: an empty Allow means none).
+func refuseWrite(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", ReasonNoWrites)
 }
 
 func (s *RESTServer) logged(h http.Handler) http.Handler {
@@ -214,7 +233,7 @@ func (s *RESTServer) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	}
 	nss, err := s.Catalog.ListNamespaces(r.Context(), parent)
 	if err != nil {
-		writeError(w, 500, "InternalServerError", err.Error())
+		s.notFound(w, r, "NoSuchNamespaceException", err)
 		return
 	}
 	out := make([][]string, 0, len(nss))
@@ -241,6 +260,7 @@ func (s *RESTServer) getNamespace(w http.ResponseWriter, r *http.Request) {
 func (s *RESTServer) notFound(w http.ResponseWriter, r *http.Request, typ string, err error) {
 	if errors.Is(err, icecat.ErrNoSuchNamespace) || errors.Is(err, icecat.ErrNoSuchTable) || strings.Contains(strings.ToLower(err.Error()), "not found") || strings.Contains(strings.ToLower(err.Error()), "does not exist") {
 		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Type", "application/json") // the spec's 404 is JSON; HEAD sends no body
 			w.WriteHeader(404)
 			return
 		}
