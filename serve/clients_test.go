@@ -353,7 +353,7 @@ func TestPGWireClientStatements(t *testing.T) {
 	tablesListed := func(t *testing.T, r *replayResult) {
 		require.Equal(t, []string{"public", "public"}, r.strings(t, "TABLE_SCHEM"))
 		require.Equal(t, []string{"readings", "readings_versions"}, r.strings(t, "TABLE_NAME"))
-		require.Equal(t, []string{"VIEW", "VIEW"}, r.strings(t, "TABLE_TYPE"))
+		require.Equal(t, []string{"TABLE", "TABLE"}, r.strings(t, "TABLE_TYPE"))
 		for _, remark := range r.strings(t, "REMARKS") {
 			require.Contains(t, remark, "read-only")
 		}
@@ -387,7 +387,7 @@ func TestPGWireClientStatements(t *testing.T) {
 		"getTables/all": tablesListed,
 		"getTables/readings": func(t *testing.T, r *replayResult) {
 			require.Equal(t, []string{"readings"}, r.strings(t, "TABLE_NAME"))
-			require.Equal(t, []string{"VIEW"}, r.strings(t, "TABLE_TYPE"))
+			require.Equal(t, []string{"TABLE"}, r.strings(t, "TABLE_TYPE"))
 		},
 		"getColumns/readings": func(t *testing.T, r *replayResult) {
 			require.Equal(t, readingsCols, r.strings(t, "attname"))

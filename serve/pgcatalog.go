@@ -15,8 +15,10 @@ import (
 // The catalog emulation answers what clients read about the relations on
 // connect and to browse them. It describes exactly the relations of the
 // session's engine handle (a scoped or isolated session sees what it may
-// query), in schema "public", as views (they are computed: the tier-split,
-// resolved relations), with oids from 16384. Two layers:
+// query), in schema "public", as tables — what users query them as, and what
+// psql's \dt and the table lists of BI tools (getTables with type TABLE)
+// show; read-only and computed (the tier-split, resolved relations), which
+// their descriptions say — with oids from 16384. Two layers:
 //
 //   - psql's \d queries are answered here, matched by shape (not by exact
 //     text, so psql 12–17 work), because DuckDB's parser cannot take them as
@@ -227,7 +229,7 @@ func (c *pgCatalog) list(q, norm, user string) *staticResult {
 	for i := 0; i < n; i++ {
 		res.cols = append(res.cols, textCol(names[i]))
 	}
-	if m := reRelkinds.FindStringSubmatch(norm); m != nil && !strings.Contains(m[1], "'v'") {
+	if m := reRelkinds.FindStringSubmatch(norm); m != nil && !strings.Contains(m[1], "'r'") {
 		return res
 	}
 	if !nspOK(q) {
@@ -238,7 +240,7 @@ func (c *pgCatalog) list(q, norm, user string) *staticResult {
 		if pat != nil && !patternMatch(pat[1], r.name) {
 			continue
 		}
-		row := []any{"public", r.name, "view", user, "permanent", nil, "0 bytes", r.comment}
+		row := []any{"public", r.name, "table", user, "permanent", "heap", "0 bytes", r.comment}
 		res.rows = append(res.rows, row[:n])
 	}
 	return res
@@ -254,7 +256,7 @@ func (c *pgCatalog) relInfo(q, norm string) *staticResult {
 		val any
 	}{
 		{pgColumn{name: "relchecks", oid: oidInt2, size: 2, typmod: -1}, int16(0)},
-		{textCol("relkind"), "v"},
+		{textCol("relkind"), "r"},
 		{boolCol("relhasindex"), false},
 		{boolCol("relhasrules"), false},
 		{boolCol("relhastriggers"), false},
@@ -267,7 +269,7 @@ func (c *pgCatalog) relInfo(q, norm string) *staticResult {
 		{textCol("reloftype"), ""},
 		{textCol("relpersistence"), "p"},
 		{textCol("relreplident"), "d"},
-		{textCol("amname"), nil},
+		{textCol("amname"), "heap"},
 	}
 	res := &staticResult{}
 	row := []any{}

@@ -180,6 +180,12 @@ func (t *translator) emit(lo, hi int) string {
 				continue
 			}
 		}
+		if tok.text == "::" && i+3 < hi && t.toks[i+1].is("pg_catalog") && t.toks[i+2].text == "." {
+			// ::pg_catalog.text: the types are DuckDB's, which has no such schema.
+			b.WriteString("::")
+			i += 2
+			continue
+		}
 		if tok.text == "::" && i+1 < hi {
 			switch w := t.toks[i+1].word(); {
 			case regTypes[w]:
@@ -606,12 +612,50 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 	case "pg_get_userbyid":
 		// Every object of the catalog is owned by the session's user.
 		return sqlLiteral(t.sess.user), len(args) == 1
+	case "pg_table_is_visible", "pg_type_is_visible", "pg_function_is_visible":
+		// Every relation, type and function served is on the search path.
+		return "true", len(args) == 1
+	case "pg_encoding_to_char":
+		return fmt.Sprintf("(CASE WHEN %s = 6 THEN 'UTF8' ELSE '' END)", t.arg(args[0])), len(args) == 1
+	case "to_regtype":
+		if len(args) != 1 {
+			return "", false
+		}
+		return toRegtypeSQL("(" + t.arg(args[0]) + ")"), true
 	case "pg_get_indexdef", "pg_get_constraintdef":
 		// The catalog has no indexes or constraints, and PostgreSQL answers
 		// NULL for an oid that is none.
 		return "CAST(NULL AS VARCHAR)", true
 	}
 	return "", false
+}
+
+// toRegtypeSQL is to_regtype(name): the oid of a type of pg_type by any of
+// its names, NULL for any other name (psycopg and SQLAlchemy look types up
+// by name on connect, with the name as a parameter).
+func toRegtypeSQL(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "(CASE regexp_replace(lower(trim(%s)), '^pg_catalog\\.', '')", name)
+	seen := map[string]bool{}
+	add := func(n string, oid uint32) {
+		if !seen[n] {
+			seen[n] = true
+			fmt.Fprintf(&b, " WHEN %s THEN %d", sqlLiteral(n), oid)
+		}
+	}
+	for _, t := range pgTypes { // typnames first: format_type spells some of them alike
+		add(t.name, t.oid)
+		add("_"+t.name, t.array)
+	}
+	for _, t := range pgTypes {
+		add(formatType(t.oid, -1), t.oid)
+		add(formatType(t.oid, -1)+"[]", t.array)
+	}
+	for n := range typeAliases {
+		add(n, typeAliases[n])
+	}
+	b.WriteString(" END)")
+	return b.String()
 }
 
 // formatTypeSQL is format_type(typ, mod) as an expression over the types of pg_type.

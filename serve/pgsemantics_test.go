@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,5 +75,49 @@ func TestPGWireAnswersAsPostgreSQL(t *testing.T) {
 		var n int64
 		require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM readings WHERE value / 2 >= 0 AND $1::int / 3 = 1", 3).Scan(&n))
 		require.EqualValues(t, f.oracle.RowCount(time.Time{}, time.Time{}), n)
+	})
+
+	t.Run("psql and psycopg catalog queries", func(t *testing.T) {
+		c := pgConnect(t, addr, "admin", "pw", pgx.QueryExecModeSimpleProtocol, nil)
+		strs := func(q string, args ...any) []string {
+			rows, err := c.Query(ctx, q, args...)
+			require.NoError(t, err, q)
+			var out []string
+			for rows.Next() {
+				vals, err := rows.Values()
+				require.NoError(t, err, q)
+				out = append(out, fmt.Sprint(vals[0]))
+			}
+			require.NoError(t, rows.Err(), q)
+			return out
+		}
+		// \dt lists tables: the relations are served as tables (relkind r).
+		require.Equal(t, []string{"readings", "readings_versions"}, strs(`SELECT c.relname as "Name",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' END as "Type",
+  pg_catalog.pg_get_userbyid(c.relowner) as "Owner"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+WHERE c.relkind IN ('r','p','')
+      AND n.nspname <> 'pg_catalog'
+      AND n.nspname !~ '^pg_toast'
+      AND n.nspname <> 'information_schema'
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1`))
+		// psql's tab completion of a relation and of a column.
+		require.Equal(t, []string{"readings_versions"}, strs(`SELECT c.relname, NULL::pg_catalog.text FROM pg_catalog.pg_class c WHERE c.relkind IN ('r', 'S', 'v', 'm', 'f', 'p') AND (c.relname) LIKE 'readings\_v%' AND pg_catalog.pg_table_is_visible(c.oid) AND c.relnamespace <> (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog') UNION ALL SELECT NULL::pg_catalog.text, n.nspname FROM pg_catalog.pg_namespace n WHERE n.nspname LIKE 'readings\_v%' AND n.nspname NOT LIKE E'pg\\_%' LIMIT 1000`))
+		require.Equal(t, []string{"balancing_day"}, strs(`SELECT a.attname, NULL::pg_catalog.text FROM pg_catalog.pg_attribute a, pg_catalog.pg_class c WHERE c.oid = a.attrelid and a.attnum > 0 and not a.attisdropped AND (a.attname) LIKE 'bal%' AND c.relname = 'readings' AND pg_catalog.pg_table_is_visible(c.oid) LIMIT 1000`))
+		// psycopg's and SQLAlchemy's type lookup by name, as a parameter.
+		e := pgConnect(t, addr, "admin", "pw", pgx.QueryExecModeCacheStatement, nil)
+		for name, oid := range map[string]uint32{"int4": 23, "numeric": 1700, "timestamptz": 1184, "timestamp with time zone": 1184, "pg_catalog.text": 25, "hstore": 0} {
+			var got uint32
+			err := e.QueryRow(ctx, `SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid`, name).Scan(nil, &got, nil, nil, nil)
+			if oid == 0 {
+				require.ErrorIs(t, err, pgx.ErrNoRows, "%s: to_regtype is NULL for a type pg_type does not hold", name)
+				continue
+			}
+			require.NoError(t, err, name)
+			require.Equal(t, oid, got, name)
+		}
 	})
 }

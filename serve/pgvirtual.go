@@ -20,7 +20,7 @@ import (
 // common table expression holding PostgreSQL's answer (translate in
 // pgdialect.go substitutes the reference), and DuckDB runs the client's own
 // joins, filters and ordering over it. The relations are in schema "public"
-// (the engine's "main": translate maps one to the other), as views, with oids
+// (the engine's "main": translate maps one to the other), as tables, with oids
 // from 16384; the catalog's own oids are PostgreSQL's.
 
 // vcol is a column of a virtual relation: its name and DuckDB type.
@@ -163,11 +163,14 @@ func typeOID(name string) (uint32, bool) {
 			return t.oid, true
 		}
 	}
-	aliases := map[string]uint32{"boolean": oidBool, "int": oidInt4, "character varying": 1043, "character": 1042,
-		"timestamp with time zone": oidTimestamptz, "timestamp without time zone": oidTimestamp, "decimal": oidNumeric}
-	o, ok := aliases[name]
+	o, ok := typeAliases[name]
 	return o, ok
 }
+
+// typeAliases are the SQL names of pg_type's types that are not their typname.
+var typeAliases = map[string]uint32{"boolean": oidBool, "int": oidInt4, "integer": oidInt4, "smallint": oidInt2,
+	"bigint": oidInt8, "real": oidFloat4, "double precision": oidFloat8, "character varying": 1043, "character": 1042,
+	"timestamp with time zone": oidTimestamptz, "timestamp without time zone": oidTimestamp, "decimal": oidNumeric}
 
 // virtualRelation is the virtual relation name (a CTE name) for schema.name,
 // or "" if the catalog does not virtualise it. pg_catalog's relations keep
@@ -212,7 +215,7 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 			relpartbound VARCHAR`)}
 		for _, r := range c.rels {
 			v.rows = append(v.rows, []any{r.oid, r.name, oidPublic, 0, 0, oidBootstrapSuperuser, 0, 0, 0, 0, -1,
-				0, 0, false, false, "p", "v", len(r.cols), 0, false, false, false, false, false, true, "n", false, 0, nil, nil, nil})
+				0, 0, false, false, "p", "r", len(r.cols), 0, false, false, false, false, false, true, "n", false, 0, nil, nil, nil})
 		}
 		return v
 	},
@@ -322,15 +325,15 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 		}}
 	},
 	"pg_views": func(c *pgCatalog, s vsession) vrelation {
-		v := vrelation{cols: cols("schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR")}
-		for _, r := range c.rels {
-			v.rows = append(v.rows, []any{"public", r.name, s.user, r.def()})
-		}
-		return v
+		return vrelation{cols: cols("schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR")}
 	},
 	"pg_tables": func(c *pgCatalog, s vsession) vrelation {
-		return vrelation{cols: cols(`schemaname VARCHAR, tablename VARCHAR, tableowner VARCHAR, tablespace VARCHAR,
+		v := vrelation{cols: cols(`schemaname VARCHAR, tablename VARCHAR, tableowner VARCHAR, tablespace VARCHAR,
 			hasindexes BOOLEAN, hasrules BOOLEAN, hastriggers BOOLEAN, rowsecurity BOOLEAN`)}
+		for _, r := range c.rels {
+			v.rows = append(v.rows, []any{"public", r.name, s.user, nil, false, false, false, false})
+		}
+		return v
 	},
 	"information_schema_schemata": func(c *pgCatalog, s vsession) vrelation {
 		v := vrelation{cols: cols(`catalog_name VARCHAR, schema_name VARCHAR, schema_owner VARCHAR,
@@ -347,18 +350,14 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 			user_defined_type_schema VARCHAR, user_defined_type_name VARCHAR, is_insertable_into VARCHAR,
 			is_typed VARCHAR, commit_action VARCHAR`)}
 		for _, r := range c.rels {
-			v.rows = append(v.rows, []any{s.database, "public", r.name, "VIEW", nil, nil, nil, nil, nil, "NO", "NO", nil})
+			v.rows = append(v.rows, []any{s.database, "public", r.name, "BASE TABLE", nil, nil, nil, nil, nil, "NO", "NO", nil})
 		}
 		return v
 	},
 	"information_schema_views": func(c *pgCatalog, s vsession) vrelation {
-		v := vrelation{cols: cols(`table_catalog VARCHAR, table_schema VARCHAR, table_name VARCHAR, view_definition VARCHAR,
+		return vrelation{cols: cols(`table_catalog VARCHAR, table_schema VARCHAR, table_name VARCHAR, view_definition VARCHAR,
 			check_option VARCHAR, is_updatable VARCHAR, is_insertable_into VARCHAR, is_trigger_updatable VARCHAR,
 			is_trigger_deletable VARCHAR, is_trigger_insertable_into VARCHAR`)}
-		for _, r := range c.rels {
-			v.rows = append(v.rows, []any{s.database, "public", r.name, r.def(), "NONE", "NO", "NO", "NO", "NO", "NO"})
-		}
-		return v
 	},
 	"information_schema_columns": func(c *pgCatalog, s vsession) vrelation {
 		v := vrelation{cols: cols(`table_catalog VARCHAR, table_schema VARCHAR, table_name VARCHAR, column_name VARCHAR,

@@ -191,10 +191,10 @@ func TestPGWire(t *testing.T) {
 				rows(`SELECT pg_get_userbyid(relowner), current_database(), current_catalog, current_user, session_user, relname::name
 					FROM pg_class WHERE relname = 'readings'`))
 			require.Equal(t, [][]any{{"admin", "meterstore", "readings", "readings_versions", int64(0), nil}},
-				rows(`SELECT (SELECT rolname FROM pg_roles), (SELECT datname FROM pg_database), (SELECT min(viewname) FROM pg_views),
-					(SELECT max(viewname) FROM pg_views), (SELECT count(*) FROM pg_tables), pg_catalog.pg_get_constraintdef(1)`))
-			require.Equal(t, [][]any{{"readings", true}, {"readings_versions", true}},
-				rows(`SELECT table_name, view_definition LIKE '%MeterStore%' FROM information_schema.views ORDER BY 1`))
+				rows(`SELECT (SELECT rolname FROM pg_roles), (SELECT datname FROM pg_database), (SELECT min(tablename) FROM pg_tables),
+					(SELECT max(tablename) FROM pg_tables), (SELECT count(*) FROM pg_views), pg_catalog.pg_get_constraintdef(1)`))
+			require.Equal(t, [][]any{{"readings", "BASE TABLE"}, {"readings_versions", "BASE TABLE"}},
+				rows(`SELECT table_name, table_type FROM information_schema.tables ORDER BY 1`))
 			require.Equal(t, [][]any{{true, int64(2), "Readings"}},
 				rows(`SELECT c.oid::regclass::int8 = 'readings'::regclass::int8, array_length(parse_ident('public."Readings"'), 1)::int8,
 					(parse_ident('public."Readings"'))[2] FROM pg_class c WHERE relname = 'readings'`))
