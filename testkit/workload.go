@@ -118,6 +118,22 @@ func Fixture(seed uint64) Workload {
 	return w
 }
 
+// DemoStart is the first day of the demo portfolio (23 Sep 2025 00:00
+// Berlin): 60 days from it run to mid-November and hold the autumn DST change.
+var DemoStart = time.Date(2025, time.September, 22, 22, 0, 0, 0, time.UTC)
+
+// Demo is the portfolio `msql demo` loads: two tenants, a share of MaLos
+// metered every minute, gaps, redeliveries and corrections, some MaLos
+// shared by both tenants. The interop suite folds the same workload in the
+// oracle to check what msql reports on the loaded deployment.
+func Demo(seed uint64, malos, days int, minuteShare, correctionRate float64) Workload {
+	w := NewWorkload(seed)
+	w.MaLos, w.Days, w.Start, w.Tenants = malos, days, DemoStart, 2
+	w.MinuteShare, w.GapRate, w.RedeliveryRate, w.CorrectionRate = minuteShare, 0.002, 0.01, correctionRate
+	w.SharedMaLoShare = 0.05
+	return w
+}
+
 // Kind says why a delivery is in the batch.
 type Kind uint8
 

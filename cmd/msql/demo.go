@@ -37,10 +37,6 @@ portfolio already loaded there). Into a given deployment it refuses a database
 that already holds MeterStore tables: synthetic readings with valid-looking
 identifiers must never mix with real ones.`
 
-// demoStart is the first demo day: the 60 default days run to mid-November
-// and hold the autumn DST change (Sun 26 Oct 2025, a 100-interval day).
-var demoStart = time.Date(2025, time.September, 22, 22, 0, 0, 0, time.UTC) // 23 Sep 00:00 Berlin
-
 type demoOptions struct {
 	malos, days int
 	seed        uint64
@@ -147,10 +143,7 @@ Then try .explain on one of them, .watermark, .snapshots, .mode historical, .aso
 // and redeliveries first, archival of all but the last week, then the
 // corrections, which the store routes to Iceberg below the watermark.
 func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) error {
-	w := testkit.NewWorkload(opt.seed)
-	w.MaLos, w.Days, w.Start, w.Tenants = opt.malos, opt.days, demoStart, 2
-	w.MinuteShare, w.GapRate, w.RedeliveryRate, w.CorrectionRate = opt.minuteShare, 0.002, 0.01, opt.corrections
-	w.SharedMaLoShare = 0.05
+	w := testkit.Demo(opt.seed, opt.malos, opt.days, opt.minuteShare, opt.corrections)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
 	d.tables = []meterstore.TableConfig{cfg}
 	if d.store != nil {

@@ -159,7 +159,7 @@ extra_columns = [{ name = "tenant", identity = true }, { name = "bilanzkreis" },
 	require.NoError(t, err)
 	tb := d.store.Tables()[0]
 	w := testkit.NewWorkload(7)
-	w.MaLos, w.Days, w.Start, w.Tenants = 4, 3, demoStart, 2
+	w.MaLos, w.Days, w.Start, w.Tenants = 4, 3, testkit.DemoStart, 2
 	w.CorrectionRate, w.RedeliveryRate, w.GapRate = 0.5, 0, 0
 	var batch []meterstore.StoredSeries
 	corrections := 0
@@ -214,7 +214,7 @@ func TestVerifyFailsOnRowsBelowWatermark(t *testing.T) {
 	// One series of the first demo day, written straight into a partition
 	// re-created below the watermark (what a broken archival would leave).
 	w := testkit.NewWorkload(99)
-	w.MaLos, w.Days, w.Start, w.Tenants = 4, 1, demoStart, 2
+	w.MaLos, w.Days, w.Start, w.Tenants = 4, 1, testkit.DemoStart, 2
 	var rows []meterstore.Row
 	require.NoError(t, w.Stream(func(dl testkit.Delivery) error {
 		if dl.Point || dl.Kind != testkit.Original || len(rows) > 0 {
