@@ -91,7 +91,7 @@ func (pl *planning) classify(t *sqltree.BaseTable, s sqltree.Scope) (baseKind, r
 	if allowedSchemas[strings.ToLower(t.SchemaName)] {
 		return baseOther, relation{}, nil
 	}
-	return 0, relation{}, fmt.Errorf("%w: unknown relation %q (the relations here are %s)", ErrNotAQuery, t.TableName, relationNames(rels))
+	return 0, relation{}, fmt.Errorf("%w %q (the relations here are %s)", ErrUnknownRelation, t.TableName, relationNames(rels))
 }
 
 func relationNames(rels map[string]relation) string {

@@ -15,6 +15,10 @@ import (
 // multi-statement string handed to prepare would execute all but its last part).
 var ErrNotAQuery = errors.New("only a single SELECT statement (or WITH … SELECT) may run here")
 
+// ErrUnknownRelation is a statement naming a relation the session does not
+// serve (a server answers it as PostgreSQL does a missing relation, 42P01).
+var ErrUnknownRelation = fmt.Errorf("%w: unknown relation", ErrNotAQuery)
+
 // ParseError is DuckDB's own parser rejecting the statement.
 type ParseError struct{ Message string }
 

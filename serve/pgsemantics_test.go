@@ -67,6 +67,9 @@ func TestPGWireAnswersAsPostgreSQL(t *testing.T) {
 			}
 		}
 		c := pgConnect(t, addr, "admin", "pw", pgx.QueryExecModeCacheStatement, nil)
+		_, err := c.Exec(ctx, "SELECT count(*) FROM no_such_table")
+		require.Equal(t, "42P01", pgCode(err), "a missing relation is PostgreSQL's undefined_table, not a refused write: %v", err)
+		require.Contains(t, err.Error(), `unknown relation "no_such_table"`)
 		for q, want := range map[string]float64{"SELECT 7.0 / 2": 3.5, "SELECT 2 * 3 / (4 - 1) + 1": 3, "SELECT 10 % 4": 2} {
 			var got float64
 			require.NoError(t, c.QueryRow(ctx, q).Scan(&got), q)

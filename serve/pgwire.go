@@ -467,6 +467,8 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 	switch {
 	case errors.As(err, &pe):
 		code, msg, hint = pe.code, pe.msg, pe.hint
+	case errors.Is(err, engine.ErrUnknownRelation):
+		code, msg = "42P01", strings.TrimPrefix(msg, engine.ErrNotAQuery.Error()+": ")
 	case errors.Is(err, engine.ErrNotAQuery):
 		code, hint = "42501", ReadOnlyReason
 		msg = "read-only: " + err.Error()
