@@ -181,7 +181,12 @@ func (t *translator) emit(lo, hi int) string {
 			}
 		}
 		if tok.text == "::" && i+3 < hi && t.toks[i+1].is("pg_catalog") && t.toks[i+2].text == "." {
-			// ::pg_catalog.text: the types are DuckDB's, which has no such schema.
+			// ::pg_catalog.text: the types are DuckDB's, which has no such
+			// schema; ::pg_catalog.regclass is dropped like ::regclass.
+			if regTypes[t.toks[i+3].word()] {
+				i += 3
+				continue
+			}
 			b.WriteString("::")
 			i += 2
 			continue
@@ -612,6 +617,9 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 	case "pg_get_userbyid":
 		// Every object of the catalog is owned by the session's user.
 		return sqlLiteral(t.sess.user), len(args) == 1
+	case "pg_get_expr":
+		// No relation served has defaults, partition bounds or index expressions.
+		return "CAST(NULL AS VARCHAR)", len(args) == 2 || len(args) == 3
 	case "pg_table_is_visible", "pg_type_is_visible", "pg_function_is_visible":
 		// Every relation, type and function served is on the search path.
 		return "true", len(args) == 1

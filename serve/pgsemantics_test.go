@@ -110,6 +110,9 @@ ORDER BY 1`))
 		// psql's tab completion of a relation and of a column.
 		require.Equal(t, []string{"readings_versions"}, strs(`SELECT c.relname, NULL::pg_catalog.text FROM pg_catalog.pg_class c WHERE c.relkind IN ('r', 'S', 'v', 'm', 'f', 'p') AND (c.relname) LIKE 'readings\_v%' AND pg_catalog.pg_table_is_visible(c.oid) AND c.relnamespace <> (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog') UNION ALL SELECT NULL::pg_catalog.text, n.nspname FROM pg_catalog.pg_namespace n WHERE n.nspname LIKE 'readings\_v%' AND n.nspname NOT LIKE E'pg\\_%' LIMIT 1000`))
 		require.Equal(t, []string{"balancing_day"}, strs(`SELECT a.attname, NULL::pg_catalog.text FROM pg_catalog.pg_attribute a, pg_catalog.pg_class c WHERE c.oid = a.attrelid and a.attnum > 0 and not a.attisdropped AND (a.attname) LIKE 'bal%' AND c.relname = 'readings' AND pg_catalog.pg_table_is_visible(c.oid) LIMIT 1000`))
+		// psql's \d NAME footers of a table: parents and partitions.
+		require.Empty(t, strs(`SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhparent AND i.inhrelid = '16384' ORDER BY inhseqno`))
+		require.Empty(t, strs(`SELECT c.oid::pg_catalog.regclass, c.relkind, inhdetachpending, pg_catalog.pg_get_expr(c.relpartbound, c.oid) FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhrelid AND i.inhparent = '16384' ORDER BY pg_catalog.pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT', c.oid::pg_catalog.regclass::pg_catalog.text`))
 		// psycopg's and SQLAlchemy's type lookup by name, as a parameter.
 		e := pgConnect(t, addr, "admin", "pw", pgx.QueryExecModeCacheStatement, nil)
 		for name, oid := range map[string]uint32{"int4": 23, "numeric": 1700, "timestamptz": 1184, "timestamp with time zone": 1184, "pg_catalog.text": 25, "hstore": 0} {

@@ -285,6 +285,9 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 			coninhcount INTEGER, connoinherit BOOLEAN, conkey SMALLINT[], confkey SMALLINT[], conpfeqop INTEGER[],
 			conppeqop INTEGER[], conffeqop INTEGER[], conexclop INTEGER[], conbin VARCHAR`)}
 	},
+	"pg_inherits": func(c *pgCatalog, s vsession) vrelation {
+		return vrelation{cols: cols("inhrelid INTEGER, inhparent INTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN")}
+	},
 	"pg_extension": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols(`oid INTEGER, extname VARCHAR, extowner INTEGER, extnamespace INTEGER,
 			extrelocatable BOOLEAN, extversion VARCHAR, extconfig INTEGER[], extcondition VARCHAR[]`)}
