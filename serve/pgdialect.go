@@ -617,6 +617,8 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 	case "pg_get_userbyid":
 		// Every object of the catalog is owned by the session's user.
 		return sqlLiteral(t.sess.user), len(args) == 1
+	case "pg_get_serial_sequence":
+		return "CAST(NULL AS VARCHAR)", len(args) == 2 // no column is serial
 	case "pg_get_expr":
 		// No relation served has defaults, partition bounds or index expressions.
 		return "CAST(NULL AS VARCHAR)", len(args) == 2 || len(args) == 3

@@ -113,6 +113,8 @@ ORDER BY 1`))
 		// psql's \d NAME footers of a table: parents and partitions.
 		require.Empty(t, strs(`SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhparent AND i.inhrelid = '16384' ORDER BY inhseqno`))
 		require.Empty(t, strs(`SELECT c.oid::pg_catalog.regclass, c.relkind, inhdetachpending, pg_catalog.pg_get_expr(c.relpartbound, c.oid) FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhrelid AND i.inhparent = '16384' ORDER BY pg_catalog.pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT', c.oid::pg_catalog.regclass::pg_catalog.text`))
+		// SQLAlchemy's column reflection asks for each column's sequence.
+		require.Equal(t, []string{"<nil>"}, strs(`SELECT pg_catalog.pg_get_serial_sequence('"public"."readings"', 'malo_id')`))
 		// psycopg's and SQLAlchemy's type lookup by name, as a parameter.
 		e := pgConnect(t, addr, "admin", "pw", pgx.QueryExecModeCacheStatement, nil)
 		for name, oid := range map[string]uint32{"int4": 23, "numeric": 1700, "timestamptz": 1184, "timestamp with time zone": 1184, "pg_catalog.text": 25, "hstore": 0} {
