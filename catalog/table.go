@@ -66,10 +66,35 @@ func (t *Table) Iceberg() *table.Table {
 	return t.tbl
 }
 
+// set makes tbl the handle's state unless the handle already holds newer
+// metadata: a Refresh that read the catalog before a commit on this handle may
+// finish after it, and putting its older state back would make the next commit
+// lose its compare-and-swap against the handle's own commit.
 func (t *Table) set(tbl *table.Table) {
 	t.mu.Lock()
-	t.tbl = tbl
+	if t.tbl == nil || !precedes(tbl, t.tbl) {
+		t.tbl = tbl
+	}
 	t.mu.Unlock()
+}
+
+// precedes reports whether a is metadata that b replaced. A table's metadata
+// files form one chain, each committed over the one before and naming its
+// predecessors in its metadata-log; a log trimmed to fewer entries than the
+// files between a and b leaves the sequence number, which a commit never
+// lowers. A table dropped and created again is a new chain (a new UUID), which
+// is not older whatever its numbers.
+func precedes(a, b *table.Table) bool {
+	am, bm := a.Metadata(), b.Metadata()
+	if a.MetadataLocation() == b.MetadataLocation() || am.TableUUID() != bm.TableUUID() {
+		return false
+	}
+	for e := range bm.PreviousFiles() {
+		if e.MetadataFile == a.MetadataLocation() {
+			return true
+		}
+	}
+	return am.LastSequenceNumber() < bm.LastSequenceNumber()
 }
 
 // Refresh reloads the table from the catalog. A pooled connection the server
