@@ -18,9 +18,6 @@ import (
 const (
 	ColdAppendLeaseWait = 14 * time.Second
 	coldAppendAttempts  = 5
-	// overlapLookback widens the read for the operator check so a stored interval
-	// that starts before the written ones but overlaps them is seen.
-	overlapLookback = 32 * 24 * time.Hour
 )
 
 // LeaseName is the advisory-lock name serialising cold writers of a table.
@@ -169,12 +166,17 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 			hi = e
 		}
 	}
-	// What is stored for these readings: the rows' MaLos over their range.
-	var preds []iceberg.BooleanExpression
-	preds = append(preds, iceberg.IsIn(iceberg.Reference("malo_id"), slices.Sorted(mapsKeys(malos))...))
-	preds = append(preds, iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(lo.Add(-overlapLookback).UnixMicro())))
-	preds = append(preds, iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(hi.UnixMicro())))
-	stored, err := t.readFiltered(ctx, tbl, nil, iceberg.NewAnd(preds[0], preds[1], preds[2]))
+	// What is stored for these readings: every row of the rows' MaLos whose
+	// interval overlaps their range [lo, hi) — by its end, not by a look-back
+	// from its start, so a P1M or P1Y value that began long before is seen; a
+	// point reading (no "to") occupies its instant. The files' bounds of "to"
+	// prune as those of "from" do.
+	ends := iceberg.NewOr(iceberg.GreaterThan(iceberg.Reference("to"), iceberg.Timestamp(lo.UnixMicro())),
+		iceberg.NewAnd(iceberg.IsNull(iceberg.Reference("to")), iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(lo.UnixMicro()))))
+	stored, err := t.readFiltered(ctx, tbl, nil, iceberg.NewAnd(
+		iceberg.IsIn(iceberg.Reference("malo_id"), slices.Sorted(mapsKeys(malos))...),
+		iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(hi.UnixMicro())),
+		ends))
 	if err != nil {
 		return nil, err
 	}

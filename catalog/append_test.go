@@ -308,3 +308,40 @@ func TestAppendColdRetriesForeignCommit(t *testing.T) {
 	}
 	require.Len(t, data, 3)
 }
+
+// TestColdSecondOperatorSeesLongIntervals: a stored reading that starts long
+// before a late correction still overlaps it when it is a P1M or P1Y value, and
+// a second network operator for that channel is refused however far back the
+// stored interval starts.
+func TestColdSecondOperatorSeesLongIntervals(t *testing.T) {
+	ctx := context.Background()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, berlin)
+	for _, tc := range []struct {
+		resolution string
+		end        time.Time
+		at         time.Time // the late correction, inside the stored interval
+	}{
+		{"P1M", start.AddDate(0, 1, 0), start.AddDate(0, 0, 30)},
+		{"P1Y", start.AddDate(1, 0, 0), start.AddDate(0, 2, 14)},
+	} {
+		t.Run("resolution="+tc.resolution, func(t *testing.T) {
+			e := newEnv(t)
+			tb, err := e.cat.CreateTable(ctx, e.cfg)
+			require.NoError(t, err)
+			long := mkRow(malos[0], opA, start, "1200", 1, opA)
+			to := tc.end.UTC()
+			long.To, long.Resolution = &to, strp(tc.resolution)
+			_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{long}}, tc.end.AddDate(0, 1, 0))
+			require.NoError(t, err)
+
+			other := mkRow(malos[0], opA, tc.at, "7.25", 3, opB)
+			_, err = tb.AppendCold(ctx, []meterstore.Row{other})
+			require.ErrorIs(t, err, ErrSecondOperator, "%s stored from %s, correction at %s", tc.resolution, start, tc.at)
+			same := mkRow(malos[0], opA, tc.end.Add(time.Hour), "1", 3, opB)
+			_, err = tb.AppendCold(ctx, []meterstore.Row{same})
+			require.NoError(t, err, "after the stored interval another operator may deliver")
+		})
+	}
+}
