@@ -51,6 +51,7 @@ func init() {
 		".refresh":    {"", "re-read the Iceberg tables and recompute the system tables (system.tables, .config, .resolution, .snapshots)", (*shell).dotRefresh, true},
 		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
 		".status":     {"", "the session's read mode, pins, scope and time zone", (*shell).dotStatus, true},
+		".plot":       {"[--png FILE] [--width N] [--height N] [QUERY]", "draw the last result's (or QUERY's) time series: the first DATE/TIMESTAMP(TZ) column is the axis (Berlin local time), numeric columns the series, text columns split them", (*shell).dotPlot, false},
 		".param":      {"set NAME VALUE|unset NAME|clear|list", "statement parameters: $NAME (or $1 for .param set 1 …) in a statement is bound to VALUE as text, which DuckDB casts where it is used — never pasted into the SQL", (*shell).dotParam, false},
 	}
 }

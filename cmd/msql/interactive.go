@@ -26,6 +26,7 @@ type shell struct {
 	quit   bool
 	depth  int // .read nesting
 	params params
+	last   *table // the last statement's result, for .plot
 	cancel struct {
 		sync.Mutex
 		f context.CancelFunc

@@ -239,7 +239,18 @@ func (sh *shell) runStatement(ctx context.Context, stmt string) error {
 		sh.p.endResult()
 		return err
 	}
+	sh.last = &t
 	return sh.p.print(t, prov, elapsed)
+}
+
+// terminalSize is the terminal's width and height, or 100 × 40 off a terminal.
+func (p *printer) terminalSize() (int, int) {
+	if f, ok := p.out.(*os.File); ok && p.toTerminal() {
+		if w, h, err := term.GetSize(int(f.Fd())); err == nil {
+			return w, h
+		}
+	}
+	return 100, 40
 }
 
 // print renders one result, through the pager when it is taller than the terminal.
