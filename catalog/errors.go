@@ -30,6 +30,9 @@ var (
 	ErrDeleteFiles = errors.New("cold table carries delete files")
 	// ErrAboveWatermark: a cold append carried a row at or above the watermark (it belongs to the hot tier).
 	ErrAboveWatermark = errors.New("row at or above the tiering watermark")
+	// ErrBelowWatermark: history for CommitHistory carried a row below the
+	// current watermark (a late correction, which AppendCold takes).
+	ErrBelowWatermark = errors.New("row below the tiering watermark")
 )
 
 // Narrow sentinels; each wraps meterstore.ErrConflict, the conflict root both tiers share.

@@ -171,7 +171,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 // openDuckDB opens one DuckDB database with everything a session needs, then
 // runs the extra statements (the wall of a confined database) last.
 func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*duckDB, error) {
-	connector, err := duckdb.NewConnector(path, nil)
+	connector, err := duckdb.NewConnector(path, enableProgress)
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}

@@ -120,6 +120,7 @@ type Rows struct {
 	checked bool
 	// resetOptimizer: the statement ran with top_n_window_elimination off.
 	resetOptimizer bool
+	progress       *Progress // the caller's, from WithProgress; nil when none
 }
 
 // Rows plans and starts one SELECT as a DuckDB stream (see Rows).
@@ -139,7 +140,12 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	for _, s := range p.scans {
 		s.ctx = ctx
 	}
-	r := &Rows{Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel}
+	r := &Rows{Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
+	if r.progress != nil {
+		if raw, err := rawConnection(conn); err == nil {
+			r.progress.attach(raw, p.prov.hotRows)
+		}
+	}
 	r.stream, err = streamingDB(conn, func() error {
 		r.checked = true
 		return e.checkBoundary(ctx, p)
@@ -157,6 +163,7 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 			r.stream.Close()
 		}
 		err = e.movedOr(ctx, p, err)
+		r.stopProgress()
 		p.release(e)
 		conn.Close()
 		cancel()
@@ -226,10 +233,17 @@ func (r *Rows) Close() error {
 	if r.resetOptimizer {
 		resetOptimizer(r.conn)
 	}
+	r.stopProgress()
 	r.conn.Close()
 	r.cancel()
 	r.err = err
 	return err
+}
+
+func (r *Rows) stopProgress() {
+	if r.progress != nil {
+		r.progress.detach()
+	}
 }
 
 // checkBoundary re-reads, for each table whose hot tier was read, the watermark

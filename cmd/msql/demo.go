@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"meterstore"
-	"meterstore/archive"
 	"meterstore/metering"
+	"meterstore/store"
 	"meterstore/testkit"
 )
 
@@ -21,16 +20,15 @@ const demoUsage = `msql demo [--malos N] [--days N] [--no-shell] — load a synt
 portfolio into readings_versions (resolved as readings; identity column tenant,
 two tenants): all four Sparten, two electricity channels, 15- and 1-minute
 series, days spanning the October DST change, gaps, identical redeliveries and
-late corrections. Everything goes through the write path (store.Append); all
-but the last week is archived to Iceberg, so the watermark sits inside the
-data, and the corrections arrive after that archival, so most land in Iceberg.
-Then the shell opens with a short tour.
+late corrections. The settled history (all but the last week) is committed
+straight to Iceberg, one archival window per day, after the checks the write
+path makes (store.Backfill); the last week goes through the write path
+(store.Append) into PostgreSQL; the corrections arrive after their day was
+archived and the store routes them to Iceberg below the watermark. Then the
+shell opens with a short tour.
 
-The default portfolio, 150 MaLo × 60 days (4 of them metered every minute;
-about 1.7 million rows), is the largest that loads in about 5 minutes on a
-2-core machine: measured 3m15s end to end (go run, first start of PostgreSQL
-included) at 14 k rows/s. --malos 200 (2.4 million rows) took 6–7.5 minutes
-at 9 k rows/s; --malos 60 --days 20 loads in well under a minute.
+The default portfolio is 150 MaLo × 60 days (4 of them metered every minute;
+about 1.7 million rows). --malos 60 --days 20 is a quick one.
 
 Without --dsn/--warehouse/--config it loads the embedded default (reusing a
 portfolio already loaded there). Into a given deployment it refuses a database
@@ -139,9 +137,13 @@ Then try .explain on one of them, .watermark, .snapshots, .mode historical, .aso
 
 `
 
-// loadDemo generates the portfolio and writes it through the store: originals
-// and redeliveries first, archival of all but the last week, then the
-// corrections, which the store routes to Iceberg below the watermark.
+// loadDemo generates the portfolio and writes it through the store: settled
+// history straight to Iceberg (store.Backfill, one archival window per UTC
+// day, checked by the write path's rules), the last week through Append, then
+// the late corrections and the redeliveries of days already committed through
+// Append, which routes them to Iceberg below the watermark. The history thus
+// costs what the Parquet writer costs, not a constrained PostgreSQL write of
+// every row and then an archival of nearly all of them.
 func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) error {
 	w := testkit.Demo(opt.seed, opt.malos, opt.days, opt.minuteShare, opt.corrections)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
@@ -150,109 +152,177 @@ func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) err
 		_ = d.store.Close()
 		d.store, d.engine = nil, nil
 	}
-	var lastWindow time.Time
-	if err := d.openStore(ctx, func(p archive.Progress) {
-		if p.Done && !p.Window.Equal(lastWindow) {
-			lastWindow = p.Window
-			fmt.Fprintf(io.err, "\r  archived %s (%d rows)      ", p.Window.UTC().Format("2006-01-02"), p.Rows)
-		}
-	}); err != nil {
+	if err := d.openStore(ctx, nil); err != nil {
 		return err
 	}
 	tb := d.store.Tables()[0]
 	fmt.Fprintf(io.err, "msql demo: loading %d MaLo × %d days (two tenants, four Sparten) into %s\n", opt.malos, opt.days, cfg.Name())
 
-	var (
-		batch       []meterstore.StoredSeries
-		batchRows   int
-		corrections []meterstore.StoredSeries
-		loaded      int64
-		dupes       int
-		started     = time.Now()
-		lastReport  = time.Now()
-		last        time.Time
-	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		out, err := tb.Append(ctx, batch...)
-		if err != nil {
-			return fmt.Errorf("demo: append: %w", err)
-		}
-		for _, x := range out.Displacements {
-			if x.Effect == meterstore.Duplicate {
-				dupes++
-			}
-		}
-		loaded += int64(batchRows)
-		batch, batchRows = batch[:0], 0
-		if time.Since(lastReport) > 2*time.Second {
-			lastReport = time.Now()
-			el := time.Since(started).Seconds()
-			fmt.Fprintf(io.err, "\r  %s rows written (%s rows/s), up to %s      ", groupDigits(loaded), groupDigits(int64(float64(loaded)/el)), last.UTC().Format("2006-01-02"))
-		}
-		return nil
-	}
+	// The watermark archival would reach: windows ending by the end of the
+	// data less the settlement lag (7 days) are settled.
+	lastDay := metering.LocalDay(w.Start).AddDays(opt.days)
+	end, _ := metering.DayBounds(lastDay, metering.SparteStrom)
+	settled := tb.Hot().PartitionStart(end.Add(-cfg.SettlementLag()))
+	l := &demoLoad{ctx: ctx, tb: tb, opt: opt, settled: settled, step: cfg.PartitionStep(), status: newStatusLine(io.err),
+		history: map[time.Time][]meterstore.StoredSeries{}, started: time.Now()}
 	err := w.Stream(func(dl testkit.Delivery) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if dl.Point {
-			return nil
-		}
-		if dl.Kind == testkit.Correction {
-			corrections = append(corrections, dl.Series)
-			return nil
-		}
-		batch = append(batch, dl.Series)
-		batchRows += len(dl.Series.Intervals)
-		if n := len(dl.Series.Intervals); n > 0 {
-			last = dl.Series.Intervals[n-1].From
-		}
-		if batchRows >= opt.batchRows {
-			return flush()
-		}
-		return nil
+		return l.add(dl)
 	})
 	if err == nil {
-		err = flush()
+		err = l.commitHistory(settled)
+	}
+	if err == nil {
+		err = l.flushHot()
 	}
 	if err != nil {
 		return err
 	}
-	el := time.Since(started)
-	fmt.Fprintf(io.err, "\r  %s rows written in %s (%s rows/s); %d redelivered rows were no-ops\n", groupDigits(loaded), el.Round(100*time.Millisecond),
-		groupDigits(int64(float64(loaded)/el.Seconds())), dupes)
-
-	// Archive all but the last week: windows ending by the end of the data
-	// minus the settlement lag (7 days).
-	lastDay := metering.LocalDay(w.Start).AddDays(opt.days)
-	end, _ := metering.DayBounds(lastDay, metering.SparteStrom)
-	t0 := time.Now()
-	out, err := tb.Archive(ctx, end, 0)
-	fmt.Fprint(io.err, "\r")
-	if err != nil {
-		return fmt.Errorf("demo: archive: %w", err)
-	}
-	if out.LeaseContended {
-		return errors.New("demo: archive: lease contended (another msql is archiving this table)")
-	}
-	var archived int64
-	for _, win := range out.Windows {
-		archived += win.Rows
-	}
-	fmt.Fprintf(io.err, "  archived %d windows (%s rows) to Iceberg in %s; watermark %s\n", len(out.Windows), groupDigits(archived),
-		time.Since(t0).Round(100*time.Millisecond), out.Watermark.UTC().Format(time.RFC3339))
-
-	if len(corrections) > 0 {
-		t1 := time.Now()
-		co, err := tb.Append(ctx, corrections...)
+	l.status.done("history: %d days, %s rows committed to Iceberg in %s (%s rows/s); %d identical redeliveries were no-ops",
+		l.days, groupDigits(l.historyRows), l.historyTime.Round(100*time.Millisecond), perSecond(l.historyRows, l.historyTime), l.dupes)
+	l.status.done("last week: %s rows written to PostgreSQL in %s (%s rows/s)", groupDigits(l.hotRows), l.hotTime.Round(100*time.Millisecond),
+		perSecond(l.hotRows, l.hotTime))
+	if len(l.late) > 0 {
+		t0 := time.Now()
+		co, err := tb.Append(ctx, l.late...)
 		if err != nil {
 			return fmt.Errorf("demo: late corrections: %w", err)
 		}
-		fmt.Fprintf(io.err, "  late corrections: %d rows to Iceberg (below the watermark), %d to PostgreSQL, in %s\n",
-			co.ColdRows, co.HotRows, time.Since(t1).Round(100*time.Millisecond))
+		l.status.done("late corrections and redeliveries: %d rows to Iceberg (below the watermark), %d to PostgreSQL, in %s",
+			co.ColdRows, co.HotRows, time.Since(t0).Round(100*time.Millisecond))
+	}
+	wm, err := tb.Watermark(ctx)
+	if err != nil {
+		return err
+	}
+	l.status.done("watermark %s", wm.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// demoLoad routes the stream of deliveries: intervals of settled days into
+// per-day windows committed to Iceberg in order, the rest into Append
+// batches, and whatever arrives for a day already committed (a redelivery, a
+// correction) to the late batch.
+type demoLoad struct {
+	ctx        context.Context
+	tb         *store.Table
+	opt        demoOptions
+	settled    time.Time // the watermark the history reaches
+	step       time.Duration
+	status     *statusLine
+	history    map[time.Time][]meterstore.StoredSeries // by window start
+	next       time.Time                               // the next window to commit
+	hot, late  []meterstore.StoredSeries
+	hotPending int
+
+	started              time.Time
+	days, dupes          int
+	historyRows, hotRows int64
+	historyTime, hotTime time.Duration
+}
+
+func (l *demoLoad) add(dl testkit.Delivery) error {
+	if dl.Point {
+		return nil
+	}
+	if dl.Kind == testkit.Correction {
+		l.late = append(l.late, dl.Series)
+		return nil
+	}
+	var newest time.Time
+	for _, part := range splitByWindow(dl.Series, l.tb.Hot().PartitionStart) {
+		win := l.tb.Hot().PartitionStart(part.Intervals[0].From)
+		newest = win
+		switch {
+		case !win.Before(l.settled):
+			l.hot = append(l.hot, part)
+			l.hotPending += len(part.Intervals)
+		case l.next.IsZero() || !win.Before(l.next):
+			l.history[win] = append(l.history[win], part)
+			if l.next.IsZero() {
+				l.next = win
+			}
+		default:
+			l.late = append(l.late, part) // its day is committed already
+		}
+	}
+	if l.hotPending >= l.opt.batchRows {
+		if err := l.flushHot(); err != nil {
+			return err
+		}
+	}
+	// Every original of a day has arrived two days after it (the generator
+	// emits in arrival order): commit the windows older than that.
+	return l.commitHistory(newest.Add(-2 * 24 * time.Hour))
+}
+
+// commitHistory commits the windows before until, oldest first.
+func (l *demoLoad) commitHistory(until time.Time) error {
+	until = minTime(until, l.settled)
+	for !l.next.IsZero() && l.next.Before(until) {
+		t0, day := time.Now(), l.next
+		win, dups, err := l.tb.Backfill(l.ctx, l.next.Add(l.step), l.history[l.next]...)
+		if err != nil {
+			return fmt.Errorf("demo: history: %w", err)
+		}
+		delete(l.history, l.next)
+		l.next = l.next.Add(l.step)
+		l.days++
+		l.dupes += dups
+		l.historyRows += win.Rows
+		l.historyTime += time.Since(t0)
+		l.status.update("history: %s committed to Iceberg (%s rows, %s rows/s)", day.UTC().Format("2006-01-02"),
+			groupDigits(l.historyRows), perSecond(l.historyRows, l.historyTime))
 	}
 	return nil
+}
+
+func (l *demoLoad) flushHot() error {
+	if len(l.hot) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	if _, err := l.tb.Append(l.ctx, l.hot...); err != nil {
+		return fmt.Errorf("demo: append: %w", err)
+	}
+	l.hotTime += time.Since(t0)
+	l.hotRows += int64(l.hotPending)
+	l.hot, l.hotPending = l.hot[:0], 0
+	l.status.update("last week: %s rows written to PostgreSQL (%s rows/s)", groupDigits(l.hotRows), perSecond(l.hotRows, l.hotTime))
+	return nil
+}
+
+// splitByWindow cuts a delivery into one delivery per window its intervals
+// start in (a gas day spans two UTC days).
+func splitByWindow(s meterstore.StoredSeries, windowOf func(time.Time) time.Time) []meterstore.StoredSeries {
+	var out []meterstore.StoredSeries
+	ivs := s.Intervals
+	for len(ivs) > 0 {
+		win := windowOf(ivs[0].From)
+		n := 1
+		for n < len(ivs) && windowOf(ivs[n].From).Equal(win) {
+			n++
+		}
+		part := s
+		part.Intervals = ivs[:n:n]
+		out = append(out, part)
+		ivs = ivs[n:]
+	}
+	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func perSecond(n int64, d time.Duration) string {
+	if d <= 0 {
+		return "–"
+	}
+	return groupDigits(int64(float64(n) / d.Seconds()))
 }

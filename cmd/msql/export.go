@@ -61,7 +61,7 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 // into place only when the stream ended cleanly, so a failed or cancelled
 // export (or a watermark that moved under it) leaves no partial file.
 func exportQuery(ctx context.Context, es *engineSession, file, format, query string, values duckfmt.Formatter, args []any) (int64, string, error) {
-	st, err := es.eng.Stream(ctx, query, args...)
+	st, err := es.eng.Stream(engine.WithProgress(ctx, &es.prog), query, args...)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotAQuery) {
 			return 0, "", withHint(err, ".export takes a query")
@@ -75,8 +75,6 @@ func exportQuery(ctx context.Context, es *engineSession, file, format, query str
 		}
 	}()
 	prov := st.Provenance()
-	es.running.Store(prov)
-	defer es.running.Store(nil)
 
 	tmp, err := createTemp(file)
 	if err != nil {

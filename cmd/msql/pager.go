@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -41,12 +42,15 @@ func page(w io.Writer, b []byte) error {
 	return nil
 }
 
-// progressAfter is how long a statement runs before the indicator appears.
+// progressAfter is how long a statement runs before the progress bar appears
+// (the DuckDB CLI waits 2 s too).
 var progressAfter = 2 * time.Second
 
-// startProgress shows, on stderr and only on a terminal, the elapsed time and
-// the rows streamed from PostgreSQL of a statement running longer than
-// progressAfter. The returned func stops it and clears the line.
+// startProgress shows, on stderr and only on a terminal, how far a statement
+// running longer than progressAfter has got: DuckDB's own estimate as a
+// percentage bar, as the DuckDB CLI draws it, where DuckDB can estimate the
+// plan, and always the time and the rows streamed from PostgreSQL. The line
+// is redrawn in place (\r); the returned func stops it and clears the line.
 func startProgress(ctx context.Context, sess session, p *printer) func() {
 	if !p.progress {
 		return func() {}
@@ -54,33 +58,35 @@ func startProgress(ctx context.Context, sess session, p *printer) func() {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
+	prog := sess.progress()
 	go func() {
 		defer close(finished)
 		shown := false
 		t := time.NewTimer(progressAfter)
 		defer t.Stop()
 		tick := (<-chan time.Time)(nil)
+		draw := func() {
+			pct, ok := prog.Percent()
+			fmt.Fprint(p.errOut, progressLine(time.Since(start), pct, ok, prog.HotRows()))
+		}
 		for {
 			select {
 			case <-done:
-				if shown {
-					fmt.Fprint(p.errOut, "\r\x1b[2K")
-				}
-				return
 			case <-ctx.Done():
-				if shown {
-					fmt.Fprint(p.errOut, "\r\x1b[2K")
-				}
-				return
 			case <-t.C:
 				tk := time.NewTicker(250 * time.Millisecond)
 				defer tk.Stop()
-				tick = tk.C
-				shown = true
-				fmt.Fprint(p.errOut, progressLine(time.Since(start), sess.hotRows()))
+				tick, shown = tk.C, true
+				draw()
+				continue
 			case <-tick:
-				fmt.Fprint(p.errOut, progressLine(time.Since(start), sess.hotRows()))
+				draw()
+				continue
 			}
+			if shown {
+				fmt.Fprint(p.errOut, "\r\x1b[2K")
+			}
+			return
 		}
 	}()
 	return func() {
@@ -89,16 +95,32 @@ func startProgress(ctx context.Context, sess session, p *printer) func() {
 	}
 }
 
-var spinner = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+// progressBarWidth is the bar's width in cells; each cell has eight steps.
+const progressBarWidth = 40
 
-func progressLine(elapsed time.Duration, hotRows int64) string {
-	s := spinner[int(elapsed/(250*time.Millisecond))%len(spinner)]
-	line := fmt.Sprintf("\r\x1b[2K%c %.1fs", s, elapsed.Seconds())
+// progressLine is one redraw: " 42% ▕████████▍      ▏ 3.2s · … · Ctrl-C cancels".
+func progressLine(elapsed time.Duration, pct float64, estimated bool, hotRows int64) string {
+	line := "\r\x1b[2K"
+	if estimated {
+		pct = min(100, max(0, pct))
+		eighths := int(pct / 100 * progressBarWidth * 8)
+		bar := strings.Repeat("█", eighths/8)
+		if rest := eighths % 8; rest > 0 {
+			bar += string([]rune("▏▎▍▌▋▊▉")[rest-1])
+		}
+		bar += strings.Repeat(" ", progressBarWidth-utf8.RuneCountInString(bar))
+		line += fmt.Sprintf("%3.0f%% ▕%s▏ ", pct, bar)
+	} else {
+		line += string(spinner[int(elapsed/(250*time.Millisecond))%len(spinner)]) + " "
+	}
+	line += fmt.Sprintf("%.1fs", elapsed.Seconds())
 	if hotRows > 0 {
 		line += fmt.Sprintf(" · %s rows from PostgreSQL", groupDigits(hotRows))
 	}
 	return line + " · Ctrl-C cancels"
 }
+
+var spinner = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 func groupDigits(n int64) string {
 	s := fmt.Sprint(n)

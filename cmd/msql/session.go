@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"meterstore/engine"
@@ -16,16 +15,27 @@ import (
 // session runs one statement and reports how far a running one has got.
 type session interface {
 	run(ctx context.Context, stmt string, args ...any) (table, string, error)
-	// hotRows is the number of rows streamed from PostgreSQL by the statement
-	// running now (0 when none, or for a session without tiers).
-	hotRows() int64
+	// progress reports on the statement running now.
+	progress() *engine.Progress
 }
 
 // scratchSession is a bare DuckDB: any statement runs, unrestricted.
-type scratchSession struct{ db *sql.DB }
+type scratchSession struct {
+	db   *sql.DB
+	prog engine.Progress
+}
 
+// run runs stmt on a connection of its own, whose progress the shell watches.
 func (s *scratchSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
-	rows, err := s.db.QueryContext(ctx, stmt, args...)
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return table{}, "", err
+	}
+	defer conn.Close()
+	if untrack, err := s.prog.Track(conn); err == nil {
+		defer untrack()
+	}
+	rows, err := conn.QueryContext(ctx, stmt, args...)
 	if err != nil {
 		return table{}, "", err
 	}
@@ -33,7 +43,7 @@ func (s *scratchSession) run(ctx context.Context, stmt string, args ...any) (tab
 	return t, "", err
 }
 
-func (s *scratchSession) hotRows() int64 { return 0 }
+func (s *scratchSession) progress() *engine.Progress { return &s.prog }
 
 // engineSession runs statements through the engine: queries only, split across
 // the tiers, with provenance. Its view (read mode, AsOf pin, known-at instant,
@@ -46,7 +56,7 @@ type engineSession struct {
 	mode    engine.ReadMode
 	asOf    *asOfPin
 	knownAt *time.Time
-	running atomic.Pointer[engine.Provenance]
+	prog    engine.Progress
 }
 
 type asOfPin struct {
@@ -112,12 +122,7 @@ func (s *engineSession) describe() string {
 	return strings.Join(parts, " · ")
 }
 
-func (s *engineSession) hotRows() int64 {
-	if p := s.running.Load(); p != nil {
-		return p.HotRows()
-	}
-	return 0
-}
+func (s *engineSession) progress() *engine.Progress { return &s.prog }
 
 func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
 	if q, ok := explainOf(stmt); ok {
@@ -141,15 +146,13 @@ func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (tabl
 	return table{}, "", lastErr
 }
 
-// runOnce streams the statement so the progress indicator can watch the rows
-// coming from PostgreSQL while it runs.
+// runOnce runs the statement with its progress reported to s.prog, which the
+// progress bar watches while it runs.
 func (s *engineSession) runOnce(ctx context.Context, stmt string, args []any) (table, string, error) {
-	rows, err := s.eng.Rows(ctx, stmt, args...)
+	rows, err := s.eng.Rows(engine.WithProgress(ctx, &s.prog), stmt, args...)
 	if err != nil {
 		return table{}, "", err
 	}
-	s.running.Store(rows.Provenance)
-	defer s.running.Store(nil)
 	t, err := collectRows(rows.Rows, false)
 	if cerr := rows.Close(); err == nil {
 		err = cerr

@@ -1,0 +1,65 @@
+package archive
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"meterstore"
+)
+
+// Backfill commits settled history that PostgreSQL never held — a load from
+// another system, the demo's portfolio — straight to Iceberg as one window
+// ending at until: the rows checked by the rules every write path applies
+// (catalog.Table.CommitHistory: the row validator, one operator per reading,
+// no restatement under a version; identical redeliveries written once) and
+// the watermark moved to until in the same commit. Loading history this way
+// costs what archival costs, not a constrained PostgreSQL write and then an
+// archival of every row.
+//
+// It holds the archival lease (ErrLeaseHeld when another process does), takes
+// only a partition boundary for until, as archival does, and refuses while
+// PostgreSQL holds a row below until or a partition detached by an
+// interrupted archival: moving the watermark over such a row would put it
+// where no query looks (invariant 1).
+func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterstore.Row) (Window, int, error) {
+	var win Window
+	var dups int
+	out, err := a.underLease(ctx, func(out *Outcome) error {
+		until = until.UTC()
+		if !a.hot.PartitionStart(until).Equal(until) {
+			return fmt.Errorf("backfill %s up to %s: not a partition boundary (the next is %s); windows end at one",
+				a.cfg.Name(), until.Format(time.RFC3339), a.hot.PartitionStart(until).Add(a.cfg.PartitionStep()).Format(time.RFC3339))
+		}
+		if !until.After(out.Watermark) {
+			return fmt.Errorf("backfill %s up to %s: the watermark is already %s", a.cfg.Name(), until.UTC().Format(time.RFC3339), out.Watermark.UTC().Format(time.RFC3339))
+		}
+		det, err := a.hot.DetachedPartitions(ctx)
+		if err != nil {
+			return err
+		}
+		if len(det) > 0 {
+			return fmt.Errorf("backfill %s: partition %s is detached by an interrupted archival; run msql archive first: %w", a.cfg.Name(), det[0].Name, ErrInvariant)
+		}
+		n, err := a.hot.RowsBelow(ctx, until)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("backfill %s up to %s: PostgreSQL holds %d rows below it, which the new watermark would hide; archive them first: %w",
+				a.cfg.Name(), until.UTC().Format(time.RFC3339), n, ErrInvariant)
+		}
+		start := time.Now()
+		res, d, err := a.cold.CommitHistory(ctx, rows, until)
+		if err != nil {
+			return fmt.Errorf("backfill %s: %w", a.cfg.Name(), err)
+		}
+		win = Window{From: out.Watermark, To: until, Rows: res.Rows, Files: res.Files, Bytes: res.Bytes, Watermark: res.Watermark, Duration: time.Since(start)}
+		dups = d
+		return nil
+	})
+	if err == nil && out.LeaseContended {
+		err = fmt.Errorf("backfill %s: %w", a.cfg.Name(), ErrLeaseHeld)
+	}
+	return win, dups, err
+}
