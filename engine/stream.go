@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,20 +90,31 @@ func (e *Engine) Stream(ctx context.Context, q string, args ...any) (*Stream, er
 		rows.Close()
 		return nil, err
 	}
-	s := &Stream{rows: rows, mem: memory.NewGoAllocator(), BatchRows: DefaultStreamBatchRows,
-		Description: &Description{Provenance: rows.Provenance}}
-	fields := make([]arrow.Field, len(cts))
-	for i, ct := range cts {
-		typ, kind := arrowTypeOf(ct)
-		nullable, ok := ct.Nullable()
-		fields[i] = arrow.Field{Name: ct.Name(), Type: typ, Nullable: nullable || !ok}
-		s.kinds = append(s.kinds, kind)
-		s.Description.Columns = append(s.Description.Columns, ct.Name())
-		s.Description.Types = append(s.Description.Types, ct.DatabaseTypeName())
+	d := &Description{Provenance: rows.Provenance}
+	for _, ct := range cts {
+		d.Columns = append(d.Columns, ct.Name())
+		d.Types = append(d.Types, ct.DatabaseTypeName())
 	}
-	md := provenanceMetadata(rows.Provenance)
-	s.Schema = arrow.NewSchema(fields, &md)
+	s := &Stream{rows: rows, mem: memory.NewGoAllocator(), BatchRows: DefaultStreamBatchRows, Description: d, Schema: d.ArrowSchema()}
+	for _, typ := range d.Types {
+		_, kind := arrowType(typ)
+		s.kinds = append(s.kinds, kind)
+	}
 	return s, nil
+}
+
+// ArrowSchema is the Arrow schema a stream of the described statement
+// carries: every column nullable, typed as Stream builds it, and the
+// provenance in the metadata. A Flight SQL server answers GetFlightInfo with
+// it, so what a client reads before the rows is exactly what the rows carry.
+func (d *Description) ArrowSchema() *arrow.Schema {
+	fields := make([]arrow.Field, len(d.Columns))
+	for i, name := range d.Columns {
+		typ, _ := arrowType(d.Types[i])
+		fields[i] = arrow.Field{Name: name, Type: typ, Nullable: true}
+	}
+	md := provenanceMetadata(d.Provenance)
+	return arrow.NewSchema(fields, &md)
 }
 
 func provenanceMetadata(p *Provenance) arrow.Metadata {
@@ -137,19 +147,14 @@ func provenanceMetadata(p *Provenance) arrow.Metadata {
 	return arrow.NewMetadata(keys, vals)
 }
 
-func arrowTypeOf(ct *sql.ColumnType) (arrow.DataType, colKind) {
-	name := strings.ToUpper(ct.DatabaseTypeName())
-	switch {
-	case strings.HasPrefix(name, "DECIMAL"):
-		p, s, ok := ct.DecimalSize()
-		if !ok {
-			p, s = 38, 0
-			var pp, ss int64
-			if _, err := fmt.Sscanf(name, "DECIMAL(%d,%d)", &pp, &ss); err == nil {
-				p, s = pp, ss
-			}
-		}
-		return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, kDecimal
+// arrowType maps a DuckDB type name (as DESCRIBE and the driver's column
+// types spell it) to its Arrow type and the builder that fills it.
+func arrowType(duck string) (arrow.DataType, colKind) {
+	name := strings.ToUpper(strings.TrimSpace(duck))
+	if strings.HasPrefix(name, "DECIMAL") {
+		var p, s int32 = 38, 0
+		fmt.Sscanf(name, "DECIMAL(%d,%d)", &p, &s)
+		return &arrow.Decimal128Type{Precision: p, Scale: s}, kDecimal
 	}
 	switch name {
 	case "BOOLEAN":

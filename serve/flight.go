@@ -236,67 +236,14 @@ func grpcError(err error) error {
 }
 
 // describeSchema is the Arrow schema a statement will have, with the
-// provenance the plan read (the DoGet stream carries the final one).
+// provenance the plan read: engine.Stream's own encoding, so the FlightInfo
+// and the DoGet stream agree key for key.
 func describeSchema(ctx context.Context, e *engine.Engine, sql string, args []any) (*arrow.Schema, error) {
 	d, err := e.Describe(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	fields := make([]arrow.Field, len(d.Columns))
-	for i := range d.Columns {
-		fields[i] = arrow.Field{Name: d.Columns[i], Type: arrowTypeFor(d.Types[i]), Nullable: true}
-	}
-	md := provenanceMetadata(d.Provenance)
-	return arrow.NewSchema(fields, &md), nil
-}
-
-func provenanceMetadata(p *engine.Provenance) arrow.Metadata {
-	return arrow.NewMetadata(
-		[]string{"meterstore.watermark", "meterstore.tiers", "meterstore.read_mode"},
-		[]string{p.Watermark.UTC().Format(time.RFC3339Nano), p.Tiers.String(), p.Mode.String()})
-}
-
-// arrowTypeFor mirrors engine.Stream's mapping from DuckDB type names.
-func arrowTypeFor(duck string) arrow.DataType {
-	name := strings.ToUpper(strings.TrimSpace(duck))
-	if strings.HasPrefix(name, "DECIMAL") {
-		var p, sc int32 = 38, 0
-		fmt.Sscanf(name, "DECIMAL(%d,%d)", &p, &sc)
-		return &arrow.Decimal128Type{Precision: p, Scale: sc}
-	}
-	switch name {
-	case "BOOLEAN":
-		return arrow.FixedWidthTypes.Boolean
-	case "TINYINT":
-		return arrow.PrimitiveTypes.Int8
-	case "SMALLINT":
-		return arrow.PrimitiveTypes.Int16
-	case "INTEGER":
-		return arrow.PrimitiveTypes.Int32
-	case "BIGINT":
-		return arrow.PrimitiveTypes.Int64
-	case "UTINYINT":
-		return arrow.PrimitiveTypes.Uint8
-	case "USMALLINT":
-		return arrow.PrimitiveTypes.Uint16
-	case "UINTEGER":
-		return arrow.PrimitiveTypes.Uint32
-	case "UBIGINT":
-		return arrow.PrimitiveTypes.Uint64
-	case "FLOAT":
-		return arrow.PrimitiveTypes.Float32
-	case "DOUBLE":
-		return arrow.PrimitiveTypes.Float64
-	case "DATE":
-		return arrow.FixedWidthTypes.Date32
-	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
-		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-	case "TIMESTAMP":
-		return &arrow.TimestampType{Unit: arrow.Microsecond}
-	case "HUGEINT":
-		return &arrow.Decimal128Type{Precision: 38, Scale: 0}
-	}
-	return arrow.BinaryTypes.String
+	return d.ArrowSchema(), nil
 }
 
 func (s *FlightServer) flightInfo(schema *arrow.Schema, desc *flight.FlightDescriptor, ticket []byte) *flight.FlightInfo {
