@@ -11,6 +11,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -78,10 +79,32 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, code int, typ, msg string) {
+func newRESTError(code int, typ, msg string) restError {
 	var e restError
 	e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
-	writeJSON(w, code, e)
+	return e
+}
+
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	writeJSON(w, code, newRESTError(code, typ, msg))
+}
+
+// writeViewNotFound answers a views route's 404 in both shapes the spec gives
+// it: the schema of these responses is ErrorModel itself (message, type and
+// code at the top level), while the spec's examples for them, every other
+// route and every client use the {"error": ErrorModel} wrapper.
+func writeViewNotFound(w http.ResponseWriter, typ string, err error) {
+	if !isNotFound(err) {
+		writeError(w, http.StatusInternalServerError, "InternalServerError", err.Error())
+		return
+	}
+	e := newRESTError(http.StatusNotFound, typ, err.Error())
+	writeJSON(w, http.StatusNotFound, struct {
+		restError
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    int    `json:"code"`
+	}{e, e.Error.Message, e.Error.Type, e.Error.Code})
 }
 
 // Handler is the façade's routes.
@@ -104,13 +127,13 @@ func (s *RESTServer) Handler() http.Handler {
 		// read routes only, so a spec-following client never attempts a write.
 		writeJSON(w, 200, map[string]any{"defaults": map[string]string{}, "overrides": map[string]string{}, "endpoints": readEndpoints})
 	})
-	api.HandleFunc("GET /v1/namespaces", s.listNamespaces)
+	api.HandleFunc("GET /v1/namespaces", paged(s.listNamespaces))
 	api.HandleFunc("GET /v1/namespaces/{ns}", s.getNamespace)
 	api.HandleFunc("HEAD /v1/namespaces/{ns}", s.getNamespace)
-	api.HandleFunc("GET /v1/namespaces/{ns}/tables", s.listTables)
+	api.HandleFunc("GET /v1/namespaces/{ns}/tables", paged(s.listTables))
 	api.HandleFunc("GET /v1/namespaces/{ns}/tables/{table}", s.loadTable)
 	api.HandleFunc("HEAD /v1/namespaces/{ns}/tables/{table}", s.loadTable)
-	api.HandleFunc("GET /v1/namespaces/{ns}/views", s.listViews)
+	api.HandleFunc("GET /v1/namespaces/{ns}/views", paged(s.listViews))
 	api.HandleFunc("GET /v1/namespaces/{ns}/views/{view}", s.loadView)
 	api.HandleFunc("GET /v1/meterstore/resolution", s.resolutionAll)
 	api.HandleFunc("GET /v1/meterstore/resolution/{table}", s.resolution)
@@ -130,6 +153,24 @@ func (s *RESTServer) Handler() http.Handler {
 	// header out of the attributes.
 	return otelhttp.NewHandler(s.logged(mux), "iceberg-rest",
 		otelhttp.WithMeterProvider(telemetry.MeterProvider()), otelhttp.WithServerName("iceberg-rest"))
+}
+
+// paged checks a listing's pageSize as the spec declares it (an integer of at
+// least 1) and then answers the whole listing: the façade does not paginate,
+// and the spec has such a server ignore pageToken and omit next-page-token.
+func paged(list http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if sizes, ok := r.URL.Query()["pageSize"]; ok {
+			for _, size := range sizes {
+				if n, err := strconv.Atoi(size); err != nil || n < 1 {
+					writeError(w, http.StatusBadRequest, "BadRequestException",
+						fmt.Sprintf("pageSize %q is not a whole number of at least 1; omit it to list everything", size))
+					return
+				}
+			}
+		}
+		list(w, r)
+	}
 }
 
 // mutationOnlyRoutes are the specification's routes that have no read method:
@@ -257,8 +298,16 @@ func (s *RESTServer) getNamespace(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"namespace": ns, "properties": scrub(props)})
 }
 
+// isNotFound tells a catalog's missing namespace, table or view from a
+// failure of the catalog itself.
+func isNotFound(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return errors.Is(err, icecat.ErrNoSuchNamespace) || errors.Is(err, icecat.ErrNoSuchTable) || errors.Is(err, icecat.ErrNoSuchView) ||
+		strings.Contains(msg, "not found") || strings.Contains(msg, "does not exist")
+}
+
 func (s *RESTServer) notFound(w http.ResponseWriter, r *http.Request, typ string, err error) {
-	if errors.Is(err, icecat.ErrNoSuchNamespace) || errors.Is(err, icecat.ErrNoSuchTable) || strings.Contains(strings.ToLower(err.Error()), "not found") || strings.Contains(strings.ToLower(err.Error()), "does not exist") {
+	if isNotFound(err) {
 		if r.Method == http.MethodHead {
 			w.Header().Set("Content-Type", "application/json") // the spec's 404 is JSON; HEAD sends no body
 			w.WriteHeader(404)
@@ -358,7 +407,7 @@ func (s *RESTServer) listViews(w http.ResponseWriter, r *http.Request) {
 	}
 	ids, err := collect(vc.ListViews(r.Context(), namespaceOf(r)))
 	if err != nil {
-		s.notFound(w, r, "NoSuchNamespaceException", err)
+		writeViewNotFound(w, "NoSuchNamespaceException", err)
 		return
 	}
 	writeJSON(w, 200, map[string]any{"identifiers": ids})
@@ -367,12 +416,12 @@ func (s *RESTServer) listViews(w http.ResponseWriter, r *http.Request) {
 func (s *RESTServer) loadView(w http.ResponseWriter, r *http.Request) {
 	vc, ok := s.Catalog.(viewCatalog)
 	if !ok {
-		writeError(w, 404, "NoSuchViewException", "this catalog keeps no views")
+		writeViewNotFound(w, "NoSuchViewException", fmt.Errorf("view %s: %w: this catalog keeps no views", r.PathValue("view"), icecat.ErrNoSuchView))
 		return
 	}
 	md, err := vc.LoadView(r.Context(), append(namespaceOf(r), r.PathValue("view")))
 	if err != nil {
-		s.notFound(w, r, "NoSuchViewException", err)
+		writeViewNotFound(w, "NoSuchViewException", err)
 		return
 	}
 	writeJSON(w, 200, map[string]any{"metadata-location": md.Location(), "metadata": md, "config": map[string]string{}})

@@ -1,11 +1,15 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
@@ -16,7 +20,11 @@ import (
 // OpenAPI document against the façade, found off the specification — a
 // listing under a missing parent namespace is 404 (was 500), a HEAD's 404
 // carries its JSON content type, and the spec's mutation-only routes answer
-// 405 to every method (a GET on them was 404, a route that does not exist).
+// 405 to every method (a GET on them was 404, a route that does not exist);
+// a pageSize below the spec's minimum of 1 is a bad request (it was ignored);
+// the views routes' 404s satisfy the spec's schema for them, ErrorModel's
+// fields at the top level, and still carry the error wrapper every client
+// parses.
 func TestIcebergRESTSpecAnswers(t *testing.T) {
 	f := newFixture(t)
 	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{f.s.Table().Config}, Users: f.users(t), Log: f.log}
@@ -61,4 +69,36 @@ func TestIcebergRESTSpecAnswers(t *testing.T) {
 	resp = do("POST", "/v1/namespaces")
 	require.Equal(t, 405, resp.StatusCode)
 	require.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
+
+	for _, list := range []string{"/v1/namespaces", "/v1/namespaces/meterstore/tables", "/v1/namespaces/meterstore/views"} {
+		for _, size := range []string{"0", "-3", "ten", "1.5", ""} {
+			resp := do("GET", list+"?pageSize="+size)
+			require.Equal(t, 400, resp.StatusCode, "%s?pageSize=%s", list, size)
+			e := errorBody(resp)
+			require.Equal(t, "BadRequestException", e["type"], "%s?pageSize=%s", list, size)
+			require.Contains(t, e["message"], "pageSize", "%s?pageSize=%s: the message names the parameter", list, size)
+		}
+		// Without pagination the spec says to ignore the token and answer everything.
+		resp := do("GET", list+"?pageSize=1&pageToken=opaque")
+		require.Equal(t, 200, resp.StatusCode, list)
+	}
+
+	for _, path := range []string{"/v1/namespaces/no_such_namespace/views", "/v1/namespaces/meterstore/views/no_such_view"} {
+		resp := do("GET", path)
+		require.Equal(t, 404, resp.StatusCode, path)
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		for _, field := range []string{"message", "type", "code"} {
+			require.Contains(t, body, field, "%s: the spec's 404 schema for the views routes is ErrorModel itself", path)
+		}
+		wrapped, ok := body["error"].(map[string]any)
+		require.True(t, ok, "%s: %v", path, body)
+		require.Equal(t, body["type"], wrapped["type"], path)
+		require.Equal(t, body["message"], wrapped["message"], path)
+	}
+	cat, err := rest.NewCatalog(context.Background(), "facade", hs.URL)
+	require.NoError(t, err)
+	_, err = cat.LoadView(context.Background(), table.Identifier{"meterstore", "no_such_view"})
+	require.ErrorIs(t, err, icecat.ErrNoSuchView)
+	require.ErrorContains(t, err, "no_such_view", "iceberg-go's client reads the error's message")
 }
