@@ -96,6 +96,12 @@ type Outcome struct {
 	Dropped        []string // detached partitions of an interrupted run, verified and dropped
 	Watermark      time.Time
 	Duration       time.Duration // the run's, lease to release
+	// Compacted lists the partitions a scheduled compaction rewrote;
+	// CompactionContended says another process held the lease then.
+	Compacted           []catalog.CompactedPartition
+	CompactionContended bool
+	// OrphansDeleted lists the files a scheduled orphan cleanup removed.
+	OrphansDeleted []string
 }
 
 // ArchivedAnything reports whether the run moved any window.
@@ -270,6 +276,19 @@ func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, fro
 		a.opt.Progress(Progress{Window: from, Rows: win.Rows, Done: true, Recovered: recovered})
 	}
 	return win, nil
+}
+
+// Compact compacts the table's due months (catalog.Table.Compact) under the
+// archiver's lease, so that of several replicas one compacts a table at a
+// time; the others get contended = true and nothing is done. Holding it keeps
+// archival of the table off for the run, which is the next tick's work then.
+func (a *Archiver) Compact(ctx context.Context, opt catalog.CompactOptions) (res catalog.CompactResult, contended bool, err error) {
+	out, err := a.underLease(ctx, func(*Outcome) error {
+		var cerr error
+		res, cerr = a.cold.Compact(ctx, opt)
+		return cerr
+	})
+	return res, out.LeaseContended, err
 }
 
 // Reconcile restores invariant 1 outside a scheduled run, under the archiver's

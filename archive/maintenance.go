@@ -3,20 +3,32 @@ package archive
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"meterstore/catalog"
 )
 
-// Scheduler runs archival (and, when enabled, snapshot expiry) for several
-// tables on an interval. Every replica may run one: each table's lease decides
-// who works, and the others see LeaseContended and wait for the next tick.
+// Scheduler runs archival (and, when enabled, compaction, orphan cleanup and
+// snapshot expiry) for several tables on an interval. Every replica may run
+// one: each table's lease decides who works, and the others see
+// LeaseContended and wait for the next tick.
 type Scheduler struct {
 	archivers []*Archiver
 	interval  time.Duration
 	expire    bool
+	compact   bool
+	quiet     time.Duration // 0: each table's settlement lag
+	orphanAge time.Duration // 0: no orphan cleanup
 	windows   int
 	now       func() time.Time
 	report    func(Outcome, error)
 }
+
+// MinOrphanAge is the shortest safety age orphan cleanup accepts: a file
+// younger than that may belong to a commit in flight (an archival window, a
+// cold append, a compaction writes its files before it commits them).
+const MinOrphanAge = time.Hour
 
 // Maintenance returns a scheduler over the archivers: every 15 minutes, no
 // expiry (retention is a compliance decision), up to 32 windows per run.
@@ -37,18 +49,52 @@ func (s *Scheduler) Interval(d time.Duration) *Scheduler {
 // the compliance floor.
 func (s *Scheduler) ExpireSnapshots(on bool) *Scheduler { s.expire = on; return s }
 
+// Compact turns compaction on or off (off by default): after archival, each
+// table's closed months (entirely below the watermark) are compacted once the
+// newest of their files that no compaction wrote was committed at least quiet
+// ago on the wall clock (≤ 0: the table's settlement lag) — a month when its
+// late corrections have gone quiet, again after a late correction landed in it.
+func (s *Scheduler) Compact(on bool, quiet time.Duration) *Scheduler {
+	s.compact, s.quiet = on, quiet
+	return s
+}
+
+// DeleteOrphans turns orphan cleanup on for files older than age (≤ 0: off):
+// files no snapshot references — left by a crash between writing files and
+// committing them. Files of unexpired snapshots are never orphans; age spares
+// the files of commits in flight. An age under MinOrphanAge is refused by
+// RunOnce.
+func (s *Scheduler) DeleteOrphans(age time.Duration) *Scheduler { s.orphanAge = age; return s }
+
+// Clock sets the clock archival measures settlement on (nil keeps time.Now).
+func (s *Scheduler) Clock(now func() time.Time) *Scheduler {
+	if now != nil {
+		s.now = now
+	}
+	return s
+}
+
 // MaxWindows bounds the windows one run archives per table (≤ 0: no limit).
 func (s *Scheduler) MaxWindows(n int) *Scheduler { s.windows = n; return s }
 
 // Report receives every table's outcome of every run.
 func (s *Scheduler) Report(f func(Outcome, error)) *Scheduler { s.report = f; return s }
 
-// RunOnce archives (and expires) every table once; one table's failure does not
-// stop the others. It returns the errors joined.
+// RunOnce archives (compacts, cleans and expires) every table once; one
+// table's failure does not stop the others. It returns the errors joined.
 func (s *Scheduler) RunOnce(ctx context.Context) error {
+	if s.orphanAge > 0 && s.orphanAge < MinOrphanAge {
+		return fmt.Errorf("orphan cleanup: safety age %s is under %s: a commit in flight could lose its files", s.orphanAge, MinOrphanAge)
+	}
 	var errs []error
 	for _, a := range s.archivers {
 		out, err := a.Archive(ctx, s.now(), s.windows)
+		if err == nil && s.compact && !out.LeaseContended {
+			err = s.compactTable(ctx, a, &out)
+		}
+		if err == nil && s.orphanAge > 0 && !out.LeaseContended {
+			out.OrphansDeleted, err = a.cold.DeleteOrphanFiles(ctx, s.orphanAge, false)
+		}
 		if err == nil && s.expire && !out.LeaseContended {
 			_, err = a.cold.ExpireSnapshots(ctx, a.cfg.SnapshotRetention(), a.cfg.MinSnapshotsToKeep(), false)
 		}
@@ -60,6 +106,19 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// compactTable compacts a's due months into out.
+func (s *Scheduler) compactTable(ctx context.Context, a *Archiver, out *Outcome) error {
+	quiet := s.quiet
+	if quiet <= 0 {
+		quiet = a.cfg.SettlementLag()
+	}
+	// Quiet is measured on the wall clock the commits were stamped with.
+	res, contended, err := a.Compact(ctx, catalog.CompactOptions{QuietFor: quiet})
+	out.Compacted = res.Partitions
+	out.CompactionContended = contended
+	return err
 }
 
 // Start runs until ctx ends; the returned channel closes when it has stopped.

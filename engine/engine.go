@@ -48,6 +48,9 @@ type ColdTier interface {
 	SnapshotAt(ctx context.Context, at time.Time) (int64, error)
 	// Snapshots lists the table's snapshots, oldest first.
 	Snapshots(ctx context.Context) ([]SnapshotInfo, error)
+	// Partitions lists the partitions of the current snapshot with their
+	// files, bytes and compaction state (system.partitions).
+	Partitions(ctx context.Context) ([]PartitionInfo, error)
 	// DataDirectory is the local directory holding the table's Parquet files
 	// ("" when they are not on a local file system): a confined session's DuckDB
 	// may read below it and nowhere else.
@@ -60,6 +63,18 @@ type SnapshotInfo struct {
 	CommittedAt time.Time
 	Watermark   *time.Time // nil where the snapshot carries none (a foreign writer)
 	Operation   string
+}
+
+// PartitionInfo is one partition of a cold table, as system.partitions shows it.
+type PartitionInfo struct {
+	Name              string    // the partition path, e.g. tenant=T1/from_month=2025-01
+	Month             time.Time // first day of from_month; zero when the spec has none
+	Files             int
+	Rows, Bytes       int64
+	Closed            bool       // the month lies below the watermark
+	Compacted         bool       // every file is one compaction's output
+	LastCompaction    *time.Time // nil when never compacted
+	NewestUncompacted time.Time  // commit of the newest file no compaction wrote; zero when none
 }
 
 // HotTier reads one table's PostgreSQL side.

@@ -79,7 +79,7 @@ func (pl *planning) classify(t *sqltree.BaseTable, s sqltree.Scope) (baseKind, r
 	}
 	if strings.EqualFold(t.SchemaName, "system") {
 		if _, ok := systemTables[lname]; !ok {
-			return 0, relation{}, fmt.Errorf("%w: unknown system table %q (system.tables, system.config, system.resolution, system.snapshots)", ErrNotAQuery, t.TableName)
+			return 0, relation{}, fmt.Errorf("%w: unknown system table %q (system.tables, system.config, system.resolution, system.snapshots, system.partitions)", ErrNotAQuery, t.TableName)
 		}
 		return baseSystem, relation{}, nil
 	}

@@ -65,6 +65,7 @@ func (c *benchCold) Plan(_ context.Context, snapshot int64, from, to time.Time, 
 func (c *benchCold) SnapshotAt(context.Context, time.Time) (int64, error) { return 1, nil }
 func (c *benchCold) Snapshots(context.Context) ([]SnapshotInfo, error)    { return nil, nil }
 func (c *benchCold) DataDirectory() string                                { return "/wh" }
+func (c *benchCold) Partitions(context.Context) ([]PartitionInfo, error)  { return nil, nil }
 
 type benchHot struct{}
 

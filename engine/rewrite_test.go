@@ -278,6 +278,8 @@ func (c *fixedCold) Snapshots(context.Context) ([]SnapshotInfo, error) {
 	return []SnapshotInfo{{ID: c.snapshot, Watermark: &w, Operation: "append"}}, nil
 }
 
+func (c *fixedCold) Partitions(context.Context) ([]PartitionInfo, error) { return nil, nil }
+
 func (c *fixedCold) DataDirectory() string { return c.dir }
 
 // fixedHot is a hot tier that is planned but never read: its scan SQL is a

@@ -22,6 +22,8 @@ import (
 //	system.config      table, setting, value — the settings that interact
 //	system.resolution  table, setting, value — setting = 'resolution_sql' is ResolutionSQL() exactly
 //	system.snapshots   table, snapshot_id, committed_at, watermark (NULL where a snapshot carries none), operation
+//	system.partitions  table, partition, month, files, rows, bytes, closed, compacted, last_compaction,
+//	                   newest_uncompacted — the cold tier's partitions and what compaction made of them
 //
 // "system" is also the name of DuckDB's own system catalog, so the schema lives
 // in the database's catalog and the planner qualifies references to it.
@@ -31,6 +33,8 @@ var systemTables = map[string]string{
 	"config":     `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
 	"resolution": `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
 	"snapshots":  `"table" VARCHAR, snapshot_id BIGINT, committed_at TIMESTAMPTZ, watermark TIMESTAMPTZ, operation VARCHAR`,
+	"partitions": `"table" VARCHAR, "partition" VARCHAR, month DATE, files INTEGER, "rows" BIGINT, bytes BIGINT, closed BOOLEAN,
+		compacted BOOLEAN, last_compaction TIMESTAMPTZ, newest_uncompacted TIMESTAMPTZ`,
 }
 
 func createSystemTables(ctx context.Context, conn *sql.Conn, catalog string) error {
@@ -97,6 +101,13 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 			}
 			rows["snapshots"] = append(rows["snapshots"], systemRow{cfg.ResolvedName(), s.ID, s.CommittedAt.UTC(), sw, s.Operation})
 		}
+		parts, err := t.cold.Partitions(ctx)
+		if err != nil {
+			return fmt.Errorf("system.partitions: %s: %w", cfg.Name(), err)
+		}
+		for _, p := range parts {
+			rows["partitions"] = append(rows["partitions"], partitionRow(cfg.ResolvedName(), p))
+		}
 	}
 	e.shared.sysMu.Lock()
 	defer e.shared.sysMu.Unlock()
@@ -107,6 +118,20 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+func partitionRow(table string, p PartitionInfo) systemRow {
+	var month, last, newest any
+	if !p.Month.IsZero() {
+		month = p.Month
+	}
+	if p.LastCompaction != nil {
+		last = p.LastCompaction.UTC()
+	}
+	if !p.NewestUncompacted.IsZero() {
+		newest = p.NewestUncompacted.UTC()
+	}
+	return systemRow{table, p.Name, month, int32(p.Files), p.Rows, p.Bytes, p.Closed, p.Compacted, last, newest}
 }
 
 func writeSystemTables(ctx context.Context, db *sql.DB, catalog string, rows map[string][]systemRow) error {

@@ -110,6 +110,22 @@ func (c coldTier) Snapshots(ctx context.Context) ([]engine.SnapshotInfo, error) 
 	return out, nil
 }
 
+func (c coldTier) Partitions(ctx context.Context) ([]engine.PartitionInfo, error) {
+	if err := c.t.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	ps, err := c.t.Partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.PartitionInfo, len(ps))
+	for i, p := range ps {
+		out[i] = engine.PartitionInfo{Name: p.Name, Month: p.Month, Files: p.Files, Rows: p.Rows, Bytes: p.Bytes, Closed: p.Closed,
+			Compacted: p.Compacted, LastCompaction: p.LastCompaction, NewestUncompacted: p.NewestUncompacted}
+	}
+	return out, nil
+}
+
 func (c coldTier) DataDirectory() string {
 	loc := c.t.Iceberg().Location()
 	if !strings.HasPrefix(loc, "file://") && !strings.HasPrefix(loc, "/") {

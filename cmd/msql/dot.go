@@ -453,7 +453,7 @@ func (sh *shell) dotRefresh(_ []string, _ string) error {
 	if err := sh.es.d.engine.RefreshSystemTables(sh.ctx, now); err != nil {
 		return err
 	}
-	fmt.Fprintf(sh.p.target(), "Iceberg tables re-read; system.tables, system.config, system.resolution, system.snapshots refreshed at %s\n", now.UTC().Format(time.RFC3339))
+	fmt.Fprintf(sh.p.target(), "Iceberg tables re-read; system.tables, system.config, system.resolution, system.partitions, system.snapshots refreshed at %s\n", now.UTC().Format(time.RFC3339))
 	return nil
 }
 

@@ -10,39 +10,50 @@ import (
 	"time"
 
 	"meterstore/archive"
+	"meterstore/catalog"
 )
 
 func init() {
 	subcommands["maintenance"] = subcommand{"run archival (and optional snapshot expiry) on an interval until stopped", runMaintenance}
 }
 
-const maintenanceUsage = `msql maintenance [--interval 15m] [--max-windows N] [--expire-snapshots] [--once]
+const maintenanceUsage = `msql maintenance [--interval 15m] [--max-windows N] [--compact] [--expire-snapshots] [--once]
                  [--health ADDR] [--log-format text|json] [deployment flags]
 A long-running scheduler: every interval it archives each table's settled
-windows (under the table's lease, so every replica may run one) and, with
---expire-snapshots, expires snapshots past the configured retention. Stops on
-SIGINT/SIGTERM after the run in progress. One log line per table and run
-(stderr); --health serves /healthz, /readyz and Prometheus /metrics
-(docs/runbook.md).`
+windows (under the table's lease, so every replica may run one). With
+--compact it also compacts each closed month (msql compact) once its newest
+file is --compact-quiet old — again after late corrections to it have gone
+quiet — and deletes orphan files (left by a crash before a commit) older than
+--orphan-age. With --expire-snapshots it expires snapshots past the configured
+retention. Stops on SIGINT/SIGTERM after the run in progress. One log line per
+table and run (stderr); --health serves /healthz, /readyz and Prometheus
+/metrics (docs/runbook.md).`
 
 func runMaintenance(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
 	var opsf opsFlags
 	var interval time.Duration
 	var maxWindows int
-	var expire, once bool
+	var expire, once, compact bool
+	var quiet, orphanAge time.Duration
 	fs := newFlagSet("msql maintenance", maintenanceUsage, io)
 	deploy.register(fs)
 	opsf.register(fs)
 	fs.DurationVar(&interval, "interval", 15*time.Minute, "pause between runs")
 	fs.IntVar(&maxWindows, "max-windows", 32, "windows per table per run (0 = no limit)")
 	fs.BoolVar(&expire, "expire-snapshots", false, "also expire snapshots past each table's retention")
+	fs.BoolVar(&compact, "compact", false, "also compact closed months and delete orphan files")
+	fs.DurationVar(&quiet, "compact-quiet", 0, "compact a month once its newest file is this old (0 = the table's settlement lag)")
+	fs.DurationVar(&orphanAge, "orphan-age", catalog.DefaultOrphanSafetyAge, "with --compact, delete orphan files older than this (at least 1h)")
 	fs.BoolVar(&once, "once", false, "run once and exit")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
 	if interval <= 0 {
 		return fmt.Errorf("%w: --interval must be positive", errUsage)
+	}
+	if compact && orphanAge < archive.MinOrphanAge {
+		return withHint(fmt.Errorf("%w: --orphan-age %s is under %s: a commit in flight could lose its files", errUsage, orphanAge, archive.MinOrphanAge), "--orphan-age 72h")
 	}
 	log, err := opsf.logger(io.err)
 	if err != nil {
@@ -77,13 +88,17 @@ func runMaintenance(ctx context.Context, args []string, io stdio) error {
 	for _, t := range d.store.Tables() {
 		archivers = append(archivers, t.Archiver())
 	}
-	s := archive.Maintenance(archivers...).Interval(interval).MaxWindows(maxWindows).ExpireSnapshots(expire).
+	s := archive.Maintenance(archivers...).Interval(interval).MaxWindows(maxWindows).ExpireSnapshots(expire).Compact(compact, quiet).
 		Report(func(out archive.Outcome, err error) {
 			fmt.Fprintf(io.out, "%s ", time.Now().UTC().Format(time.RFC3339))
 			printOutcome(io, out)
+			printMaintenance(io, out)
 			runLog(log, out, err)
 			o.sample(ctx, true)
 		})
+	if compact {
+		s.DeleteOrphans(orphanAge)
+	}
 	if once {
 		return s.RunOnce(ctx)
 	}
@@ -114,9 +129,28 @@ func runLog(log *slog.Logger, out archive.Outcome, err error) {
 	if len(out.Dropped) > 0 {
 		attrs = append(attrs, "dropped", out.Dropped)
 	}
+	if len(out.Compacted) > 0 || out.CompactionContended {
+		attrs = append(attrs, "compacted_partitions", len(out.Compacted), "compaction_contended", out.CompactionContended)
+	}
+	if len(out.OrphansDeleted) > 0 {
+		attrs = append(attrs, "orphans_deleted", len(out.OrphansDeleted))
+	}
 	if err != nil {
 		log.Error("maintenance run failed", append(attrs, "err", err.Error())...)
 		return
 	}
 	log.Info("maintenance run", attrs...)
+}
+
+// printMaintenance writes what a scheduled run compacted and cleaned.
+func printMaintenance(io stdio, out archive.Outcome) {
+	if out.CompactionContended {
+		fmt.Fprintf(io.out, "%s: compaction lease contended (another process is maintaining this table)\n", out.Table)
+	}
+	for _, p := range out.Compacted {
+		fmt.Fprintf(io.out, "%s: compacted %s: %d files → %d, %d rows\n", out.Table, p.Partition, p.FilesRemoved, p.FilesAdded, p.Rows)
+	}
+	if n := len(out.OrphansDeleted); n > 0 {
+		fmt.Fprintf(io.out, "%s: deleted %d orphan files\n", out.Table, n)
+	}
 }

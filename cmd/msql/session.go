@@ -67,8 +67,8 @@ type asOfPin struct {
 }
 
 // newEngineSession opens a session over d and fills the system tables
-// (system.tables, system.config, system.resolution, system.snapshots) once, so
-// they are not empty before the first .refresh.
+// (system.tables, system.config, system.resolution, system.snapshots,
+// system.partitions) once, so they are not empty before the first .refresh.
 func newEngineSession(ctx context.Context, d *deployment, scopes []string) (*engineSession, error) {
 	if err := d.engine.RefreshSystemTables(ctx, time.Now()); err != nil {
 		return nil, fmt.Errorf("refresh the system tables: %w", err)
