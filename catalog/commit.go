@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"meterstore"
+	"meterstore/internal/pglock"
 )
 
 // RowSource yields pages of rows in keyset order; io.EOF at the end. Calls are
@@ -108,6 +109,15 @@ func isCommitConflict(err error) bool {
 
 // commit stages files (possibly none: an empty snapshot) with props on tbl and commits.
 func (t *Table) commitFiles(ctx context.Context, tbl *table.Table, op string, files []iceberg.DataFile, props iceberg.Properties) (*table.Table, error) {
+	tx, err := t.stageFiles(ctx, tbl, op, files, props)
+	if err != nil {
+		return nil, err
+	}
+	return t.commitTx(ctx, tx, op)
+}
+
+// stageFiles stages files (possibly none: an empty snapshot) with props on tbl.
+func (t *Table) stageFiles(ctx context.Context, tbl *table.Table, op string, files []iceberg.DataFile, props iceberg.Properties) (*table.Transaction, error) {
 	tx := tbl.NewTransaction()
 	var err error
 	if len(files) == 0 {
@@ -118,7 +128,40 @@ func (t *Table) commitFiles(ctx context.Context, tbl *table.Table, op string, fi
 	if err != nil {
 		return nil, fmt.Errorf("cold table %s: stage %s: %w", t.cfg.Name(), op, err)
 	}
-	return t.commitTx(ctx, tx, op)
+	return tx, nil
+}
+
+// commitUnderLease commits what stage stages on the table under the
+// cold-append lease, which serialises MeterStore's cold commits (archival,
+// cold appends, compaction). A commit lost anyway — to a writer the lease does
+// not reach — is staged again on the reloaded table, a bounded number of
+// times; stage re-checks whatever the commit rests on.
+func (t *Table) commitUnderLease(ctx context.Context, op string, stage func(tbl *table.Table) (*table.Transaction, error)) (*table.Table, error) {
+	if t.c.opt.Pool != nil {
+		lease, err := pglock.Acquire(ctx, t.c.opt.Pool, LeaseName(t.cfg.Name()), ColdAppendLeaseWait)
+		if err != nil {
+			return nil, fmt.Errorf("cold table %s: %s: %w", t.cfg.Name(), op, err)
+		}
+		defer lease.Release()
+	}
+	var lastErr error
+	for attempt := 0; attempt < coldAppendAttempts; attempt++ {
+		if attempt > 0 {
+			if err := t.Refresh(ctx); err != nil {
+				return nil, err
+			}
+		}
+		tx, err := stage(t.Iceberg())
+		if err != nil {
+			return nil, err
+		}
+		nt, err := t.commitTx(ctx, tx, op)
+		if !errors.Is(err, ErrCommitConflict) {
+			return nt, err
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("cold table %s: %s gave up after %d attempts: %w", t.cfg.Name(), op, coldAppendAttempts, lastErr)
 }
 
 func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) (*table.Table, error) {
@@ -193,7 +236,17 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 		return CommitResult{}, err
 	}
 	props := iceberg.Properties{WatermarkProperty: formatWatermark(newWatermark)}
-	nt, err := t.commitFiles(ctx, tbl, "archive", files, props)
+	nt, err := t.commitUnderLease(ctx, "archive", func(tbl *table.Table) (*table.Transaction, error) {
+		cur, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
+		if err != nil {
+			return nil, err
+		}
+		if newWatermark.Before(cur) {
+			return nil, fmt.Errorf("cold table %s: watermark %s is before the current %s: %w",
+				t.cfg.Name(), formatWatermark(newWatermark), formatWatermark(cur), ErrWatermarkBackwards)
+		}
+		return t.stageFiles(ctx, tbl, "archive", files, props)
+	})
 	if err != nil {
 		return CommitResult{}, err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"meterstore"
-	"meterstore/internal/pglock"
 	"meterstore/internal/telemetry"
 )
 
@@ -165,8 +164,10 @@ func (t *Table) Partitions(ctx context.Context) ([]Partition, error) {
 	if snap == nil {
 		return nil, nil
 	}
+	// A table without a watermark has no closed month (its queries and
+	// archival report ErrWatermarkMissing; its partitions are still listed).
 	wm, err := t.watermarkFrom(ctx, tbl, snap)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrWatermarkMissing) {
 		return nil, err
 	}
 	tasks, err := t.planTasks(ctx, tbl, snap.SnapshotID)
@@ -579,27 +580,13 @@ func compareOptional(a, b *string) int {
 }
 
 // commitCompaction replaces remove with add in one commit that carries the
-// current watermark unchanged, under the cold-append lease (which serialises
-// it with late corrections and other compactions). A commit lost to another
-// writer (archival) is retried on the reloaded table; if the files being
-// replaced are gone, ErrCompactionRaced.
+// current watermark unchanged (commitUnderLease); if the files being replaced
+// are gone, ErrCompactionRaced.
 func (t *Table) commitCompaction(ctx context.Context, id string, remove, add []iceberg.DataFile) (int64, error) {
-	if t.c.opt.Pool != nil {
-		lease, err := pglock.Acquire(ctx, t.c.opt.Pool, LeaseName(t.cfg.Name()), ColdAppendLeaseWait)
-		if err != nil {
-			return 0, err
-		}
-		defer lease.Release()
-	}
-	var lastErr error
-	for attempt := 0; attempt < coldAppendAttempts; attempt++ {
-		if err := t.Refresh(ctx); err != nil {
-			return 0, err
-		}
-		tbl := t.Iceberg()
+	nt, err := t.commitUnderLease(ctx, "compact", func(tbl *table.Table) (*table.Transaction, error) {
 		wm, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		props := iceberg.Properties{MarkCompaction: id}
 		if !wm.IsZero() {
@@ -614,19 +601,16 @@ func (t *Table) commitCompaction(ctx context.Context, id string, remove, add []i
 			rw.AddDataFile(f)
 		}
 		if err := rw.Commit(ctx); err != nil {
+			// iceberg-go's own check that every file to delete is live.
 			if strings.Contains(err.Error(), "do not belong to the table") {
-				return 0, ErrCompactionRaced
+				return nil, ErrCompactionRaced
 			}
-			return 0, fmt.Errorf("stage: %w", err)
+			return nil, fmt.Errorf("stage: %w", err)
 		}
-		nt, err := t.commitTx(ctx, tx, "compact")
-		if err == nil {
-			return nt.CurrentSnapshot().SnapshotID, nil
-		}
-		if !errors.Is(err, ErrCommitConflict) {
-			return 0, err
-		}
-		lastErr = err
+		return tx, nil
+	})
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("gave up after %d attempts: %w", coldAppendAttempts, lastErr)
+	return nt.CurrentSnapshot().SnapshotID, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
@@ -260,6 +261,63 @@ func TestCompactionMergesAMonth(t *testing.T) {
 	require.Equal(t, name, res.Partitions[0].Partition)
 	checkCompacted(t, tb, partitionsByName(t, tb)[name], all)
 	require.Equal(t, rowSet(append(before, late)), rowSet(readAll(t, tb)))
+	checkPlannedMarks(t, tb, name)
+}
+
+// checkPlannedMarks checks what PlanFiles says of a compacted partition's
+// files, then rewrites its current file out of band (the same rows, no
+// marks): the superseded file no longer counts as superseded, the copy proves
+// nothing.
+func checkPlannedMarks(t *testing.T, tb *Table, name string) {
+	t.Helper()
+	ctx := context.Background()
+	p := partitionsByName(t, tb)[name]
+	month := p.Month
+	req := PlanRequest{From: month, To: month.AddDate(0, 1, 0), Eq: map[string]string{"tenant": p.tasks[0].File.Partition()[firstPartitionID+1].(string)}} // tenant: the first identity column
+	files, _, err := tb.PlanFiles(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	var current DataFile
+	for _, f := range files {
+		require.NotEqual(t, f.KeysUnique, f.Superseded, f.Path)
+		require.Contains(t, f.TextBounds, "malo_id", "MaLo ids are shorter than the bound truncation")
+		if f.KeysUnique {
+			current = f
+		}
+	}
+	rows := fileRows(t, tb, "file://"+current.Path)
+	copied, err := tb.writeFiles(ctx, tb.Iceberg(), rowPages(rows, 1000), defaultBounds)
+	require.NoError(t, err)
+	var old iceberg.DataFile
+	for _, task := range p.tasks {
+		if LocalPath(task.File.FilePath()) == current.Path {
+			old = task.File
+		}
+	}
+	tx := tb.Iceberg().NewTransaction()
+	rw := tx.NewRewrite(iceberg.Properties{WatermarkProperty: formatWatermark(*mustWatermark(t, tb))})
+	rw.DeleteFile(old)
+	for _, f := range copied {
+		rw.AddDataFile(f)
+	}
+	require.NoError(t, rw.Commit(ctx))
+	_, err = tb.commitTx(ctx, tx, "out-of-band rewrite")
+	require.NoError(t, err)
+	files, _, err = tb.PlanFiles(ctx, req)
+	require.NoError(t, err)
+	for _, f := range files {
+		require.False(t, f.Superseded, "%s: the file its mark names is gone", f.Path)
+		if slices.ContainsFunc(copied, func(c iceberg.DataFile) bool { return LocalPath(c.FilePath()) == f.Path }) {
+			require.False(t, f.KeysUnique, "a file without the mark proves nothing")
+		}
+	}
+}
+
+func mustWatermark(t *testing.T, tb *Table) *time.Time {
+	t.Helper()
+	w, err := tb.Watermark(context.Background())
+	require.NoError(t, err)
+	return &w
 }
 
 // A file due to close at its target size takes the rest of its malo_id first,

@@ -29,6 +29,17 @@ type DataFile struct {
 	VersionMin *uint64
 	VersionMax *uint64
 	SizeBytes  int64
+	// TextBounds are the exact minimum and maximum of the text columns whose
+	// bounds are shorter than Iceberg's 16-character truncation (a truncated
+	// upper bound is not the column's maximum); other columns are absent.
+	TextBounds map[string][2]string
+	// KeysUnique: the file's footer proves that no resolution key (merge key
+	// + version_scope) occurs twice in it (MarkKeys), whatever its versions.
+	KeysUnique bool
+	// Superseded: the file's footer proves that every row of it has a row of
+	// the same resolution key at a higher version in files all held by the
+	// planned snapshot (MarkSupersededBy).
+	Superseded bool
 }
 
 // planCacheMax bounds the snapshots whose file lists are kept.
@@ -107,10 +118,9 @@ func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) ([]DataFile, int
 	return out, snap.SnapshotID, nil
 }
 
-// plannedFile is a DataFile with the exact text-column bounds pruning uses.
+// plannedFile is a DataFile as the snapshot's file list keeps it.
 type plannedFile struct {
 	DataFile
-	textLo, textHi map[string]string // only columns whose bounds are exact
 }
 
 // mayHold reports whether the file can hold a row of req.
@@ -130,9 +140,7 @@ func (f plannedFile) mayHold(req PlanRequest) bool {
 			}
 			continue
 		}
-		lo, okLo := f.textLo[col]
-		hi, okHi := f.textHi[col]
-		if okLo && okHi && (v < lo || v > hi) {
+		if b, ok := f.TextBounds[col]; ok && (v < b[0] || v > b[1]) {
 			return false
 		}
 	}
@@ -161,13 +169,13 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 	}
 	sc := tbl.Schema()
 	files := make([]plannedFile, len(described))
-	byPath := map[string]iceberg.DataFile{}
+	byPath := map[string]table.FileScanTask{}
 	for _, task := range tasks {
-		byPath[LocalPath(task.File.FilePath())] = task.File
+		byPath[LocalPath(task.File.FilePath())] = task
 	}
 	for i, df := range described {
-		pf := plannedFile{DataFile: df, textLo: map[string]string{}, textHi: map[string]string{}}
-		f := byPath[df.Path]
+		df.TextBounds = map[string][2]string{}
+		f := byPath[df.Path].File
 		lo, hi := f.LowerBoundValues(), f.UpperBoundValues()
 		for _, field := range sc.Fields() {
 			if field.Type.String() != iceberg.PrimitiveTypes.String.String() {
@@ -177,9 +185,12 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 			if len(l) == 0 || len(h) == 0 || len(l) >= exactBoundLen || len(h) >= exactBoundLen {
 				continue
 			}
-			pf.textLo[field.Name], pf.textHi[field.Name] = string(l), string(h)
+			df.TextBounds[field.Name] = [2]string{string(l), string(h)}
 		}
-		files[i] = pf
+		files[i] = plannedFile{DataFile: df}
+	}
+	if err := t.readFileMarks(ctx, tbl, files, byPath); err != nil {
+		return nil, err
 	}
 	t.planMu.Lock()
 	if len(t.planCache) >= planCacheMax {
@@ -188,6 +199,46 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 	t.planCache[snapID] = files
 	t.planMu.Unlock()
 	return files, nil
+}
+
+// readFileMarks sets the footer marks of the files that may carry them: the
+// files a compaction snapshot added and those holding several versions (or not
+// saying which). A superseded file counts as superseded only while every file
+// its mark names is in the snapshot.
+func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []plannedFile, tasks map[string]table.FileScanTask) error {
+	compactions := map[int64]bool{}
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[MarkCompaction] != "" {
+			compactions[s.SequenceNumber] = true
+		}
+	}
+	live := map[string]bool{}
+	for _, task := range tasks {
+		live[task.File.FilePath()] = true
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("cold table %s: file system: %w", t.cfg.Name(), err)
+	}
+	for i := range files {
+		f := &files[i].DataFile
+		task := tasks[f.Path]
+		byCompaction := task.DataSequenceNumber != nil && compactions[*task.DataSequenceNumber]
+		single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
+		if single && !byCompaction {
+			continue
+		}
+		m, err := t.marksOf(fsys, task.File.FilePath())
+		if err != nil {
+			return err
+		}
+		f.KeysUnique = m.keysUnique
+		f.Superseded = m.supersededBy != nil
+		for _, by := range m.supersededBy {
+			f.Superseded = f.Superseded && live[by]
+		}
+	}
+	return nil
 }
 
 // LocalPath strips the file:// scheme of a warehouse location.
