@@ -32,7 +32,9 @@ func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
 		var dirs []string
 		for _, t := range s.tables {
 			if d := t.cold.DataDirectory(); d != "" {
-				dirs = append(dirs, sqlString(strings.TrimSuffix(d, "/")+"/"))
+				// read_parquet names local paths, iceberg_scan file:// URIs.
+				d = strings.TrimSuffix(d, "/") + "/"
+				dirs = append(dirs, sqlString(d), sqlString("file://"+d))
 			}
 		}
 		sort.Strings(dirs)

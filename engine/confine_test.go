@@ -128,6 +128,31 @@ func TestEscapeAttempts(t *testing.T) {
 		`SELECT * FROM unnest((SELECT list(malo_id) FROM readings_versions))`,
 		`SELECT * FROM range(3) r, LATERAL (SELECT * FROM readings_versions WHERE tenant = 'tenant02') x`,
 	}
+	// DuckDB's extensions, where the engine loaded them: the attached hot
+	// database by name, the extensions' own table functions, their set-up
+	// and their secrets are refused outright, confined or not.
+	extensionAttempts := []string{
+		`SELECT * FROM meterstore_hot.public.readings_versions`,
+		`SELECT * FROM meterstore_hot.readings_versions`,
+		`SELECT * FROM postgres_query('meterstore_hot', 'SELECT * FROM readings_versions')`,
+		`SELECT * FROM postgres_scan('` + a.s.DSN + `', 'public', 'readings_versions')`,
+		`CALL postgres_execute('meterstore_hot', 'DELETE FROM readings_versions')`,
+		`SELECT * FROM iceberg_scan('` + a.tbl.Cold.Iceberg().MetadataLocation() + `')`,
+		`SELECT * FROM iceberg_metadata('` + a.tbl.Cold.Iceberg().MetadataLocation() + `')`,
+		`ATTACH '` + a.s.DSN + `' AS pg (TYPE postgres)`,
+		`DETACH meterstore_hot`,
+		`USE meterstore_hot`,
+		`LOAD postgres_scanner`,
+		`INSTALL iceberg`,
+		`SELECT * FROM duckdb_secrets()`,
+		`CREATE SECRET s (TYPE postgres, HOST '127.0.0.1')`,
+	}
+	for _, h := range append(derived, a.s.Engine) {
+		for _, q := range extensionAttempts {
+			_, err := h.Query(ctx, q)
+			require.Error(t, err, q)
+		}
+	}
 	require.GreaterOrEqual(t, len(attempts), 30)
 	refused, answered := 0, 0
 	for _, h := range derived {

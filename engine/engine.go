@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,9 @@ type ColdPlan struct {
 	SnapshotID int64
 	Files      []ColdFile
 	Pruned     int // files the catalog's statistics excluded
+	// MetadataLocation is the table metadata file the plan was made from (it
+	// lists the snapshot), for the iceberg extension's iceberg_scan.
+	MetadataLocation string
 }
 
 // ColdTier plans reads of one table's Iceberg side. catalog.Table implements it
@@ -86,6 +90,9 @@ type HotTier interface {
 	Detached(ctx context.Context) ([]DetachedPartition, error)
 	// ScanSQL is the SQL the first page of a scan sends, for EXPLAIN.
 	ScanSQL(req HotScan) string
+	// ScanQuery is one SELECT of every row of req, its values written into
+	// the text: what the postgres extension sends PostgreSQL for the hot half.
+	ScanQuery(req HotScan) (string, error)
 	// RowsBelow counts rows with "from" < w still in the PostgreSQL parent: each
 	// is an invariant violation (a row no query looks for).
 	RowsBelow(ctx context.Context, w time.Time) (int64, error)
@@ -120,6 +127,11 @@ type Config struct {
 	// Empty is UTC — never the host's zone, so the same statement gives the
 	// same rows wherever it runs. An unknown zone fails Open.
 	TimeZone string
+	// Extensions are DuckDB's postgres and iceberg extensions, where present.
+	Extensions Extensions
+	// Log receives the one line Open writes about the paths it chose; nil is
+	// slog.Default().
+	Log *slog.Logger
 }
 
 // DefaultTimeZone is the session time zone when Config.TimeZone is empty.
@@ -150,6 +162,8 @@ type Engine struct {
 	sysMu        sync.Mutex
 	lastSystem   map[string][]systemRow
 	timeZone     string // DuckDB's canonical name of Config.TimeZone
+
+	ext extensionState // what loaded, and the path each half takes
 }
 
 type duckDB struct {
@@ -180,6 +194,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.db, e.catalog = d.db, d.catalog
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Info("engine: " + e.ext.status.String())
 	return e, nil
 }
 
@@ -209,6 +228,9 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 			return err
 		}
 		if err := e.setTimeZone(ctx, conn); err != nil {
+			return err
+		}
+		if err := e.loadExtensions(ctx, conn, e.db == nil); err != nil {
 			return err
 		}
 		if e.cfg.Threads > 0 {

@@ -10,50 +10,16 @@ import (
 	"meterstore/internal/sqltree"
 )
 
-// coldPath is one way to read a cold half's files as a relation with the
-// table's exact column types; the halves of one reference may take different
-// paths, and provenance and EXPLAIN name the one that ran.
-type coldPath interface {
-	relation(cfg meterstore.TableConfig, files []ColdFile, where string) string
-}
-
-// hotPath is one way to read a hot half as a relation with the table's exact
-// column types (registering whatever the statement needs while it runs).
-type hotPath interface {
-	relation(ctx context.Context, pl *planning, ref *reference) string
-}
-
-// readParquetPath reads the planned files with DuckDB's Parquet reader.
-type readParquetPath struct{}
-
-func (readParquetPath) relation(cfg meterstore.TableConfig, files []ColdFile, where string) string {
-	return readParquet(cfg, files, where)
-}
-
-// hotScanPath streams the hot half from PostgreSQL through meter_hot_scan,
-// handed the planned scans by a token that lives only while the statement runs.
-type hotScanPath struct{}
-
-func (hotScanPath) relation(ctx context.Context, pl *planning, ref *reference) string {
-	cfg := ref.rel.table.cfg
-	ps := &plannedScan{ctx: ctx, cfg: cfg, pager: ref.rel.table.hot, scans: ref.hot.scans, rows: pl.out.prov.hotRows}
-	tok := pl.e.shared.scans.add(ps)
-	pl.out.registered = append(pl.out.registered, tok)
-	pl.out.scans = append(pl.out.scans, ps)
-	// The typed projection over the table function matters beyond types:
-	// without it DuckDB 1.5's top_n_window_elimination (which makes
-	// ROW_NUMBER() = 1 resolution ~4× cheaper) fails with "INTERNAL Error:
-	// Failed to cast expression to type" on a range-filtered statement.
-	return fmt.Sprintf("(SELECT %s FROM meter_hot_scan('%s'))", typedProjection(cfg), tok)
-}
-
 // renderStatement replaces each reference with its tier split — the cold half UNION ALL
 // the hot half, each resolved as decided — writes the EXPLAIN lines, and turns
 // the tree back into the SQL DuckDB runs.
 func renderStatement(ctx context.Context, pl *planning) error {
 	repl := map[*sqltree.BaseTable]sqltree.Node{}
 	for _, ref := range pl.refs {
-		sub, explain := pl.renderRef(ctx, ref)
+		sub, explain, err := pl.renderRef(ctx, ref)
+		if err != nil {
+			return err
+		}
 		st, err := subqueryOf(ctx, pl.conn, sub)
 		if err != nil {
 			return err
@@ -72,58 +38,80 @@ func renderStatement(ctx context.Context, pl *planning) error {
 }
 
 // renderRef is one reference's relation and its EXPLAIN lines.
-func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []string) {
+func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []string, error) {
 	cfg := ref.rel.table.cfg
 	resolved := map[bool]string{true: " resolved", false: ""}[ref.rel.resolved]
 	explain := []string{fmt.Sprintf("%s (%s%s): from %s, watermark %s, mode %s",
 		ref.n.Name(), cfg.Name(), resolved, ref.rng, ref.pin.watermark.UTC().Format(time.RFC3339), pl.e.view.mode)}
+	prov := &pl.out.prov
 	var parts []string
 	if c := ref.cold; c != nil {
-		parts = append(parts, c.sql(cfg, ref.rel.resolved)...)
-		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s",
-			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved)))
+		sql, err := c.sql(cfg, ref.rel.resolved)
+		if err != nil {
+			return "", nil, err
+		}
+		parts = append(parts, sql...)
+		prov.ColdPath = c.path.name()
+		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s; through %s",
+			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.name()))
 	}
 	if h := ref.hot; h != nil {
-		src := h.path.relation(ctx, pl, ref) + " AS _meterstore_src"
+		rel, err := h.path.relation(ctx, pl, ref)
+		if err != nil {
+			return "", nil, err
+		}
+		src := rel + " AS _meterstore_src"
 		if ref.rel.resolved {
 			parts = append(parts, cfg.RenderResolution(src))
 		} else {
 			parts = append(parts, "SELECT * FROM "+src)
 		}
-		explain = append(explain, fmt.Sprintf("  hot: from %s, %d relation(s), resolution applied; PostgreSQL: %s",
-			h.rng, len(h.scans), ref.rel.table.hot.ScanSQL(h.scans[0])))
+		prov.HotPath = h.path.name()
+		explain = append(explain, fmt.Sprintf("  hot: from %s, %d relation(s), resolution applied; through %s; PostgreSQL: %s",
+			h.rng, len(h.scans), h.path.name(), h.path.explain(ref)))
 	}
 	switch len(parts) {
 	case 0:
-		return emptyRelation(cfg), append(explain, "  no tier holds rows in this range")
+		return emptyRelation(cfg), append(explain, "  no tier holds rows in this range"), nil
 	case 1:
-		return parts[0], explain
+		return parts[0], explain, nil
 	}
 	for i := range parts {
 		parts[i] = "SELECT * FROM (" + parts[i] + ")"
 	}
-	return strings.Join(parts, " UNION ALL "), explain
+	return strings.Join(parts, " UNION ALL "), explain, nil
 }
 
 // sql is the cold half's relations: the clean runs as they are, the dirty
 // ones resolved as decided.
-func (c *coldHalf) sql(cfg meterstore.TableConfig, resolved bool) []string {
+func (c *coldHalf) sql(cfg meterstore.TableConfig, resolved bool) ([]string, error) {
 	var parts []string
 	r := c.read
 	if len(r.clean) > 0 {
-		parts = append(parts, c.path.relation(cfg, r.clean, c.where))
+		clean, err := c.path.relation(cfg, c, r.clean)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, clean)
 	}
 	if len(r.dirty) == 0 {
-		return parts
+		return parts, nil
 	}
-	src := "(" + c.path.relation(cfg, r.dirty, c.where) + ") AS _meterstore_src"
+	dirty, err := c.path.relation(cfg, c, r.dirty)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case !resolved:
-		return append(parts, "SELECT * FROM "+src)
+		return append(parts, "SELECT * FROM ("+dirty+") AS _meterstore_src"), nil
 	case r.how == byExclusion:
-		return append(parts, resolveByExclusion(cfg, c.path.relation(cfg, r.dirty, c.where), c.path.relation(cfg, r.upper, c.where)))
+		upper, err := c.path.relation(cfg, c, r.upper)
+		if err != nil {
+			return nil, err
+		}
+		return append(parts, resolveByExclusion(cfg, dirty, upper)), nil
 	}
-	return append(parts, cfg.RenderResolution(src))
+	return append(parts, cfg.RenderResolution("("+dirty+") AS _meterstore_src")), nil
 }
 
 // status is the cold half's line of EXPLAIN: whether and how it is resolved.

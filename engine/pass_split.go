@@ -79,7 +79,7 @@ func (pl *planning) splitCold(ctx context.Context, ref *reference) error {
 	prov.Tiers |= Cold
 	prov.ColdFiles += len(cp.Files)
 	prov.SnapshotIDs = appendUnique(prov.SnapshotIDs, cp.SnapshotID)
-	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), plan: cp, path: readParquetPath{}}
+	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), plan: cp, path: pl.e.shared.ext.cold}
 	return nil
 }
 
@@ -125,6 +125,6 @@ func (pl *planning) splitHot(ctx context.Context, ref *reference) error {
 	}
 	pl.out.hotTables[t] = *pin
 	pl.out.prov.Tiers |= Hot
-	ref.hot = &hotHalf{rng: rng, scans: scans, path: hotScanPath{}}
+	ref.hot = &hotHalf{rng: rng, scans: scans, path: pl.e.shared.ext.hot}
 	return nil
 }

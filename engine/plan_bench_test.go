@@ -72,4 +72,5 @@ type benchHot struct{}
 func (benchHot) Pages(HotScan) (RowPages, error)                       { return nil, fmt.Errorf("not readable") }
 func (benchHot) Detached(context.Context) ([]DetachedPartition, error) { return nil, nil }
 func (benchHot) ScanSQL(HotScan) string                                { return "" }
+func (benchHot) ScanQuery(HotScan) (string, error)                     { return "", nil }
 func (benchHot) RowsBelow(context.Context, time.Time) (int64, error)   { return 0, nil }

@@ -34,7 +34,10 @@ type Provenance struct {
 	// TimeZone is the session time zone the statement's literals and casts
 	// were evaluated in (Config.TimeZone).
 	TimeZone string
-	hotRows  *rowCounter
+	// ColdPath and HotPath name how each tier read was done: read_parquet or
+	// iceberg_scan, meter_hot_scan or postgres_query ("" for a tier not read).
+	ColdPath, HotPath string
+	hotRows           *rowCounter
 }
 
 func (p *Provenance) finish() {
@@ -77,6 +80,9 @@ func (p *Provenance) String() string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, " · tiers %s · mode %s", p.Tiers, p.Mode)
+	if via := strings.Join(nonEmpty(p.ColdPath, p.HotPath), "+"); via != "" {
+		fmt.Fprintf(&b, " · via %s", via)
+	}
 	if len(p.SnapshotIDs) > 0 {
 		fmt.Fprintf(&b, " · snapshot %d", p.SnapshotIDs[0])
 	}
@@ -92,4 +98,14 @@ func (p *Provenance) String() string {
 		fmt.Fprintf(&b, " · time zone %s", p.TimeZone)
 	}
 	return b.String()
+}
+
+func nonEmpty(xs ...string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -31,12 +31,20 @@ type archivedStore struct {
 
 func newArchivedStore(t *testing.T, w testkit.Workload, extra ...meterstore.TableConfig) *archivedStore {
 	t.Helper()
+	return newArchivedStoreWith(t, w, storetest.Options{}, extra...)
+}
+
+// newArchivedStoreWith is newArchivedStore with the store's options (Now is
+// the workload's first day).
+func newArchivedStoreWith(t *testing.T, w testkit.Workload, opt storetest.Options, extra ...meterstore.TableConfig) *archivedStore {
+	t.Helper()
 	ctx := context.Background()
 	batch, err := w.Generate()
 	require.NoError(t, err)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
 	a := &archivedStore{cfg: cfg, oracle: testkit.NewOracle(cfg), batch: batch}
-	a.s = storetest.Start(t, storetest.Options{Now: batch.Days[0].Time()}, append([]meterstore.TableConfig{cfg}, extra...)...)
+	opt.Now = batch.Days[0].Time()
+	a.s = storetest.Start(t, opt, append([]meterstore.TableConfig{cfg}, extra...)...)
 	a.tbl = a.s.Table("readings_versions")
 	var originals []testkit.Delivery
 	for _, d := range batch.Deliveries {

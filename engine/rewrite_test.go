@@ -41,6 +41,7 @@ type golden struct {
 	cold   map[string]*fixedCold
 	hot    map[string]*fixedHot
 	eng    *Engine
+	paths  ddCase // the last paths command: cold= and hot= path names
 }
 
 func (g *golden) do(t *testing.T, c ddCase) string {
@@ -53,6 +54,8 @@ func (g *golden) do(t *testing.T, c ddCase) string {
 		h := g.hot[c.arg("table")]
 		require.NotNil(t, h, "line %d: no table %s", c.line, c.arg("table"))
 		h.detached = append(h.detached, DetachedPartition{Name: c.arg("name"), From: goldenTime(t, c.arg("from"))})
+	case "paths":
+		g.paths = c
 	case "rewrite", "explain":
 		return g.plan(t, c)
 	default:
@@ -155,6 +158,7 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 		t.Cleanup(func() { eng.Close() })
 		g.eng = eng
 	}
+	g.choosePaths(t)
 	e := g.handle(t, c)
 	var args []any
 	for _, a := range c.args["arg"] {
@@ -186,6 +190,29 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 	n := 0
 	out = scanToken.ReplaceAllStringFunc(out, func(string) string { n++; return fmt.Sprintf("meter_hot_scan('scan-%d')", n) })
 	return strings.ReplaceAll(out, g.dir, "$WAREHOUSE")
+}
+
+// choosePaths sets the paths each half takes as the last paths command
+// named them (cold=read_parquet|iceberg_scan, hot=meter_hot_scan|postgres_query):
+// planning renders the extensions' table functions without loading them.
+func (g *golden) choosePaths(t *testing.T) {
+	ext := &g.eng.shared.ext
+	ext.cold, ext.hot = readParquetPath{}, hotScanPath{}
+	for _, p := range []coldPath{readParquetPath{}, icebergScanPath{}} {
+		if g.paths.arg("cold") == p.name() {
+			ext.cold = p
+		}
+	}
+	for _, p := range []hotPath{hotScanPath{}, postgresQueryPath{}} {
+		if g.paths.arg("hot") == p.name() {
+			ext.hot = p
+		}
+	}
+	for half, name := range map[string]string{"cold": ext.cold.name(), "hot": ext.hot.name()} {
+		if want := g.paths.arg(half); want != "" && want != name {
+			t.Fatalf("line %d: no %s path %q", g.paths.line, half, want)
+		}
+	}
 }
 
 // scanToken is a hot scan's token in rendered SQL: random, so a golden numbers them.
@@ -259,7 +286,7 @@ func (c *fixedCold) Watermark(_ context.Context, snapshot int64) (int64, time.Ti
 }
 
 func (c *fixedCold) Plan(_ context.Context, snapshot int64, from, to time.Time, _ map[string]string) (ColdPlan, error) {
-	out := ColdPlan{SnapshotID: snapshot}
+	out := ColdPlan{SnapshotID: snapshot, MetadataLocation: "file://" + c.dir + "/metadata/v1.metadata.json"}
 	for _, f := range c.files {
 		if f.FromMin != nil && f.FromMax != nil &&
 			(!to.IsZero() && !f.FromMin.Before(to) || !from.IsZero() && f.FromMax.Before(from)) {
@@ -316,5 +343,7 @@ func (h *fixedHot) ScanSQL(req HotScan) string {
 	}
 	return "scan " + req.Table + " where " + strings.Join(parts, " and ")
 }
+
+func (h *fixedHot) ScanQuery(req HotScan) (string, error) { return h.ScanSQL(req), nil }
 
 func (h *fixedHot) RowsBelow(context.Context, time.Time) (int64, error) { return 0, nil }

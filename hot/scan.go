@@ -64,6 +64,35 @@ func (s *Store) Scan(ctx context.Context, req ScanRequest, page func([]meterstor
 	}
 }
 
+// Query is one SELECT of every row req selects, unpaged and unordered, its
+// values written into the text: for a reader that cannot bind parameters,
+// such as DuckDB's postgres extension (postgres_query). Columns are req's
+// projection (nil = all), with the same predicates Scan pushes.
+func (s *Store) Query(req ScanRequest) (string, error) {
+	p, err := s.planScan(req)
+	if err != nil {
+		return "", err
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s", p.dec.selectList(""), meterstore.QuoteIdent(p.table))
+	if len(p.literal) > 0 {
+		q += " WHERE " + strings.Join(p.literal, " AND ")
+	}
+	return q, nil
+}
+
+// literal writes a scan value as a PostgreSQL literal: text as an escape
+// string constant (E'…' means the same whatever standard_conforming_strings
+// says), an instant in UTC with its offset.
+func literal(v any) string {
+	switch x := v.(type) {
+	case time.Time:
+		return "'" + x.UTC().Format("2006-01-02 15:04:05.999999") + "+00'::timestamptz"
+	case string:
+		return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(x) + "'"
+	}
+	panic(fmt.Sprintf("hot: no literal for %T", v))
+}
+
 // ScanSQL is the SQL Scan sends for the first page (for EXPLAIN); "" if req is invalid.
 func (s *Store) ScanSQL(req ScanRequest) string {
 	pager, err := s.Pager(req)
@@ -80,6 +109,7 @@ type scanPlan struct {
 	pk       []string
 	where    []string
 	args     []any
+	literal  []string // where, its values written as literals (Query)
 	pageRows int
 }
 
@@ -124,6 +154,7 @@ func (s *Store) planScan(req ScanRequest) (*scanPlan, error) {
 	add := func(cond string, v any) {
 		p.args = append(p.args, v)
 		p.where = append(p.where, fmt.Sprintf(cond, len(p.args)))
+		p.literal = append(p.literal, strings.Replace(cond, "$%d", literal(v), 1))
 	}
 	if !req.From.IsZero() {
 		add(`"from" >= $%d`, req.From)

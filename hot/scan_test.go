@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
 	"meterstore/hot"
+	"meterstore/internal/pgtest"
 )
 
 func pkString(r meterstore.Row) string {
@@ -128,6 +130,55 @@ func TestScanFiltersAndProjection(t *testing.T) {
 	require.ErrorIs(t, err, hot.ErrUnknownTable)
 	require.Empty(t, st.ScanSQL(hot.ScanRequest{Eq: map[string]string{"x;drop": "1"}}))
 	require.False(t, strings.Contains(st.ScanSQL(hot.ScanRequest{}), "WHERE"))
+}
+
+// Query is the scan's one SELECT with its values written in: it selects
+// exactly the rows Scan pages, and a value cannot leave its literal whatever
+// standard_conforming_strings says.
+func TestQuerySelectsWhatScanPages(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	var rows []meterstore.Row
+	for v := uint64(1); v <= 2; v++ {
+		r := quarterHours(maloA, obisImport, day10, 96, 20260310000000+v)
+		for i := range r {
+			r[i].RecordedAt = testNow.Add(time.Duration(v) * time.Hour)
+		}
+		rows = append(rows, r...)
+	}
+	rows = append(rows, quarterHours(maloB, obisImport, day10, 96, 20260310000001)...)
+	_, err := st.Write(ctx, rows)
+	require.NoError(t, err)
+	hostile := `a\' OR true --`
+	for _, req := range []hot.ScanRequest{
+		{},
+		{From: day10.Add(6 * time.Hour), To: day10.Add(12 * time.Hour)},
+		{Eq: map[string]string{"malo_id": maloA}, MaxVersion: ptr(uint64(20260310000001))},
+		{Eq: map[string]string{"malo_id": maloA}, RecordedAtMax: ptr(testNow.Add(time.Hour))},
+		{Eq: map[string]string{"malo_id": hostile}},
+		{Eq: map[string]string{"obis_code": `it's`}},
+	} {
+		var scanned int64
+		require.NoError(t, st.Scan(ctx, req, func(p []meterstore.Row) error { scanned += int64(len(p)); return nil }))
+		q, err := st.Query(req)
+		require.NoError(t, err)
+		for _, conforming := range []string{"on", "off"} {
+			var n int64
+			// Parsed under the setting on a connection of its own: not a
+			// statement prepared under the other one.
+			conn := pgtest.Connect(t, pool.Config().ConnString())
+			pgtest.Exec(t, conn, "SET standard_conforming_strings = "+conforming)
+			require.NoError(t, conn.QueryRow(ctx, "SELECT count(*) FROM ("+q+") AS q", pgx.QueryExecModeExec).Scan(&n), q)
+			require.Equal(t, scanned, n, "%s (standard_conforming_strings %s)", q, conforming)
+		}
+	}
+	q, err := st.Query(hot.ScanRequest{From: day10, Eq: map[string]string{"malo_id": maloA}})
+	require.NoError(t, err)
+	require.Contains(t, q, `"from" >= '2026-03-10 00:00:00+00'::timestamptz`)
+	require.Contains(t, q, `"malo_id" = E'`+maloA+`'::text`)
+	require.NotContains(t, q, "ORDER BY")
+	_, err = st.Query(hot.ScanRequest{Eq: map[string]string{"x;drop": "1"}})
+	require.Error(t, err)
 }
 
 // A storage-order scan relies on rows never moving: UPDATE is refused, and a

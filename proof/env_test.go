@@ -20,6 +20,7 @@ import (
 	"meterstore"
 	"meterstore/archive"
 	"meterstore/catalog"
+	"meterstore/engine"
 	"meterstore/internal/pgtest"
 	"meterstore/metering"
 	"meterstore/store"
@@ -115,7 +116,9 @@ func (e *env) open(t testing.TB, tune func(*store.Config)) *handle {
 		}})
 	require.NoError(t, err)
 	t.Cleanup(func() { h.cat.Close() })
-	cfg := store.Config{Pool: h.pool, Catalog: h.cat, Tables: e.cfgs, Now: func() time.Time { return e.now },
+	ext, err := engine.ExtensionsFromEnv()
+	require.NoError(t, err)
+	cfg := store.Config{Pool: h.pool, Catalog: h.cat, Tables: e.cfgs, Now: func() time.Time { return e.now }, Extensions: ext,
 		ArchiveHook: func(s archiveStep) error {
 			if string(s) == e.archiveCrash.Load().(string) {
 				e.archiveCrash.Store("")

@@ -51,6 +51,11 @@ func TestPostgresRestartedMidScan(t *testing.T) {
 	o := testkit.NewOracle(cfg)
 	first, _ := metering.DayBounds(b.Days[0], metering.SparteStrom)
 	e := newEnvOn(t, srv.DSN("proof"), first, cfg)
+	if e.cur.st.Engine().Extensions().Hot == "postgres_query" {
+		// The fault is injected between meter_hot_scan's keyset pages (pool
+		// acquires); the postgres extension reads the half in one statement.
+		t.Skip("the hot half reads through postgres_query: no pages to stop PostgreSQL between")
+	}
 	e.appendAll(t, o, b.Deliveries)
 	total := o.RawRowCount(zeroT, zeroT)
 	require.Greater(t, total, 25000)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,11 @@ type Config struct {
 	// Subjects is the subject registry backing tables that declare a subject
 	// column; nil means no registry (subject references are then not checked).
 	Subjects *SubjectRegistry
+	// Extensions are DuckDB's postgres and iceberg extensions for the engine
+	// (zero: none, the Go paths); their PostgreSQL is Pool's unless given.
+	Extensions engine.Extensions
+	// Log receives the engine's start-up line; nil is slog.Default().
+	Log *slog.Logger
 }
 
 // Store is an opened deployment.
@@ -106,7 +112,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.tables = append(s.tables, t)
 		et = append(et, engine.Table{Config: tc, Hot: HotTierOf(h), Cold: ColdTierOf(c)})
 	}
-	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, TimeZone: cfg.TimeZone})
+	ext := cfg.Extensions
+	if ext.Postgres.Host == "" {
+		ext.Postgres = PostgresConnOf(cfg.Pool)
+	}
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

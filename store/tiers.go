@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meterstore/catalog"
 	"meterstore/engine"
@@ -34,6 +38,8 @@ func (h hotTier) Pages(req engine.HotScan) (engine.RowPages, error) {
 
 func (h hotTier) ScanSQL(req engine.HotScan) string { return h.s.ScanSQL(h.request(req)) }
 
+func (h hotTier) ScanQuery(req engine.HotScan) (string, error) { return h.s.Query(h.request(req)) }
+
 func (h hotTier) RowsBelow(ctx context.Context, w time.Time) (int64, error) {
 	return h.s.RowsBelow(ctx, w)
 }
@@ -48,6 +54,39 @@ func (h hotTier) Detached(ctx context.Context) ([]engine.DetachedPartition, erro
 		out[i] = engine.DetachedPartition{Name: p.Name, From: p.From, To: p.To}
 	}
 	return out, nil
+}
+
+// PostgresConnOf is the pool's PostgreSQL as the engine's postgres extension
+// reaches it: the same host, database, role and run-time parameters, and an
+// sslmode that asks for what the pool's TLS settings ask for.
+func PostgresConnOf(pool *pgxpool.Pool) engine.PostgresConn {
+	c := pool.Config().ConnConfig
+	out := engine.PostgresConn{Host: c.Host, Port: c.Port, Database: c.Database, User: c.User, Password: c.Password,
+		SSLMode: sslMode(c.TLSConfig, c.Fallbacks)}
+	for k, v := range c.RuntimeParams {
+		if out.Options == nil {
+			out.Options = map[string]string{}
+		}
+		out.Options[k] = v
+	}
+	return out
+}
+
+// sslMode is the libpq sslmode of a pgx TLS configuration: pgx turns
+// "prefer" into TLS with a plain fallback, "require" into TLS without
+// verification, and verify-ca/verify-full into a verifying TLS.
+func sslMode(tls *tls.Config, fallbacks []*pgconn.FallbackConfig) string {
+	switch {
+	case tls == nil:
+		return "disable"
+	case len(fallbacks) > 0 && fallbacks[len(fallbacks)-1].TLSConfig == nil:
+		return "prefer"
+	case tls.InsecureSkipVerify && tls.VerifyPeerCertificate != nil:
+		return "verify-ca"
+	case tls.InsecureSkipVerify:
+		return "require"
+	}
+	return "verify-full"
 }
 
 // ColdTierOf adapts a catalog.Table to the engine.
@@ -143,7 +182,7 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 	if err != nil {
 		return engine.ColdPlan{}, err
 	}
-	out := engine.ColdPlan{SnapshotID: planned}
+	out := engine.ColdPlan{SnapshotID: planned, MetadataLocation: c.t.Iceberg().MetadataLocation()}
 	for _, f := range files {
 		out.Files = append(out.Files, engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
 			VersionMin: f.VersionMin, VersionMax: f.VersionMax})

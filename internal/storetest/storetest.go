@@ -7,6 +7,7 @@ package storetest
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -48,13 +49,21 @@ type Options struct {
 	CatalogOpts func(*catalog.Options)
 	Threads     int    // DuckDB's worker threads (engine.Config.Threads); 0 = DuckDB's default
 	TimeZone    string // the engine's session time zone (engine.Config.TimeZone); "" = UTC
+	// Prepare runs on the fresh database before anything opens it (a
+	// database-level setting such as log_statement, say).
+	Prepare func(dsn string)
+	Log     *slog.Logger // the engine's start-up line (store.Config.Log); nil = slog.Default()
 }
 
-// Start builds a store for cfgs. Everything is closed when the test ends.
+// Start builds a store for cfgs, its engine reading the tiers through the
+// paths the environment selects (engine.ExtensionsFromEnv). Everything is closed when the test ends.
 func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	t.Helper()
 	ctx := context.Background()
 	s := &Store{DSN: pgtest.Database(t), Warehouse: "file://" + t.TempDir(), Tables: map[string]*Table{}}
+	if opt.Prepare != nil {
+		opt.Prepare(s.DSN)
+	}
 	pool, err := pgxpool.New(ctx, s.DSN)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -70,8 +79,11 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	ext, err := engine.ExtensionsFromEnv()
+	require.NoError(t, err)
 	s.Store, err = store.Open(ctx, store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
-		Now: func() time.Time { return now }, ArchiveHook: opt.ArchiveHook, Threads: opt.Threads, TimeZone: opt.TimeZone})
+		Now: func() time.Time { return now }, ArchiveHook: opt.ArchiveHook, Threads: opt.Threads, TimeZone: opt.TimeZone,
+		Extensions: ext, Log: opt.Log})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })
 	s.Engine = s.Store.Engine()

@@ -1,0 +1,385 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Extensions are DuckDB's postgres and iceberg extensions: optional, loaded
+// only from a local directory the operator filled (`go tool task extensions`
+// lays the pinned builds out there), never downloaded by the engine. Without
+// them every statement takes the Go paths, which are always present.
+type Extensions struct {
+	// Directory is DuckDB's extension_directory: it holds
+	// <Directory>/<DuckDB version>/<platform>/<name>.duckdb_extension.
+	// "" means none: the Go paths only.
+	Directory string
+	// Hot and Cold choose each half's path: PathDefault takes the faster one
+	// (measured side by side in benchmarks/RESULTS.md) when its extension
+	// loaded; PathExtension requires the extension (Open fails without it);
+	// PathGo never uses it.
+	Hot, Cold PathChoice
+	// Postgres is the deployment's PostgreSQL, attached read-only through the
+	// postgres extension for the hot half; zero leaves it unattached (the hot
+	// half then takes the Go path).
+	Postgres PostgresConn
+	// Also names further extensions loaded from Directory into every
+	// database (httpfs for object storage, say); one missing is reported at
+	// start-up like the others.
+	Also []string
+}
+
+// PathChoice picks how one half of the tier split is read.
+type PathChoice uint8
+
+const (
+	PathDefault   PathChoice = iota // the faster path by the benchmarks, where available
+	PathGo                          // meter_hot_scan / read_parquet of the planned files
+	PathExtension                   // the postgres / iceberg extension; Open fails without it
+)
+
+// ParsePathChoice reads "default", "go" or "extension".
+func ParsePathChoice(s string) (PathChoice, error) {
+	switch strings.ToLower(s) {
+	case "", "default":
+		return PathDefault, nil
+	case "go":
+		return PathGo, nil
+	case "extension":
+		return PathExtension, nil
+	}
+	return 0, fmt.Errorf("path %q: use default, go or extension", s)
+}
+
+// PostgresConn is what the postgres extension needs to reach the hot tier's
+// database. The password goes into a DuckDB secret, so it appears in no
+// catalog view of the attached database.
+type PostgresConn struct {
+	Host     string
+	Port     uint16
+	Database string
+	User     string
+	Password string
+	SSLMode  string            // libpq's sslmode; "" = prefer
+	Options  map[string]string // run-time parameters (search_path, …), sent as libpq options
+}
+
+func (c PostgresConn) zero() bool { return c.Host == "" && c.Database == "" && c.User == "" }
+
+// extension names as DuckDB loads them; iceberg reads its manifests with avro.
+const (
+	extPostgres = "postgres_scanner"
+	extAvro     = "avro"
+	extIceberg  = "iceberg"
+)
+
+// hotDatabase is the catalog name the deployment's PostgreSQL is attached
+// under; statements cannot name it (the gate refuses other databases).
+const hotDatabase = "meterstore_hot"
+
+// ExtensionStatus is what an engine loaded, decided once when it opened.
+type ExtensionStatus struct {
+	Directory string            // the extension directory ("" = none configured)
+	Platform  string            // DuckDB's version/platform, e.g. v1.5.5/linux_amd64
+	Loaded    []LoadedExtension // loaded from Directory, in order
+	Hot, Cold string            // the path each half takes (a hotPath/coldPath name)
+	// Missing says, per extension path not taken, why (nil when none is missing).
+	Missing []string
+}
+
+// LoadedExtension is one extension an engine loaded.
+type LoadedExtension struct{ Name, Version string }
+
+func (l LoadedExtension) String() string { return strings.TrimSpace(l.Name + " " + l.Version) }
+
+// Has says whether the extension name loaded.
+func (s ExtensionStatus) Has(name string) bool {
+	return slices.ContainsFunc(s.Loaded, func(l LoadedExtension) bool { return l.Name == name })
+}
+
+// String is the one line the engine logs when it opens.
+func (s ExtensionStatus) String() string {
+	line := fmt.Sprintf("hot tier through %s, cold tier through %s", s.Hot, s.Cold)
+	if len(s.Loaded) > 0 {
+		names := make([]string, len(s.Loaded))
+		for i, l := range s.Loaded {
+			names[i] = l.String()
+		}
+		line += "; DuckDB extensions loaded from " + s.Directory + ": " + strings.Join(names, ", ")
+	}
+	if len(s.Missing) > 0 {
+		line += "; " + strings.Join(s.Missing, "; ")
+	}
+	return line
+}
+
+// Extensions is what the engine loaded and the path each half takes.
+func (e *Engine) Extensions() ExtensionStatus { return e.shared.ext.status }
+
+// extensionState is the engine's decision, made on the first database and
+// repeated exactly on the confined one.
+type extensionState struct {
+	status   ExtensionStatus
+	postgres bool // postgres_scanner loaded and the hot database attached
+	iceberg  bool // avro and iceberg loaded
+	hot      hotPath
+	cold     coldPath
+}
+
+// loadExtensions loads what the configuration asks for into one database and
+// decides the paths. On the first database a missing extension is a reason
+// logged once; on later ones (the confined database) what loaded the first
+// time must load again.
+func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool) error {
+	x := e.cfg.Extensions
+	st := &e.ext
+	if x.Directory == "" {
+		if first {
+			st.status = ExtensionStatus{Missing: []string{"no DuckDB extension directory configured (go tool task extensions fills one)"}}
+			return st.decide(x)
+		}
+		return nil
+	}
+	for _, q := range []string{
+		"SET GLOBAL extension_directory = " + sqlString(x.Directory),
+		"SET GLOBAL autoinstall_known_extensions = false",
+		"SET GLOBAL autoload_known_extensions = false",
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if !first {
+		return st.reload(ctx, conn, x.Postgres)
+	}
+	st.status = ExtensionStatus{Directory: x.Directory}
+	var version, platform string
+	if err := conn.QueryRowContext(ctx, "SELECT library_version, platform FROM pragma_version(), pragma_platform()").Scan(&version, &platform); err != nil {
+		return fmt.Errorf("read DuckDB's version and platform: %w", err)
+	}
+	st.status.Platform = version + "/" + platform
+	dir := filepath.Join(x.Directory, version, platform)
+	if st.load(ctx, conn, dir, extPostgres) {
+		if x.Postgres.zero() {
+			st.status.Missing = append(st.status.Missing, "postgres: no PostgreSQL to attach")
+		} else if err := attachHot(ctx, conn, x.Postgres, hotDatabase); err != nil {
+			st.status.Missing = append(st.status.Missing, "postgres: "+err.Error())
+		} else {
+			st.postgres = true
+		}
+	}
+	st.iceberg = st.load(ctx, conn, dir, extAvro, extIceberg)
+	for _, name := range x.Also {
+		st.load(ctx, conn, dir, name)
+	}
+	return st.decide(x)
+}
+
+// load loads the named extensions from dir, in order, and says whether all
+// loaded; the first that is missing or refused is recorded as the reason.
+func (st *extensionState) load(ctx context.Context, conn *sql.Conn, dir string, names ...string) bool {
+	for _, name := range names {
+		if st.status.Has(name) {
+			continue
+		}
+		file := filepath.Join(dir, name+".duckdb_extension")
+		if _, err := os.Stat(file); err != nil {
+			st.status.Missing = append(st.status.Missing, fmt.Sprintf("%s: not found in %s", name, dir))
+			return false
+		}
+		if _, err := conn.ExecContext(ctx, "LOAD "+name); err != nil {
+			st.status.Missing = append(st.status.Missing, fmt.Sprintf("%s: load %s: %v", name, file, err))
+			return false
+		}
+		st.status.Loaded = append(st.status.Loaded, loadedVersion(ctx, conn, name))
+	}
+	return true
+}
+
+func loadedVersion(ctx context.Context, conn *sql.Conn, name string) LoadedExtension {
+	var v sql.NullString
+	_ = conn.QueryRowContext(ctx, "SELECT extension_version FROM duckdb_extensions() WHERE extension_name = ?", name).Scan(&v)
+	return LoadedExtension{Name: name, Version: v.String}
+}
+
+// reload repeats on another database what the first one loaded.
+func (st *extensionState) reload(ctx context.Context, conn *sql.Conn, pg PostgresConn) error {
+	for _, l := range st.status.Loaded {
+		name := l.Name
+		if _, err := conn.ExecContext(ctx, "LOAD "+name); err != nil {
+			return fmt.Errorf("load %s: %w", name, err)
+		}
+	}
+	if st.postgres {
+		return attachHot(ctx, conn, pg, hotDatabase)
+	}
+	return nil
+}
+
+// decide picks each half's path from the choice and what loaded.
+func (st *extensionState) decide(x Extensions) error {
+	var err error
+	st.hot, err = choose[hotPath](x.Hot, st.postgres, defaultHotPath, hotScanPath{}, postgresQueryPath{}, "hot", "postgres")
+	if err != nil {
+		return err
+	}
+	st.cold, err = choose[coldPath](x.Cold, st.iceberg, defaultColdPath, readParquetPath{}, icebergScanPath{}, "cold", "iceberg")
+	if err != nil {
+		return err
+	}
+	st.status.Hot, st.status.Cold = st.hot.name(), st.cold.name()
+	return nil
+}
+
+// ErrExtensionMissing is Open's error when a half is required to take an
+// extension path that could not be loaded.
+var ErrExtensionMissing = errors.New("DuckDB extension not available")
+
+func choose[P interface{ name() string }](c PathChoice, loaded bool, def bool, goPath, extPath P, half, ext string) (P, error) {
+	switch c {
+	case PathGo:
+		return goPath, nil
+	case PathExtension:
+		if !loaded {
+			return goPath, fmt.Errorf("%w: the %s half is configured to take the %s extension path", ErrExtensionMissing, half, ext)
+		}
+		return extPath, nil
+	}
+	if loaded && def {
+		return extPath, nil
+	}
+	return goPath, nil
+}
+
+// attachHot attaches the deployment's PostgreSQL read-only under name, its
+// password in a temporary secret of the same name.
+func attachHot(ctx context.Context, conn *sql.Conn, pg PostgresConn, name string) error {
+	secret := []string{"TYPE postgres"}
+	add := func(k, v string) {
+		if v != "" {
+			secret = append(secret, k+" "+sqlString(v))
+		}
+	}
+	add("HOST", pg.Host)
+	if pg.Port != 0 {
+		add("PORT", fmt.Sprint(pg.Port))
+	}
+	add("DATABASE", pg.Database)
+	add("USER", pg.User)
+	add("PASSWORD", pg.Password)
+	q := fmt.Sprintf("CREATE OR REPLACE TEMPORARY SECRET %s (%s)", name, strings.Join(secret, ", "))
+	if _, err := conn.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("create the secret of the hot database: %w", err)
+	}
+	q = fmt.Sprintf("ATTACH %s AS %s (TYPE postgres, SECRET %s, READ_ONLY)", sqlString(pg.libpqParams()), name, name)
+	if _, err := conn.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("attach the hot tier's PostgreSQL through the postgres extension: %w", err)
+	}
+	return nil
+}
+
+// ErrConfined is AttachHot's refusal on a confined handle.
+var ErrConfined = errors.New("a confined session cannot attach databases")
+
+// AttachHot attaches the deployment's PostgreSQL, read-only, to the
+// unrestricted database DB() as name, so an operator can read PostgreSQL's
+// own tables (name.public.…) through the postgres extension. Statements of
+// the engine never reach it: the gate refuses every other database.
+func (e *Engine) AttachHot(ctx context.Context, name string) error {
+	if e.Confined() {
+		return ErrConfined
+	}
+	if !e.shared.ext.status.Has(extPostgres) || e.cfg.Extensions.Postgres.zero() {
+		return fmt.Errorf("%w: postgres_scanner is not loaded (%s)", ErrExtensionMissing, e.shared.ext.status)
+	}
+	if !identifier.MatchString(name) || name == hotDatabase {
+		return fmt.Errorf("attach the hot tier as %q: a plain lowercase name other than %s", name, hotDatabase)
+	}
+	conn, err := e.shared.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return attachHot(ctx, conn, e.cfg.Extensions.Postgres, name)
+}
+
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// libpqParams is the part of the connection the secret does not carry, as a
+// libpq key/value string.
+func (c PostgresConn) libpqParams() string {
+	var kv []string
+	if c.SSLMode != "" {
+		kv = append(kv, "sslmode="+libpqValue(c.SSLMode))
+	}
+	if len(c.Options) > 0 {
+		keys := make([]string, 0, len(c.Options))
+		for k := range c.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var opts []string
+		for _, k := range keys {
+			opts = append(opts, "-c "+k+"="+strings.ReplaceAll(c.Options[k], " ", `\ `))
+		}
+		kv = append(kv, "options="+libpqValue(strings.Join(opts, " ")))
+	}
+	return strings.Join(kv, " ")
+}
+
+// libpqValue quotes a value of a libpq key/value connection string.
+func libpqValue(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+}
+
+// The environment variables ExtensionsFromEnv reads.
+const (
+	EnvExtensionDirectory = "MSQL_DUCKDB_EXTENSIONS" // the extension directory
+	EnvPaths              = "MSQL_PATHS"             // default, go or extension: both halves
+)
+
+// ExtensionsFromEnv is the extension configuration the environment asks for:
+// how the test helpers run a whole suite through the extensions' paths
+// (MSQL_DUCKDB_EXTENSIONS=.cache/duckdb-extensions MSQL_PATHS=extension), and
+// how msql is pointed at a directory without a configuration file. A relative
+// directory is taken from the working directory, or from the module root when
+// the working directory is a package inside it (as under go test).
+func ExtensionsFromEnv() (Extensions, error) {
+	var x Extensions
+	dir := os.Getenv(EnvExtensionDirectory)
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = moduleRelative(dir)
+	}
+	x.Directory = dir
+	c, err := ParsePathChoice(os.Getenv(EnvPaths))
+	if err != nil {
+		return x, fmt.Errorf("%s: %w", EnvPaths, err)
+	}
+	x.Hot, x.Cold = c, c
+	return x, nil
+}
+
+// moduleRelative resolves a relative path against the nearest directory at
+// or above the working directory where it exists.
+func moduleRelative(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, p)); err == nil {
+			return filepath.Join(d, p)
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(wd, p)
+		}
+	}
+}

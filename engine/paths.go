@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"meterstore"
+)
+
+// Each half's default path where its extension loaded (true: the
+// extension's), from the side-by-side figures in benchmarks/RESULTS.md
+// ("Extension paths"). The cold half stays on read_parquet: iceberg_scan
+// plans again from the manifests and measured slower. The hot half stays on
+// meter_hot_scan although postgres_query measured faster: postgres_query
+// reads a half in one PostgreSQL statement, whose lock on the partitions
+// holds an archival's DETACH — and every write queued behind that — until
+// the reader has taken the last row, so one slow client of a stream stalls
+// ingestion; meter_hot_scan's short page queries let archival through, and
+// the boundary check turns the moved watermark into ErrBoundaryMoved.
+const (
+	defaultHotPath  = false
+	defaultColdPath = false
+)
+
+// coldPath is one way to read some of a cold half's planned files as a
+// relation with the table's exact column types, under the half's filter. The
+// split pass picks one per half (Extensions.Cold); provenance and EXPLAIN name it.
+type coldPath interface {
+	name() string
+	relation(cfg meterstore.TableConfig, c *coldHalf, files []ColdFile) (string, error)
+}
+
+// hotPath is one way to read a hot half as a relation with the table's exact
+// column types (registering whatever the statement needs while it runs).
+type hotPath interface {
+	name() string
+	relation(ctx context.Context, pl *planning, ref *reference) (string, error)
+	// explain is the SQL PostgreSQL receives for the half's first relation.
+	explain(ref *reference) string
+}
+
+// readParquetPath reads the planned files with DuckDB's Parquet reader.
+type readParquetPath struct{}
+
+func (readParquetPath) name() string { return "read_parquet" }
+
+func (readParquetPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []ColdFile) (string, error) {
+	return readParquet(cfg, files, c.where), nil
+}
+
+// icebergScanPath reads the pinned snapshot with the iceberg extension, which
+// plans from the snapshot's own manifests: the half's filter is pushed into it,
+// and a subset of the planned files (the runs elide or resolve split apart) is
+// selected by the statistics that set them apart (filePredicate).
+type icebergScanPath struct{}
+
+func (icebergScanPath) name() string { return "iceberg_scan" }
+
+func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []ColdFile) (string, error) {
+	if c.plan.MetadataLocation == "" {
+		return "", fmt.Errorf("cold snapshot %d: no metadata location to scan", c.plan.SnapshotID)
+	}
+	pred, err := filePredicate(c.plan.Files, files)
+	if err != nil {
+		return "", err
+	}
+	where := c.where
+	if pred != "" {
+		if where == "" {
+			where = " WHERE " + pred
+		} else {
+			where += " AND " + pred
+		}
+	}
+	return fmt.Sprintf("SELECT %s FROM iceberg_scan(%s, snapshot_from_id => %d)%s",
+		typedProjection(cfg), sqlString(c.plan.MetadataLocation), c.plan.SnapshotID, where), nil
+}
+
+// filePredicate selects the rows of files, a subset of the planned files all,
+// by statistics: every subset elide or resolve reads is a union of whole runs
+// (clean, dirty) or of the files of some versions within runs (the base and the
+// higher versions of resolution by exclusion). Runs are disjoint on "from", so
+// a run is selected by its "from" interval, consecutive selected runs by one,
+// and some versions of a run by their versions too. Files the catalog pruned
+// hold no row of the half's filter, which the relation carries as well; so
+// the predicate selects exactly the rows of files. "" when files are all.
+func filePredicate(all, files []ColdFile) (string, error) {
+	if len(files) == len(all) {
+		return "", nil
+	}
+	in := map[string]bool{}
+	for _, f := range files {
+		in[f.Path] = true
+	}
+	var terms []string
+	var open *run // consecutive runs wholly in files
+	flush := func() {
+		if open != nil {
+			terms = append(terms, "("+fromBetween(*open)+")")
+			open = nil
+		}
+	}
+	for _, r := range runs(all) {
+		var members []ColdFile
+		for _, f := range r {
+			if in[f.Path] {
+				members = append(members, f)
+			}
+		}
+		switch {
+		case len(members) == 0:
+			flush()
+		case len(members) == len(r):
+			if open == nil {
+				open = &run{}
+			}
+			*open = append(*open, r...)
+		default:
+			flush()
+			term, err := runVersions(r, members)
+			if err != nil {
+				return "", err
+			}
+			terms = append(terms, term)
+		}
+	}
+	flush()
+	if len(terms) == 0 {
+		return "false", nil
+	}
+	return "(" + strings.Join(terms, " OR ") + ")", nil
+}
+
+// fromBetween is the "from" interval the files' statistics span.
+func fromBetween(files []ColdFile) string {
+	lo, hi := *files[0].FromMin, *files[0].FromMax
+	for _, f := range files {
+		if f.FromMin.Before(lo) {
+			lo = *f.FromMin
+		}
+		if f.FromMax.After(hi) {
+			hi = *f.FromMax
+		}
+	}
+	return fmt.Sprintf(`"from" >= %s AND "from" <= %s`, sqlTime(lo), sqlTime(hi))
+}
+
+// runVersions selects some files of one run by their versions: possible when
+// every file of the run holds one version and no file left out shares one.
+func runVersions(r run, members []ColdFile) (string, error) {
+	for _, f := range r {
+		if !f.known() || *f.VersionMin != *f.VersionMax {
+			return "", fmt.Errorf("iceberg_scan: %s cannot be told apart from its run by statistics", f.Path)
+		}
+	}
+	versions := map[uint64]bool{}
+	var list []string
+	for _, f := range members {
+		if !versions[*f.VersionMin] {
+			versions[*f.VersionMin] = true
+			list = append(list, fmt.Sprint(*f.VersionMin))
+		}
+	}
+	for _, f := range r {
+		if versions[*f.VersionMin] && !contains(members, f.Path) {
+			return "", fmt.Errorf("iceberg_scan: %s shares version %d with a file read apart from it", f.Path, *f.VersionMin)
+		}
+	}
+	return fmt.Sprintf(`(%s AND "version" IN (%s))`, fromBetween(r), strings.Join(list, ", ")), nil
+}
+
+func contains(files []ColdFile, path string) bool {
+	for _, f := range files {
+		if f.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// hotScanPath streams the hot half from PostgreSQL through meter_hot_scan,
+// handed the planned scans by a token that lives only while the statement runs.
+type hotScanPath struct{}
+
+func (hotScanPath) name() string { return "meter_hot_scan" }
+
+func (hotScanPath) relation(ctx context.Context, pl *planning, ref *reference) (string, error) {
+	cfg := ref.rel.table.cfg
+	ps := &plannedScan{ctx: ctx, cfg: cfg, pager: ref.rel.table.hot, scans: ref.hot.scans, rows: pl.out.prov.hotRows}
+	tok := pl.e.shared.scans.add(ps)
+	pl.out.registered = append(pl.out.registered, tok)
+	pl.out.scans = append(pl.out.scans, ps)
+	// The typed projection over the table function matters beyond types:
+	// without it DuckDB 1.5's top_n_window_elimination (which makes
+	// ROW_NUMBER() = 1 resolution ~4× cheaper) fails with "INTERNAL Error:
+	// Failed to cast expression to type" on a range-filtered statement.
+	return fmt.Sprintf("(SELECT %s FROM meter_hot_scan('%s'))", typedProjection(cfg), tok), nil
+}
+
+func (hotScanPath) explain(ref *reference) string {
+	return ref.rel.table.hot.ScanSQL(ref.hot.scans[0])
+}
+
+// postgresQueryPath reads the hot half through the postgres extension: one
+// postgres_query per planned scan (the parent, each detached partition) on the
+// attached database, its SQL rendered by the hot tier with every predicate in
+// it — so PostgreSQL receives the range, the equalities (its index applies;
+// DuckDB's own pushdown compares text under COLLATE "C", which it cannot),
+// the scope and the ceilings.
+type postgresQueryPath struct{}
+
+func (postgresQueryPath) name() string { return "postgres_query" }
+
+func (postgresQueryPath) relation(_ context.Context, _ *planning, ref *reference) (string, error) {
+	cfg := ref.rel.table.cfg
+	parts := make([]string, len(ref.hot.scans))
+	for i, sc := range ref.hot.scans {
+		q, err := ref.rel.table.hot.ScanQuery(sc)
+		if err != nil {
+			return "", fmt.Errorf("hot scan of %s: %w", sc.Table, err)
+		}
+		parts[i] = fmt.Sprintf("SELECT %s FROM postgres_query(%s, %s)", typedProjection(cfg), sqlString(hotDatabase), sqlString(q))
+	}
+	return "(" + strings.Join(parts, " UNION ALL ") + ")", nil
+}
+
+func (postgresQueryPath) explain(ref *reference) string {
+	q, err := ref.rel.table.hot.ScanQuery(ref.hot.scans[0])
+	if err != nil {
+		return err.Error()
+	}
+	return q
+}
