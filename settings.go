@@ -23,6 +23,8 @@ import (
 //	namespace = "metering"
 //	[engine]
 //	time_zone = "UTC"                # what a timestamp without an offset means
+//	extension_directory = "/opt/meterstore/duckdb-extensions"  # DuckDB's postgres and iceberg extensions
+//	hot_path = "default"             # or "go", "extension"; cold_path likewise
 //	[[tables]]
 //	name = "readings_versions"
 //	extra_columns = [{ name = "tenant", identity = true }, { name = "bilanzkreis", check = "EIC:X" }]
@@ -56,6 +58,16 @@ type EngineSettings struct {
 	// literal without an offset, a ::TIMESTAMP or ::DATE cast means. Empty is
 	// UTC, never the host's zone.
 	TimeZone string `toml:"time_zone"`
+	// ExtensionDirectory is DuckDB's extension_directory holding the pinned
+	// postgres_scanner, iceberg and avro builds (go tool task extensions lays
+	// them out); empty falls back to $MSQL_DUCKDB_EXTENSIONS, and without
+	// either every read takes the Go paths. Nothing is ever downloaded.
+	ExtensionDirectory string `toml:"extension_directory"`
+	// HotPath and ColdPath pick each half's path: "default" (the faster one
+	// where its extension loaded), "go", or "extension" (required: start-up
+	// fails without it).
+	HotPath  string `toml:"hot_path"`
+	ColdPath string `toml:"cold_path"`
 }
 
 // UserSettings are the accounts of `msql serve`.
@@ -158,6 +170,13 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 	if tz := fs.Engine.TimeZone; tz != "" {
 		if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
 			return Settings{}, &ConfigError{Setting: "engine.time_zone", Problem: fmt.Sprintf("%q is not a time zone", tz), Fix: `write an IANA name, e.g. "UTC" or "Europe/Berlin"`}
+		}
+	}
+	for setting, v := range map[string]string{"engine.hot_path": fs.Engine.HotPath, "engine.cold_path": fs.Engine.ColdPath} {
+		switch v {
+		case "", "default", "go", "extension":
+		default:
+			return Settings{}, &ConfigError{Setting: setting, Problem: fmt.Sprintf("%q is not a path", v), Fix: `write "default", "go" or "extension"`}
 		}
 	}
 	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Engine: fs.Engine, Users: fs.Users}

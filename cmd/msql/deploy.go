@@ -63,6 +63,9 @@ type deployment struct {
 	dsn      string
 	tables   []meterstore.TableConfig
 	timeZone string // [engine] time_zone; empty is UTC
+	// extensions are DuckDB's postgres and iceberg extensions: [engine]
+	// extension_directory, hot_path, cold_path, else the environment's.
+	extensions engine.Extensions
 }
 
 // Close releases everything in reverse order of opening and joins the errors.
@@ -147,6 +150,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		d         = &deployment{}
 	)
 	embedded := f.dsn == "" && f.warehouse == ""
+	var engineSettings meterstore.EngineSettings
 	d.tables = []meterstore.TableConfig{demoTable()}
 	switch {
 	case f.config != "":
@@ -162,7 +166,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		} else if !embedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
-		d.timeZone = s.Engine.TimeZone
+		d.timeZone, engineSettings = s.Engine.TimeZone, s.Engine
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -175,6 +179,9 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		catURI, namespace = s.Cold.URI, s.Cold.Namespace
 	case !embedded && (f.dsn == "" || f.warehouse == ""):
 		return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
+	}
+	if err := d.configureExtensions(engineSettings); err != nil {
+		return nil, err
 	}
 	if embedded {
 		home := f.homeDir()
@@ -222,9 +229,35 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 	return d, nil
 }
 
+// configureExtensions takes the extension settings of [engine], each empty
+// one from the environment (MSQL_DUCKDB_EXTENSIONS, MSQL_PATHS).
+func (d *deployment) configureExtensions(s meterstore.EngineSettings) error {
+	x, err := engine.ExtensionsFromEnv()
+	if err != nil {
+		return withHint(err, "set MSQL_PATHS to default, go or extension")
+	}
+	if s.ExtensionDirectory != "" {
+		x.Directory = s.ExtensionDirectory
+	}
+	for _, p := range []struct {
+		setting string
+		path    *engine.PathChoice
+	}{{s.HotPath, &x.Hot}, {s.ColdPath, &x.Cold}} {
+		if p.setting == "" {
+			continue
+		}
+		if *p.path, err = engine.ParsePathChoice(p.setting); err != nil {
+			return err
+		}
+	}
+	d.extensions = x
+	return nil
+}
+
 // openStore creates the tables in both tiers if missing and opens the store.
 func (d *deployment) openStore(ctx context.Context, progress func(archive.Progress)) error {
-	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, ArchiveProgress: progress})
+	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, ArchiveProgress: progress,
+		Extensions: d.extensions})
 	if err != nil {
 		return err
 	}

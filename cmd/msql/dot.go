@@ -52,6 +52,9 @@ func init() {
 		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
 		".status":     {"", "the session's read mode, pins, scope and time zone", (*shell).dotStatus, true},
 		".plot":       {"[--png FILE] [--width N] [--height N] [QUERY]", "draw the last result's (or QUERY's) time series: the first DATE/TIMESTAMP(TZ) column is the axis (Berlin local time), numeric columns the series, text columns split them", (*shell).dotPlot, false},
+		".attach":     {"hot", "attach the deployment's PostgreSQL read-only as hot (postgres extension) and run statements as raw DuckDB, e.g. SELECT * FROM hot.public.readings_versions LIMIT 5; .detach returns to readings (unconfined sessions only)", (*shell).dotAttach, true},
+		".detach":     {"", "leave .attach hot: statements go through the engine again", (*shell).dotDetach, true},
+		".extensions": {"", "the DuckDB extensions loaded (postgres_scanner, iceberg, …), from where, and the path each tier is read through", (*shell).dotExtensions, true},
 		".param":      {"set NAME VALUE|unset NAME|clear|list", "statement parameters: $NAME (or $1 for .param set 1 …) in a statement is bound to VALUE as text, which DuckDB casts where it is used — never pasted into the SQL", (*shell).dotParam, false},
 	}
 }
@@ -454,6 +457,58 @@ func (sh *shell) dotRefresh(_ []string, _ string) error {
 		return err
 	}
 	fmt.Fprintf(sh.p.target(), "Iceberg tables re-read; system.tables, system.config, system.resolution, system.partitions, system.snapshots refreshed at %s\n", now.UTC().Format(time.RFC3339))
+	return nil
+}
+
+func (sh *shell) dotAttach(args []string, _ string) error {
+	if len(args) != 1 || args[0] != "hot" {
+		return withHint(fmt.Errorf("%w: .attach hot", errUsage), "only the hot tier's PostgreSQL can be attached")
+	}
+	if sh.es.eng.Confined() {
+		return withHint(engine.ErrConfined, "a scoped session reads readings only")
+	}
+	if _, raw := sh.sess.(*scratchSession); raw {
+		return errors.New("hot is already attached; .detach first")
+	}
+	db := sh.es.d.engine.DB()
+	var attached bool
+	if err := db.QueryRowContext(sh.ctx, "SELECT count(*) > 0 FROM duckdb_databases() WHERE database_name = 'hot'").Scan(&attached); err != nil {
+		return err
+	}
+	if !attached {
+		if err := sh.es.d.engine.AttachHot(sh.ctx, "hot"); err != nil {
+			return withHint(err, "go tool task extensions, then [engine] extension_directory or MSQL_DUCKDB_EXTENSIONS; .extensions says what loaded")
+		}
+	}
+	sh.sess = &scratchSession{db: db}
+	fmt.Fprintln(sh.p.target(), "PostgreSQL attached read-only as hot; statements now run as raw DuckDB (e.g. SELECT * FROM hot.public.readings_versions LIMIT 5), .detach returns to readings")
+	return nil
+}
+
+func (sh *shell) dotDetach(_ []string, _ string) error {
+	if _, raw := sh.sess.(*scratchSession); !raw {
+		return errors.New("nothing attached")
+	}
+	sh.sess = sh.es
+	fmt.Fprintln(sh.p.target(), "statements go through the engine again (hot stays attached for the next .attach hot)")
+	return nil
+}
+
+func (sh *shell) dotExtensions(_ []string, _ string) error {
+	st := sh.es.eng.Extensions()
+	w := sh.p.target()
+	fmt.Fprintf(w, "hot tier through %s, cold tier through %s\n", st.Hot, st.Cold)
+	if st.Directory == "" {
+		fmt.Fprintln(w, "extension directory: none ([engine] extension_directory or MSQL_DUCKDB_EXTENSIONS; go tool task extensions fills one)")
+	} else {
+		fmt.Fprintf(w, "extension directory: %s (DuckDB %s)\n", st.Directory, st.Platform)
+	}
+	for _, l := range st.Loaded {
+		fmt.Fprintf(w, "loaded: %s\n", l)
+	}
+	for _, m := range st.Missing {
+		fmt.Fprintf(w, "not used: %s\n", m)
+	}
 	return nil
 }
 
