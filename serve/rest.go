@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"math/big"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -156,13 +156,13 @@ func (s *RESTServer) Handler() http.Handler {
 }
 
 // paged checks a listing's pageSize as the spec declares it (an integer of at
-// least 1) and then answers the whole listing: the façade does not paginate,
+// least 1, of any size) and then answers the whole listing: the façade does not paginate,
 // and the spec has such a server ignore pageToken and omit next-page-token.
 func paged(list http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if sizes, ok := r.URL.Query()["pageSize"]; ok {
 			for _, size := range sizes {
-				if n, err := strconv.Atoi(size); err != nil || n < 1 {
+				if n, ok := new(big.Int).SetString(size, 10); !ok || n.Sign() < 1 {
 					writeError(w, http.StatusBadRequest, "BadRequestException",
 						fmt.Sprintf("pageSize %q is not a whole number of at least 1; omit it to list everything", size))
 					return

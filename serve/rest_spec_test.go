@@ -21,7 +21,8 @@ import (
 // listing under a missing parent namespace is 404 (was 500), a HEAD's 404
 // carries its JSON content type, and the spec's mutation-only routes answer
 // 405 to every method (a GET on them was 404, a route that does not exist);
-// a pageSize below the spec's minimum of 1 is a bad request (it was ignored);
+// a pageSize below the spec's minimum of 1 is a bad request (it was ignored),
+// one beyond int64 is not (the spec sets no maximum);
 // the views routes' 404s satisfy the spec's schema for them, ErrorModel's
 // fields at the top level, and still carry the error wrapper every client
 // parses.
@@ -78,9 +79,12 @@ func TestIcebergRESTSpecAnswers(t *testing.T) {
 			require.Equal(t, "BadRequestException", e["type"], "%s?pageSize=%s", list, size)
 			require.Contains(t, e["message"], "pageSize", "%s?pageSize=%s: the message names the parameter", list, size)
 		}
-		// Without pagination the spec says to ignore the token and answer everything.
-		resp := do("GET", list+"?pageSize=1&pageToken=opaque")
-		require.Equal(t, 200, resp.StatusCode, list)
+		// Without pagination the spec says to ignore the token and answer
+		// everything; the spec sets pageSize no maximum.
+		for _, size := range []string{"1", "146218931117886360964083970186674176"} {
+			resp := do("GET", list+"?pageSize="+size+"&pageToken=opaque")
+			require.Equal(t, 200, resp.StatusCode, "%s?pageSize=%s", list, size)
+		}
 	}
 
 	for _, path := range []string{"/v1/namespaces/no_such_namespace/views", "/v1/namespaces/meterstore/views/no_such_view"} {
