@@ -24,7 +24,8 @@ import (
 //     text, so psql 12–17 work), because DuckDB's parser cannot take them as
 //     psql writes them (OPERATOR(pg_catalog.~), COLLATE pg_catalog.default):
 //     \d NAME (the relation lookup, its flags, its columns, \d+'s view
-//     definition, the footers) and \d, \dv, \dt, \d+ (the relation list).
+//     definition, the footers), \d, \dv, \dt, \d+ (the relation list) and
+//     \df (the MeterStore functions, pgproc.go).
 //     Each shape carries the literal oid or pattern psql sends; a query
 //     without one is not psql's and goes on.
 //   - everything else runs in the engine after translate (pgdialect.go), which
@@ -155,6 +156,9 @@ func (sess *pgSession) emulate(ctx context.Context, q string) (*staticResult, bo
 			return nil, true, err
 		}
 		return c.attributes(q, norm), true, nil
+	case strings.Contains(norm, "from pg_catalog.pg_proc p") && strings.Contains(norm, `as "argument data types"`):
+		res, err := sess.functionList(ctx, q, norm)
+		return res, true, err
 	case reViewDef.MatchString(q):
 		c, err := sess.catalog(ctx)
 		if err != nil {

@@ -19,7 +19,8 @@ import (
 //     holding PostgreSQL's answer, added to the statement;
 //   - schema public is the engine's main (the catalog says public);
 //   - 'name'::regclass, ::regtype, ::regnamespace become the oid, ::regproc the
-//     name; the casts of an expression to them are dropped (the oid remains);
+//     name, and so does CAST('name' AS regclass); the casts of an expression to
+//     them are dropped (the oid remains);
 //   - ~ and !~ with a literal pattern match anywhere in the string, as in
 //     PostgreSQL (DuckDB's must match the whole string); ~* and !~* likewise,
 //     ignoring case;
@@ -31,7 +32,7 @@ import (
 //   - functions DuckDB lacks or answers for its own catalog: version(),
 //     current_setting(), current_schema(s), current_database(), current_user,
 //     user, quote_ident, parse_ident, array_lower/upper, format_type,
-//     pg_get_userbyid, pg_get_indexdef, pg_get_constraintdef,
+//     pg_get_userbyid, pg_get_indexdef, pg_get_constraintdef, json_build_object,
 //     information_schema._pg_expandarray;
 //   - a function call qualified by pg_catalog loses the qualifier (DuckDB's
 //     builtins are not in its pg_catalog schema);
@@ -86,7 +87,7 @@ func (sess *pgSession) translate(ctx context.Context, q string) (string, error) 
 }
 
 func (sess *pgSession) vsession() vsession {
-	return vsession{user: sess.user, database: sess.database, params: sess.parameters()}
+	return vsession{user: sess.user, database: sess.database, params: sess.parameters(), cursors: sess.cursors()}
 }
 
 type translator struct {
@@ -392,6 +393,9 @@ func (t *translator) name(i, hi int, inFrom bool) (int, string, bool) {
 		}
 		args := t.args(nameIdx+2, closing)
 		out, ok := t.call(qual, name, args)
+		if ok {
+			out = t.keepParams(nameIdx+2, closing, out)
+		}
 		if !ok && inFrom && scalarInFrom[name] {
 			out, ok = t.emit(nameIdx, closing+1), true
 		}
@@ -538,6 +542,10 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 		return "", false
 	}
 	switch name {
+	case "cast":
+		return t.regCast(args)
+	case "json_build_object":
+		return "json_object(" + t.emit(args[0].lo, args[len(args)-1].hi) + ")", len(args) > 0 && len(args)%2 == 0
 	case "version":
 		return "'PostgreSQL " + ServerVersion + " (MeterStore, read-only)'", len(args) == 0
 	case "current_setting":
@@ -638,6 +646,54 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 		return "CAST(NULL AS VARCHAR)", true
 	}
 	return "", false
+}
+
+// keepParams makes a translated call out of the call's arguments at tokens
+// lo..hi still reference each $n parameter they did: a call answered without
+// its arguments (pg_get_constraintdef(oid, $1) is NULL) would otherwise leave
+// a bound parameter the statement no longer has, which DuckDB refuses.
+func (t *translator) keepParams(lo, hi int, out string) string {
+	kept := map[string]bool{}
+	for _, tok := range tokenize(out) {
+		if tok.kind == tokParam {
+			kept[tok.text] = true
+		}
+	}
+	var refs []string
+	for _, tok := range t.toks[lo:hi] {
+		if tok.kind == tokParam && !kept[tok.text] {
+			kept[tok.text] = true
+			refs = append(refs, "CAST("+tok.text+" AS VARCHAR) IS NULL")
+		}
+	}
+	if len(refs) == 0 {
+		return out
+	}
+	return fmt.Sprintf("(CASE WHEN false AND (%s) THEN NULL ELSE %s END)", strings.Join(refs, " OR "), out)
+}
+
+// regCast is CAST(x AS regclass) and its kin, like x::regclass: the oid
+// itself, resolved as PostgreSQL does for a literal name.
+func (t *translator) regCast(args []span) (string, bool) {
+	if len(args) != 1 {
+		return "", false
+	}
+	lo, hi := args[0].lo, args[0].hi
+	typ := hi - 1
+	if typ-lo < 2 || !regTypes[t.toks[typ].word()] {
+		return "", false
+	}
+	as := typ - 1
+	if as-lo >= 3 && t.toks[as].text == "." && t.toks[as-1].is("pg_catalog") {
+		as -= 2
+	}
+	if !t.toks[as].is("as") || as == lo {
+		return "", false
+	}
+	if as-lo == 1 && t.toks[lo].kind == tokString {
+		return t.regLiteral(t.toks[lo].stringValue(), t.toks[typ].word())
+	}
+	return "(" + t.emit(lo, as) + ")", true
 }
 
 // toRegtypeSQL is to_regtype(name): the oid of a type of pg_type by any of

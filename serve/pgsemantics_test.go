@@ -3,6 +3,8 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,10 +115,62 @@ ORDER BY 1`))
 		// psql's \d NAME footers of a table: parents and partitions.
 		require.Empty(t, strs(`SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhparent AND i.inhrelid = '16384' ORDER BY inhseqno`))
 		require.Empty(t, strs(`SELECT c.oid::pg_catalog.regclass, c.relkind, inhdetachpending, pg_catalog.pg_get_expr(c.relpartbound, c.oid) FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhrelid AND i.inhparent = '16384' ORDER BY pg_catalog.pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT', c.oid::pg_catalog.regclass::pg_catalog.text`))
+		// psql's \df meter_* (psql 15): every overload of the MeterStore
+		// functions, as PostgreSQL names the types; \dfa lists no aggregates.
+		dfQuery := `SELECT n.nspname as "Schema",
+  p.proname as "Name",
+  pg_catalog.pg_get_function_result(p.oid) as "Result data type",
+  pg_catalog.pg_get_function_arguments(p.oid) as "Argument data types",
+ CASE p.prokind
+  WHEN 'a' THEN 'agg'
+  WHEN 'w' THEN 'window'
+  WHEN 'p' THEN 'proc'
+  ELSE 'func'
+ END as "Type"
+FROM pg_catalog.pg_proc p
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE p.proname OPERATOR(pg_catalog.~) '^(meter_balancing_.*)$' COLLATE pg_catalog.default
+  AND pg_catalog.pg_function_is_visible(p.oid)
+ORDER BY 1, 2, 4;`
+		rows, err := c.Query(ctx, dfQuery)
+		require.NoError(t, err, "\\df")
+		var listed []string
+		for rows.Next() {
+			vals, err := rows.Values()
+			require.NoError(t, err)
+			listed = append(listed, fmt.Sprintf("%v|%v|%v|%v|%v", vals...))
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, []string{
+			"public|meter_balancing_day|date|timestamp with time zone, text|func",
+			"public|meter_balancing_day|date|timestamp without time zone, text|func",
+			"public|meter_balancing_month|date|timestamp with time zone, text|func",
+			"public|meter_balancing_month|date|timestamp without time zone, text|func",
+		}, listed)
+		require.Empty(t, strs(strings.Replace(dfQuery, "AND pg_catalog.pg_function_is_visible(p.oid)",
+			"AND p.prokind = 'a'\n  AND pg_catalog.pg_function_is_visible(p.oid)", 1)), "\\dfa")
 		// SQLAlchemy's column reflection asks for each column's sequence.
 		require.Equal(t, []string{"<nil>"}, strs(`SELECT pg_catalog.pg_get_serial_sequence('"public"."readings"', 'malo_id')`))
+		// SQLAlchemy's column reflection (Inspector.get_columns): every column
+		// of readings, in order.
+		reflect, err := os.ReadFile("testdata/sqlalchemy_reflect_columns.sql")
+		require.NoError(t, err)
+		d, err := f.s.Engine.Describe(ctx, "SELECT * FROM readings")
+		require.NoError(t, err)
+		require.Equal(t, d.Columns, strs(string(reflect)))
 		// psycopg's and SQLAlchemy's type lookup by name, as a parameter.
 		e := pgConnect(t, addr, "admin", "pw", pgx.QueryExecModeCacheStatement, nil)
+		// SQLAlchemy's domain reflection: none, with a parameter inside a call
+		// the translation answers without its arguments.
+		domains, err := e.Query(ctx, `SELECT pg_catalog.pg_type.typname AS name, pg_catalog.pg_namespace.nspname AS schema, domain_constraints.condefs, pg_catalog.pg_collation.collname
+FROM pg_catalog.pg_type JOIN pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = pg_catalog.pg_type.typnamespace LEFT OUTER JOIN pg_catalog.pg_collation ON pg_catalog.pg_type.typcollation = pg_catalog.pg_collation.oid LEFT OUTER JOIN (SELECT pg_catalog.pg_constraint.contypid AS contypid, array_agg(pg_catalog.pg_get_constraintdef(pg_catalog.pg_constraint.oid, $1)) AS condefs, array_agg(CAST(pg_catalog.pg_constraint.conname AS TEXT)) AS connames
+FROM pg_catalog.pg_constraint
+WHERE pg_catalog.pg_constraint.contypid != $2::INTEGER GROUP BY pg_catalog.pg_constraint.contypid) AS domain_constraints ON pg_catalog.pg_type.oid = domain_constraints.contypid
+WHERE pg_catalog.pg_type.typtype = $3::VARCHAR ORDER BY pg_catalog.pg_namespace.nspname, pg_catalog.pg_type.typname`, true, 0, "d")
+		require.NoError(t, err)
+		require.False(t, domains.Next())
+		domains.Close()
+		require.NoError(t, domains.Err())
 		for name, oid := range map[string]uint32{"int4": 23, "numeric": 1700, "timestamptz": 1184, "timestamp with time zone": 1184, "pg_catalog.text": 25, "hstore": 0} {
 			var got uint32
 			err := e.QueryRow(ctx, `SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid`, name).Scan(nil, &got, nil, nil, nil)

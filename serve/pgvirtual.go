@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The virtual catalog: PostgreSQL's own answers to the catalog relations clients
@@ -114,7 +115,7 @@ const (
 var catalogRelationOIDs = map[string]uint32{
 	"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class": 1259, "pg_database": 1262,
 	"pg_attrdef": 2604, "pg_constraint": 2606, "pg_description": 2609, "pg_index": 2610,
-	"pg_namespace": 2615, "pg_am": 2601, "pg_extension": 3079,
+	"pg_namespace": 2615, "pg_am": 2601, "pg_extension": 3079, "pg_sequence": 2224, "pg_collation": 3456,
 }
 
 // pgTypeInfo is a row of pg_type: the types results are served as, and the
@@ -195,7 +196,19 @@ func virtualRelation(schema, name string) string {
 type vsession struct {
 	user, database string
 	params         map[string]string
+	cursors        []vcursor
 }
+
+// vcursor is a row of pg_cursors.
+type vcursor struct {
+	name, statement string
+	hold, binary    bool
+	created         time.Time
+}
+
+// changing are the virtual relations whose rows change within a session:
+// built for each statement, not once.
+var changing = map[string]bool{"pg_cursors": true}
 
 var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 	"pg_namespace": func(c *pgCatalog, s vsession) vrelation {
@@ -268,7 +281,8 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 		}
 		return v
 	},
-	// No defaults, indexes, constraints or extensions: the relations are computed.
+	// No defaults, indexes, constraints, sequences or extensions: the
+	// relations are computed.
 	"pg_attrdef": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols("oid INTEGER, adrelid INTEGER, adnum SMALLINT, adbin VARCHAR")}
 	},
@@ -287,6 +301,27 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 	},
 	"pg_inherits": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols("inhrelid INTEGER, inhparent INTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN")}
+	},
+	"pg_sequence": func(c *pgCatalog, s vsession) vrelation {
+		return vrelation{cols: cols(`seqrelid INTEGER, seqtypid INTEGER, seqstart BIGINT, seqincrement BIGINT, seqmax BIGINT,
+			seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN`)}
+	},
+	"pg_collation": func(c *pgCatalog, s vsession) vrelation {
+		return vrelation{cols(`oid INTEGER, collname VARCHAR, collnamespace INTEGER, collowner INTEGER, collprovider VARCHAR,
+			collisdeterministic BOOLEAN, collencoding INTEGER, collcollate VARCHAR, collctype VARCHAR, colliculocale VARCHAR,
+			collversion VARCHAR`), [][]any{
+			{oidDefaultCollation, "default", oidPgCatalog, oidBootstrapSuperuser, "d", true, -1, nil, nil, nil, nil},
+			{950, "C", oidPgCatalog, oidBootstrapSuperuser, "c", true, -1, "C", "C", nil, nil},
+			{951, "POSIX", oidPgCatalog, oidBootstrapSuperuser, "c", true, -1, "POSIX", "POSIX", nil, nil},
+		}}
+	},
+	"pg_cursors": func(c *pgCatalog, s vsession) vrelation {
+		v := vrelation{cols: cols(`name VARCHAR, statement VARCHAR, is_holdable BOOLEAN, is_binary BOOLEAN,
+			is_scrollable BOOLEAN, creation_time TIMESTAMPTZ`)}
+		for _, cur := range s.cursors {
+			v.rows = append(v.rows, []any{cur.name, cur.statement, cur.hold, cur.binary, false, cur.created.UTC().Format(time.RFC3339Nano)})
+		}
+		return v
 	},
 	"pg_extension": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols(`oid INTEGER, extname VARCHAR, extowner INTEGER, extnamespace INTEGER,
@@ -429,7 +464,9 @@ func (c *pgCatalog) virtualSQL(name string, s vsession) string {
 		return q
 	}
 	q := virtualBuilders[name](c, s).sql()
-	c.virtual[name] = q
+	if !changing[name] {
+		c.virtual[name] = q
+	}
 	return q
 }
 

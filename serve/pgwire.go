@@ -115,6 +115,7 @@ type pgSession struct {
 	stmts   map[string]*pgStatement
 	portals map[string]*pgPortal
 	inTx    bool
+	tx      int  // counts BEGINs: which transaction a cursor was declared in
 	failed  bool // an error in the extended protocol: skip until Sync
 	cat     *pgCatalog
 }
@@ -137,6 +138,19 @@ type pgPortal struct {
 	started  time.Time
 	prov     *engine.Provenance
 	finished bool
+
+	// A declared cursor (pgcursor.go): its DECLARE, WITH HOLD, the
+	// transaction it was declared in, its scan buffer.
+	declared   bool
+	decl       string
+	declaredAt time.Time
+	hold       bool
+	tx         int
+	scan       []any
+	// A FETCH or MOVE: its cursor and how many rows are still to go (-1: all).
+	source *pgPortal
+	left   int64
+	move   bool
 }
 
 func (s *PGServer) handle(ctx context.Context, c net.Conn) {
@@ -504,6 +518,9 @@ const (
 	kindShow
 	kindTxBegin
 	kindTxEnd
+	kindDeclare
+	kindFetch
+	kindClose
 )
 
 func classify(q string) (statementKind, string) {
@@ -516,6 +533,12 @@ func classify(q string) (statementKind, string) {
 		return kindShow, "SHOW"
 	case "BEGIN", "START":
 		return kindTxBegin, "BEGIN"
+	case "DECLARE":
+		return kindDeclare, "DECLARE CURSOR"
+	case "FETCH", "MOVE":
+		return kindFetch, w
+	case "CLOSE":
+		return kindClose, "CLOSE CURSOR"
 	case "COMMIT", "END":
 		return kindTxEnd, "COMMIT"
 	case "ROLLBACK", "ABORT":
@@ -540,7 +563,7 @@ func (sess *pgSession) simpleQuery(ctx context.Context, q string) {
 			return
 		}
 		if p.cols != nil {
-			sess.be.Send(rowDescription(p.cols, nil))
+			sess.be.Send(rowDescription(p.cols, p.formats))
 		}
 		err := sess.run(ctx, p, 0)
 		p.close()
@@ -631,10 +654,16 @@ func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error
 func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, nParams int) ([]pgColumn, error) {
 	kind, _ := classify(st.sql)
 	switch kind {
-	case kindEmpty, kindNoop, kindTxBegin, kindTxEnd:
+	case kindEmpty, kindNoop, kindTxBegin, kindTxEnd, kindDeclare, kindClose:
 		return nil, nil
 	case kindShow:
 		return []pgColumn{showColumn(st.sql)}, nil
+	case kindFetch:
+		p := &pgPortal{stmt: st}
+		if err := sess.readyFetch(p); err != nil {
+			return nil, err
+		}
+		return p.cols, nil
 	}
 	if r, ok, err := sess.emulate(ctx, st.sql); ok || err != nil {
 		if err != nil {
@@ -661,7 +690,7 @@ func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, n
 // prepare readies a portal to run: a no-op, SHOW, an emulated catalog query, or
 // an engine statement (started: the rows are open, the columns known).
 func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
-	if p.rows != nil || p.static != nil || p.finished {
+	if p.rows != nil || p.static != nil || p.source != nil || p.finished {
 		return nil
 	}
 	q := p.stmt.sql
@@ -676,11 +705,26 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		}
 		if kind == kindTxBegin {
 			sess.inTx = true
+			sess.tx++
 		} else if kind == kindTxEnd {
-			sess.inTx = false
+			sess.endTransaction(tag == "ROLLBACK")
 		}
 		p.static = &staticResult{tag: tag}
 		return nil
+	case kindDeclare, kindClose:
+		var err error
+		if kind == kindDeclare {
+			err = sess.declare(ctx, q, p.args)
+		} else {
+			err = sess.closeCursor(q)
+		}
+		if err != nil {
+			return err
+		}
+		p.static = &staticResult{tag: tag}
+		return nil
+	case kindFetch:
+		return sess.readyFetch(p)
 	case kindShow:
 		col := showColumn(q)
 		v := sess.parameters()[col.name]
@@ -763,6 +807,9 @@ func (sess *pgSession) execute(ctx context.Context, m *pgproto3.Execute) error {
 // run sends a prepared portal's rows (all of them, or maxRows then
 // PortalSuspended) and its completion.
 func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) error {
+	if p.source != nil {
+		return sess.fetch(ctx, p, maxRows)
+	}
 	if st := p.static; st != nil {
 		if st.empty {
 			sess.be.Send(&pgproto3.EmptyQueryResponse{})
@@ -796,10 +843,7 @@ func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) erro
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	flushEvery := int64(sess.srv.FlushRows)
-	if flushEvery <= 0 {
-		flushEvery = 512
-	}
+	flushEvery := sess.flushRows()
 	var batch int64
 	for {
 		if maxRows > 0 && batch >= maxRows {
@@ -831,9 +875,26 @@ func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) erro
 	return sess.finish(ctx, p, nil)
 }
 
-// finish closes a portal's rows, reports the provenance NOTICE and completion,
-// and logs the statement.
+// flushRows is how many rows are sent between flushes of a long result.
+func (sess *pgSession) flushRows() int64 {
+	if sess.srv.FlushRows > 0 {
+		return int64(sess.srv.FlushRows)
+	}
+	return 512
+}
+
+// finish completes a portal's query and reports its completion.
 func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error {
+	if err := sess.complete(ctx, p, err); err != nil {
+		return err
+	}
+	sess.be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", p.sent)})
+	return nil
+}
+
+// complete closes a portal's rows, logs the statement and reports the
+// provenance NOTICE.
+func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) error {
 	cerr := p.rows.Close()
 	if err == nil {
 		err = cerr
@@ -850,7 +911,6 @@ func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error
 	}
 	sess.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
 		Message: "meterstore: " + p.prov.String(), Detail: provenanceDetail(p.prov)})
-	sess.be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", p.sent)})
 	return nil
 }
 
