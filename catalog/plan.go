@@ -118,6 +118,13 @@ func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) ([]DataFile, int
 	return out, snap.SnapshotID, nil
 }
 
+// SnapshotFileCount is the number of data files in a snapshot, the whole a
+// plan's files were chosen from (so an EXPLAIN can say how many it pruned).
+func (t *Table) SnapshotFileCount(ctx context.Context, snapID int64) (int, error) {
+	files, err := t.snapshotFiles(ctx, t.Iceberg(), snapID)
+	return len(files), err
+}
+
 // plannedFile is a DataFile as the snapshot's file list keeps it.
 type plannedFile struct {
 	DataFile

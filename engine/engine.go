@@ -30,7 +30,7 @@ type ColdFile struct {
 type ColdPlan struct {
 	SnapshotID int64
 	Files      []ColdFile
-	Pruned     int // files the catalog's statistics excluded
+	Pruned     int // files of the snapshot the range, partition values and column statistics excluded
 	// MetadataLocation is the table metadata file the plan was made from (it
 	// lists the snapshot), for the iceberg extension's iceberg_scan.
 	MetadataLocation string

@@ -47,7 +47,7 @@ func checkTableFunction(t *sqltree.TableFunction) error {
 		name = fn.Name
 	}
 	if !allowedTableFunctions[strings.ToLower(name)] {
-		return fmt.Errorf("%w: table function %s is not available in a query session (it reads files, other databases or the engine's internals); export and file work go through the shell's unrestricted handle", ErrNotAQuery, name)
+		return fmt.Errorf("%w: %s reads files, other databases or the engine's internals, which a query session does not", ErrFileFunction, name)
 	}
 	return nil
 }
@@ -91,14 +91,18 @@ func (pl *planning) classify(t *sqltree.BaseTable, s sqltree.Scope) (baseKind, r
 	if allowedSchemas[strings.ToLower(t.SchemaName)] {
 		return baseOther, relation{}, nil
 	}
-	return 0, relation{}, fmt.Errorf("%w %q (the relations here are %s)", ErrUnknownRelation, t.TableName, relationNames(rels))
+	names := relationNames(rels)
+	if guess := closestName(t.TableName, names); guess != "" {
+		return 0, relation{}, fmt.Errorf("%w %q: did you mean %s? (the relations here are %s)", ErrUnknownRelation, t.TableName, guess, strings.Join(names, ", "))
+	}
+	return 0, relation{}, fmt.Errorf("%w %q (the relations here are %s)", ErrUnknownRelation, t.TableName, strings.Join(names, ", "))
 }
 
-func relationNames(rels map[string]relation) string {
+func relationNames(rels map[string]relation) []string {
 	var out []string
 	for n := range rels {
 		out = append(out, n)
 	}
 	sort.Strings(out)
-	return strings.Join(out, ", ")
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"meterstore/internal/sqltree"
@@ -37,9 +38,15 @@ func serialize(ctx context.Context, conn *sql.Conn, q string) (*sqltree.Root, er
 	}
 	if root.Error {
 		if root.ErrorType == "not implemented" || strings.Contains(root.ErrorMessage, "Only SELECT") {
-			return nil, fmt.Errorf("%w: %s", ErrNotAQuery, root.ErrorMessage)
+			return nil, refuseStatement(q)
 		}
-		return nil, &ParseError{Message: root.ErrorMessage}
+		position := -1
+		if p, ok := root.Rest["position"].(string); ok {
+			if n, err := strconv.Atoi(p); err == nil {
+				position = n
+			}
+		}
+		return nil, parseError(q, root.ErrorMessage, position)
 	}
 	switch n := len(root.Statements); {
 	case n == 0:

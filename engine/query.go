@@ -162,7 +162,7 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		if r.stream != nil {
 			r.stream.Close()
 		}
-		err = e.movedOr(ctx, p, err)
+		err = inUserStatement(e.movedOr(ctx, p, err), q, p.sql)
 		r.stopProgress()
 		p.release(e)
 		conn.Close()
@@ -336,7 +336,7 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 	fmt.Fprintf(&b, "provenance: %s\n\nrewritten SQL:\n%s\n\nDuckDB plan:\n", p.prov.String(), p.sql)
 	rows, err := conn.QueryContext(ctx, "EXPLAIN "+p.sql, args...)
 	if err != nil {
-		return "", fmt.Errorf("explain: %w", err)
+		return "", fmt.Errorf("explain: %w", inUserStatement(err, q, p.sql))
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -69,3 +69,28 @@ func TestBackfillCommitsSettledHistory(t *testing.T) {
 	require.EqualValues(t, 104+4, e.scalar(t, `SELECT count(*) FROM readings`))
 	require.Equal(t, "5.000", dec(t, e.scalar(t, `SELECT value FROM readings WHERE malo_id = $1 AND "from" = $2`, maloA, day0)).StringFixed(3))
 }
+
+// EXPLAIN counts the files a plan pruned against the whole snapshot: a MaLo
+// equality and a range each keep one of the two windows' files.
+func TestExplainCountsPrunedFiles(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl := e.st.Tables()[0]
+	day1, day2 := day0.Add(24*time.Hour), day0.Add(48*time.Hour)
+	_, _, err := tbl.Backfill(e.ctx, day1, mk(t, dl{from: day0, n: 8, value: "1"}))
+	require.NoError(t, err)
+	_, _, err = tbl.Backfill(e.ctx, day2, mk(t, dl{malo: maloB, from: day1, n: 8, value: "2"}))
+	require.NoError(t, err)
+	all, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	for q, want := range map[string]string{
+		`SELECT count(*) FROM readings`:                                                     "2 files kept, 0 pruned",
+		`SELECT count(*) FROM readings WHERE malo_id = '` + maloB + `'`:                     "1 files kept, 1 pruned",
+		`SELECT count(*) FROM readings WHERE "from" < TIMESTAMPTZ '2026-03-02 06:00:00+00'`: "1 files kept, 1 pruned",
+		`SELECT count(*) FROM readings WHERE malo_id = 'nobody'`:                            "0 files kept, 2 pruned",
+	} {
+		text, err := e.st.Engine().Explain(e.ctx, q)
+		require.NoError(t, err)
+		require.Contains(t, text, want, q)
+	}
+}

@@ -182,7 +182,11 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 	if err != nil {
 		return engine.ColdPlan{}, err
 	}
-	out := engine.ColdPlan{SnapshotID: planned, MetadataLocation: c.t.Iceberg().MetadataLocation()}
+	total, err := c.t.SnapshotFileCount(ctx, planned)
+	if err != nil {
+		return engine.ColdPlan{}, err
+	}
+	out := engine.ColdPlan{SnapshotID: planned, Pruned: total - len(files), MetadataLocation: c.t.Iceberg().MetadataLocation()}
 	for _, f := range files {
 		out.Files = append(out.Files, engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
 			VersionMin: f.VersionMin, VersionMax: f.VersionMax})

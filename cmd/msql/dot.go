@@ -42,7 +42,7 @@ func init() {
 		".nullvalue":  {"TEXT", "how NULL is shown", (*shell).dotNull, false},
 		".pager":      {"on|off", "page results taller than the terminal through $PAGER (less -FRX)", (*shell).dotPager, false},
 		".provenance": {"on|off", "the dim line under every result: watermark, tiers, read mode", (*shell).dotProvenance, false},
-		".explain":    {"QUERY", "the engine's split: ranges, elision, files pruned/kept, the SQL sent to PostgreSQL", (*shell).dotExplain, true},
+		".explain":    {"[--verbose] QUERY", "the engine's split: ranges, elision, files kept/pruned, the SQL sent to PostgreSQL; data files counted per partition (--verbose lists them)", (*shell).dotExplain, true},
 		".watermark":  {"", "each table's tiering watermark and current snapshot", (*shell).dotWatermark, true},
 		".snapshots":  {"[table]", "the Iceberg snapshots with their watermarks", (*shell).dotSnapshots, true},
 		".asof":       {"SNAPSHOT|TIMESTAMP [VERSION] | off", "read Iceberg pinned to a snapshot, or to each table's snapshot current at TIMESTAMP, optionally under a version ceiling", (*shell).dotAsOf, true},
@@ -315,16 +315,24 @@ func (sh *shell) dotSchema(args []string, _ string) error {
 }
 
 func (sh *shell) dotExplain(_ []string, rest string) error {
-	if rest == "" {
-		return errors.New(".explain takes a query")
+	q, verbose := strings.CutPrefix(rest, "--verbose")
+	if verbose && q != "" && q[0] != ' ' && q[0] != '\n' {
+		q, verbose = rest, false
 	}
-	args, err := sh.params.bind(sh.ctx, sh.duckDB(), rest)
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return errors.New(".explain takes a query (.explain --verbose QUERY lists every data file)")
+	}
+	args, err := sh.params.bind(sh.ctx, sh.duckDB(), q)
 	if err != nil {
 		return err
 	}
-	text, err := sh.es.eng.Explain(sh.ctx, rest, args...)
+	text, err := sh.es.eng.Explain(sh.ctx, q, args...)
 	if err != nil {
 		return err
+	}
+	if !verbose {
+		text = condenseExplain(text)
 	}
 	_, err = fmt.Fprint(sh.p.target(), text)
 	sh.p.endResult()

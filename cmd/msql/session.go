@@ -130,20 +130,35 @@ func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (tabl
 		if err != nil {
 			return table{}, "", err
 		}
-		return table{columns: []string{"explain"}, rows: lines(text)}, "", nil
+		return table{columns: []string{"explain"}, rows: lines(condenseExplain(text))}, "", nil
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		t, prov, err := s.runOnce(ctx, stmt, args)
 		if !errors.Is(err, engine.ErrBoundaryMoved) {
-			if errors.Is(err, engine.ErrNotAQuery) {
-				return table{}, "", withHint(err, "only queries run here; use --scratch for ad-hoc DuckDB work, or .export to write files")
+			if hint := refusalHint(err); hint != "" {
+				return table{}, "", withHint(err, hint)
 			}
 			return t, prov, err
 		}
 		lastErr = err
 	}
 	return table{}, "", lastErr
+}
+
+// refusalHint is what to do instead of a statement the session refused.
+func refusalHint(err error) string {
+	switch {
+	case errors.Is(err, engine.ErrWrite):
+		return "readings is read-only here: rows enter through the store's write path (Append, msql demo); msql --scratch runs any DuckDB statement on scratch tables"
+	case errors.Is(err, engine.ErrFileFunction):
+		return "read files in msql --scratch (read_csv, read_parquet, glob); .export writes a result to a file"
+	case errors.Is(err, engine.ErrUnknownRelation):
+		return ".tables lists the relations"
+	case errors.Is(err, engine.ErrNotAQuery):
+		return "only a SELECT (or WITH … SELECT) runs here; msql --scratch runs any DuckDB statement"
+	}
+	return ""
 }
 
 // runOnce runs the statement with its progress reported to s.prog, which the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -376,4 +377,64 @@ func (s *served) drain() string {
 		all = append(all, <-s.logs)
 	}
 	return strings.Join(all, "\n")
+}
+
+// .explain counts the data files per partition instead of listing every path
+// (a year of history is hundreds); --verbose lists them, the same files.
+// Errors quote the user's statement, never the rewritten one, and a refusal
+// says what was refused, why, and what to do instead.
+func TestExplainAndErrorsOverDemo(t *testing.T) {
+	dep := tinyDemo(t)
+	t.Run("explain", func(t *testing.T) { explainCondensesDataFiles(t, dep) })
+	t.Run("errors", func(t *testing.T) { errorsQuoteTheUsersStatement(t, dep) })
+}
+
+func errorsQuoteTheUsersStatement(t *testing.T, dep []string) {
+	for _, c := range []struct{ q, want, hint string }{
+		{"SELECT malo_id, sum(valu) FROM readings GROUP BY 1",
+			"Referenced column \"valu\" not found in FROM clause!", "LINE 1: SELECT malo_id, sum(valu) FROM readings GROUP BY 1\n                            ^\n"},
+		{"SELECT *\nFROM readings r\nWHERE r.foo = 1", `does not have a column named "foo"`, "LINE 3: WHERE r.foo = 1\n              ^\n"},
+		{"SELECT 1 +", "syntax error at end of input", "LINE 1: SELECT 1 +\n                  ^\n"},
+		{"SELECT count(*) FROM reading", `unknown relation "reading": did you mean readings?`, "Try: .tables lists the relations"},
+		{"INSERT INTO readings VALUES (1)", "INSERT changes data, and the relations here are read-only", "Try: readings is read-only here"},
+		{"SELECT * FROM read_csv('/etc/passwd')", "read_csv reads files", "Try: read files in msql --scratch"},
+		{"PRAGMA version", "PRAGMA is not a query", "Try: only a SELECT (or WITH … SELECT) runs here"},
+	} {
+		r := msql(t, "", append(dep, "-c", c.q)...)
+		require.NotEqual(t, 0, r.code, c.q)
+		require.Contains(t, r.stderr, c.want, c.q)
+		require.Contains(t, r.stderr, c.hint, c.q)
+		for _, internal := range []string{"_meterstore", ".parquet'", "meter_hot_scan", "serialized to json", "unrestricted handle"} {
+			require.NotContains(t, r.stderr, internal, c.q)
+		}
+		if !strings.Contains(c.q, "INSERT") {
+			require.NotContains(t, r.stderr, "read-only", c.q)
+		}
+	}
+}
+
+func explainCondensesDataFiles(t *testing.T, dep []string) {
+	const q = `SELECT count(*) FROM readings`
+	r := msql(t, "", append(dep, "-c", ".explain "+q)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "rewritten SQL (data files counted per partition; .explain --verbose lists them):")
+	require.NotContains(t, r.stdout, ".parquet")
+	counted := regexp.MustCompile(`‹(\d+) files?: ([^›]*)›`).FindAllStringSubmatch(r.stdout, -1)
+	require.NotEmpty(t, counted)
+	total := 0
+	for _, m := range counted {
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		total += n
+		require.Contains(t, m[2], "from_month=2025-09")
+	}
+
+	r = msql(t, "", append(dep, "-c", ".explain --verbose "+q)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, total, strings.Count(r.stdout, ".parquet'"), "the files counted are the files listed")
+	require.NotContains(t, r.stdout, "‹")
+
+	r = msql(t, "", append(dep, "-c", "EXPLAIN "+q)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stdout, ".parquet")
 }
