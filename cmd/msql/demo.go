@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -16,19 +17,21 @@ func init() {
 	subcommands["demo"] = subcommand{"load the demo portfolio and open the shell", runDemo}
 }
 
-const demoUsage = `msql demo [--malos N] [--days N] [--no-shell] — load a synthetic but realistic
+const demoUsage = `msql demo [--malos N] [--days N] [--large] [--no-shell] — load a synthetic but realistic
 portfolio into readings_versions (resolved as readings; identity column tenant,
 two tenants): all four Sparten, two electricity channels, 15- and 1-minute
 series, days spanning the October DST change, gaps, identical redeliveries and
 late corrections. The settled history (all but the last week) is committed
 straight to Iceberg, one archival window per day, after the checks the write
 path makes (store.Backfill); the last week goes through the write path
-(store.Append) into PostgreSQL; the corrections arrive after their day was
-archived and the store routes them to Iceberg below the watermark. Then the
-shell opens with a short tour.
+(store.Append) into PostgreSQL; the corrections of the last two settled days
+arrive after their day was archived and the store routes them to Iceberg below
+the watermark. Then the shell opens with a short tour.
 
-The default portfolio is 150 MaLo × 60 days (4 of them metered every minute;
-about 1.7 million rows). --malos 60 --days 20 is a quick one.
+The default portfolio is 100 MaLo × 45 days (about 0.9 million rows), sized
+to reach the prompt within a minute; --large loads 150 MaLo × 60 days (4 of
+them metered every minute; about 1.7 million rows). --malos 60 --days 20 is a
+quick one.
 
 Without --dsn/--warehouse/--config it loads the embedded default (reusing a
 portfolio already loaded there). Into a given deployment it refuses a database
@@ -46,18 +49,29 @@ type demoOptions struct {
 func runDemo(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
 	var opt demoOptions
-	var noShell bool
+	var noShell, large bool
 	fs := newFlagSet("msql demo", demoUsage, io)
 	deploy.register(fs)
-	fs.IntVar(&opt.malos, "malos", 150, "Marktlokationen in the portfolio (all four Sparten)")
-	fs.IntVar(&opt.days, "days", 60, "days of data, from 23 Sep 2025 (≥ 34 to include the DST change)")
+	fs.BoolVar(&large, "large", false, "the large portfolio, 150 MaLo × 60 days (unless --malos/--days say otherwise)")
+	fs.IntVar(&opt.malos, "malos", 100, "Marktlokationen in the portfolio (all four Sparten)")
+	fs.IntVar(&opt.days, "days", 45, "days of data, from 23 Sep 2025 (≥ 34 to include the DST change)")
 	fs.Uint64Var(&opt.seed, "seed", 0xDE30, "workload seed; the same seed loads the same portfolio")
-	fs.Float64Var(&opt.minuteShare, "minute-share", 0.025, "fraction of MaLos metered every minute instead of every 15 minutes (the default seed makes 4 of 150 PT1M: 1 electricity with two channels, 2 gas, 1 water)")
+	fs.Float64Var(&opt.minuteShare, "minute-share", 0.025, "fraction of MaLos metered every minute instead of every 15 minutes (with --large the default seed makes 4 of 150 PT1M: 1 electricity with two channels, 2 gas, 1 water)")
 	fs.IntVar(&opt.batchRows, "batch-rows", 20_000, "rows per Append call")
 	fs.Float64Var(&opt.corrections, "correction-rate", 0.01, "fraction of (MaLo, channel, day) groups restated later")
 	fs.BoolVar(&noShell, "no-shell", false, "load and exit")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
+	}
+	if large {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["malos"] {
+			opt.malos = 150
+		}
+		if !given["days"] {
+			opt.days = 60
+		}
 	}
 	if opt.malos < 4 || opt.days < 8 {
 		return fmt.Errorf("%w: --malos must be ≥ 4 (one per Sparte) and --days ≥ 8 (a week stays hot)", errUsage)
@@ -139,11 +153,13 @@ Then try .explain on one of them, .watermark, .snapshots, .mode historical, .aso
 
 // loadDemo generates the portfolio and writes it through the store: settled
 // history straight to Iceberg (store.Backfill, one archival window per UTC
-// day, checked by the write path's rules), the last week through Append, then
-// the late corrections and the redeliveries of days already committed through
-// Append, which routes them to Iceberg below the watermark. The history thus
-// costs what the Parquet writer costs, not a constrained PostgreSQL write of
-// every row and then an archival of nearly all of them.
+// day, checked by the write path's rules, its corrections and redeliveries in
+// the same window), the last week through Append, then the corrections of the
+// last settled days through Append, which routes them to Iceberg below the
+// watermark. The history thus costs what the Parquet writer costs, not a
+// constrained PostgreSQL write of every row and then an archival of nearly
+// all of them; and a correction batch spread over every settled day would
+// make the cold append read nearly all of Iceberg to check it.
 func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) error {
 	w := testkit.Demo(opt.seed, opt.malos, opt.days, opt.minuteShare, opt.corrections)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
@@ -164,7 +180,8 @@ func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) err
 	end, _ := metering.DayBounds(lastDay, metering.SparteStrom)
 	settled := tb.Hot().PartitionStart(end.Add(-cfg.SettlementLag()))
 	l := &demoLoad{ctx: ctx, tb: tb, opt: opt, settled: settled, step: cfg.PartitionStep(), status: newStatusLine(io.err),
-		history: map[time.Time][]meterstore.StoredSeries{}, started: time.Now()}
+		history: map[time.Time][]meterstore.StoredSeries{}, corrections: map[time.Time][]meterstore.StoredSeries{}, started: time.Now(),
+		lateFrom: settled.Add(-demoLateDays * 24 * time.Hour), commitLag: max(w.CorrectionDelay, 72*time.Hour) + 24*time.Hour}
 	err := w.Stream(func(dl testkit.Delivery) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -201,21 +218,30 @@ func loadDemo(ctx context.Context, d *deployment, opt demoOptions, io stdio) err
 	return nil
 }
 
+// demoLateDays: the corrections of the last settled days reach the store
+// after their day was archived (through Append, to Iceberg below the
+// watermark), as they do in production.
+const demoLateDays = 2
+
 // demoLoad routes the stream of deliveries: intervals of settled days into
-// per-day windows committed to Iceberg in order, the rest into Append
-// batches, and whatever arrives for a day already committed (a redelivery, a
-// correction) to the late batch.
+// per-day windows committed to Iceberg in order once everything for the day
+// has arrived, the rest into Append batches; the corrections of the last
+// settled days, and whatever arrives for a day already committed, to the late
+// batch.
 type demoLoad struct {
-	ctx        context.Context
-	tb         *store.Table
-	opt        demoOptions
-	settled    time.Time // the watermark the history reaches
-	step       time.Duration
-	status     *statusLine
-	history    map[time.Time][]meterstore.StoredSeries // by window start
-	next       time.Time                               // the next window to commit
-	hot, late  []meterstore.StoredSeries
-	hotPending int
+	ctx         context.Context
+	tb          *store.Table
+	opt         demoOptions
+	settled     time.Time // the watermark the history reaches
+	lateFrom    time.Time // windows from here to settled get their corrections late
+	commitLag   time.Duration
+	step        time.Duration
+	status      *statusLine
+	history     map[time.Time][]meterstore.StoredSeries // by window start
+	corrections map[time.Time][]meterstore.StoredSeries // by window start
+	next        time.Time                               // the next window to commit
+	hot, late   []meterstore.StoredSeries
+	hotPending  int
 
 	started              time.Time
 	days, dupes          int
@@ -227,10 +253,6 @@ func (l *demoLoad) add(dl testkit.Delivery) error {
 	if dl.Point {
 		return nil
 	}
-	if dl.Kind == testkit.Correction {
-		l.late = append(l.late, dl.Series)
-		return nil
-	}
 	var newest time.Time
 	for _, part := range splitByWindow(dl.Series, l.tb.Hot().PartitionStart) {
 		win := l.tb.Hot().PartitionStart(part.Intervals[0].From)
@@ -239,6 +261,8 @@ func (l *demoLoad) add(dl testkit.Delivery) error {
 		case !win.Before(l.settled):
 			l.hot = append(l.hot, part)
 			l.hotPending += len(part.Intervals)
+		case (l.next.IsZero() || !win.Before(l.next)) && dl.Kind == testkit.Correction:
+			l.corrections[win] = append(l.corrections[win], part)
 		case l.next.IsZero() || !win.Before(l.next):
 			l.history[win] = append(l.history[win], part)
 			if l.next.IsZero() {
@@ -253,9 +277,10 @@ func (l *demoLoad) add(dl testkit.Delivery) error {
 			return err
 		}
 	}
-	// Every original of a day has arrived two days after it (the generator
-	// emits in arrival order): commit the windows older than that.
-	return l.commitHistory(newest.Add(-2 * 24 * time.Hour))
+	// Everything for a day — its originals, redeliveries and corrections — has
+	// arrived commitLag after it (the generator emits in arrival order):
+	// commit the windows older than that.
+	return l.commitHistory(newest.Add(-l.commitLag))
 }
 
 // commitHistory commits the windows before until, oldest first.
@@ -263,11 +288,18 @@ func (l *demoLoad) commitHistory(until time.Time) error {
 	until = minTime(until, l.settled)
 	for !l.next.IsZero() && l.next.Before(until) {
 		t0, day := time.Now(), l.next
-		win, dups, err := l.tb.Backfill(l.ctx, l.next.Add(l.step), l.history[l.next]...)
+		rows := l.history[l.next]
+		if l.next.Before(l.lateFrom) {
+			rows = append(rows, l.corrections[l.next]...)
+		} else {
+			l.late = append(l.late, l.corrections[l.next]...)
+		}
+		win, dups, err := l.tb.Backfill(l.ctx, l.next.Add(l.step), rows...)
 		if err != nil {
 			return fmt.Errorf("demo: history: %w", err)
 		}
 		delete(l.history, l.next)
+		delete(l.corrections, l.next)
 		l.next = l.next.Add(l.step)
 		l.days++
 		l.dupes += dups
