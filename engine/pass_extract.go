@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"meterstore/internal/sqltree"
+	"meterstore/metering"
 )
 
 type boundExpr struct {
@@ -103,6 +104,12 @@ func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 		target.bounds = append(target.bounds, boundExpr{op: op, expr: expr})
 		return
 	}
+	if column == balancingDayColumn {
+		if dateLike(expr) {
+			target.days = append(target.days, boundExpr{op: op, expr: expr})
+		}
+		return
+	}
 	if op == "=" && target.rel.table.cfg.IsMergeKeyColumn(column) && stringLike(expr) {
 		target.eqs = append(target.eqs, eqExpr{column: column, expr: expr})
 	}
@@ -126,6 +133,21 @@ func foldable(n sqltree.Node) bool {
 			return false
 		}
 		return foldable(x.Children[0]) && foldable(x.Children[1])
+	}
+	return false
+}
+
+// dateLike accepts only a value compared with a DATE column as a date: a
+// VARCHAR literal (DuckDB casts it to DATE) or a DATE-typed cast or literal.
+// A TIMESTAMP compared with balancing_day is compared as a timestamp
+// (balancing_day < TIMESTAMP '… 12:00' holds for that day), which the day
+// bounds below would not cover.
+func dateLike(n sqltree.Node) bool {
+	switch x := n.(type) {
+	case *sqltree.Constant:
+		return x.TypeID() == "VARCHAR" || x.TypeID() == "DATE"
+	case *sqltree.Cast:
+		return x.TypeID() == "DATE" && foldable(x.Child)
 	}
 	return false
 }
@@ -154,6 +176,7 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 	type slot struct {
 		ref *reference
 		b   *boundExpr
+		day *boundExpr
 		e   *eqExpr
 	}
 	var slots []slot
@@ -162,6 +185,10 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 		for i := range r.bounds {
 			slots = append(slots, slot{ref: r, b: &r.bounds[i]})
 			exprs = append(exprs, sqltree.NewCast(r.bounds[i].expr, "TIMESTAMP WITH TIME ZONE", true))
+		}
+		for i := range r.days {
+			slots = append(slots, slot{ref: r, day: &r.days[i]})
+			exprs = append(exprs, sqltree.NewCast(r.days[i].expr, "DATE", true))
 		}
 		for i := range r.eqs {
 			slots = append(slots, slot{ref: r, e: &r.eqs[i]})
@@ -183,6 +210,12 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 				continue
 			}
 			applyBound(&s.ref.rng, s.b.op, t.UTC())
+		case s.day != nil:
+			d, ok := values[i].(time.Time)
+			if !ok {
+				continue
+			}
+			applyDayBound(&s.ref.rng, s.day.op, metering.DateOf(d.UTC()))
 		case s.e != nil:
 			v, ok := values[i].(string)
 			if !ok {
@@ -216,6 +249,47 @@ func applyBound(r *timeRange, op string, t time.Time) {
 		r.raiseLo(t)
 		r.lowerHi(next)
 	}
+}
+
+// balancingDayColumn is the stored balancing day, a core column of every
+// table: metering.BalancingDay of the row's "from" and sparte (the encoder
+// derives it, never the caller).
+const balancingDayColumn = "balancing_day"
+
+// applyDayBound narrows r by a comparison on the balancing day: the "from" of
+// a row of balancing day d lies in d's bounds for its Sparte, so the union of
+// those bounds over every Sparte (00:00 local to 06:00 local the next day)
+// is a superset of the rows, whatever their Sparte.
+func applyDayBound(r *timeRange, op string, d metering.Date) {
+	switch op {
+	case ">=":
+		r.raiseLo(dayRange(d).lo)
+	case ">":
+		r.raiseLo(dayRange(d.AddDays(1)).lo)
+	case "<=":
+		r.lowerHi(dayRange(d).hi)
+	case "<":
+		r.lowerHi(dayRange(d.AddDays(-1)).hi)
+	case "=":
+		b := dayRange(d)
+		r.raiseLo(b.lo)
+		r.lowerHi(b.hi)
+	}
+}
+
+// dayRange is the span of "from" that balancing day d covers in any Sparte.
+func dayRange(d metering.Date) struct{ lo, hi time.Time } {
+	var out struct{ lo, hi time.Time }
+	for i, s := range metering.Sparten() {
+		from, to := metering.DayBounds(d, s)
+		if i == 0 || from.Before(out.lo) {
+			out.lo = from
+		}
+		if i == 0 || to.After(out.hi) {
+			out.hi = to
+		}
+	}
+	return out
 }
 
 // argumentIDs names the parameter each argument binds: $n by position, $name

@@ -15,6 +15,7 @@ type reference struct {
 	rel relation
 	// conjuncts that bound "from", or fix a merge-key column, for this reference
 	bounds []boundExpr
+	days   []boundExpr // on the stored balancing_day, which bounds "from" through the calendar
 	eqs    []eqExpr
 	// results, after evaluation
 	rng timeRange

@@ -3,8 +3,11 @@ package engine
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"meterstore/metering"
 )
 
 func TestInUserStatementPointsIntoTheUsersText(t *testing.T) {
@@ -39,4 +42,16 @@ func TestParseErrorCaret(t *testing.T) {
 	require.Equal(t, "parse: syntax error at end of input\n\nLINE 1: SELECT 1 +\n                  ^", parseError("SELECT 1 +", "syntax error at end of input", 10).Error())
 	require.Equal(t, "parse: syntax error at or near \"x\"\n\nLINE 2: FRM x\n            ^", parseError("SELECT *\nFRM x", `syntax error at or near "x"`, 13).Error())
 	require.Equal(t, "parse: odd", parseError("SELECT", "odd", -1).Error())
+}
+
+// Every instant's balancing day, in every Sparte, lies in the span dayRange
+// gives that day — across both DST changes and the gas day's 06:00 start.
+func TestDayRangeHoldsEveryRowOfTheDay(t *testing.T) {
+	start := time.Date(2025, 3, 28, 0, 0, 0, 0, time.UTC)
+	for at := start; at.Before(start.AddDate(0, 7, 5)); at = at.Add(15 * time.Minute) {
+		for _, s := range metering.Sparten() {
+			r := dayRange(metering.BalancingDay(at, s))
+			require.False(t, at.Before(r.lo) || !at.Before(r.hi), "%s %s", at, s)
+		}
+	}
 }

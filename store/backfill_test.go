@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,40 @@ func TestExplainCountsPrunedFiles(t *testing.T) {
 		text, err := e.st.Engine().Explain(e.ctx, q)
 		require.NoError(t, err)
 		require.Contains(t, text, want, q)
+	}
+}
+
+// A predicate on the stored balancing day prunes files through the calendar:
+// its rows' "from" lie between 00:00 local that day and 06:00 local the next
+// (a gas day), whatever their Sparte; and the answer is the unpruned one.
+func TestBalancingDayPrunesFiles(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl := e.st.Tables()[0]
+	day1, day2 := day0.Add(24*time.Hour), day0.Add(48*time.Hour)
+	// 2 Mar 01:00–03:00 Berlin (balancing day 2 Mar); 3 Mar 07:00–09:00 Berlin (3 Mar).
+	_, _, err := tbl.Backfill(e.ctx, day1, mk(t, dl{from: day0, n: 8, value: "1"}))
+	require.NoError(t, err)
+	_, _, err = tbl.Backfill(e.ctx, day2, mk(t, dl{malo: maloB, from: day1.Add(6 * time.Hour), n: 8, value: "2"}))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		where, explain string
+		rows           int64
+	}{
+		{`balancing_day = DATE '2026-03-02'`, "1 files kept, 1 pruned", 8},
+		{`balancing_day = '2026-03-03'`, "1 files kept, 1 pruned", 8},
+		{`meter_balancing_day("from", sparte) = DATE '2026-03-03'`, "1 files kept, 1 pruned", 8},
+		{`balancing_day >= DATE '2026-03-03'`, "1 files kept, 1 pruned", 8},
+		{`balancing_day < DATE '2026-03-03'`, "1 files kept, 1 pruned", 8},
+		{`balancing_day BETWEEN DATE '2026-03-01' AND DATE '2026-03-02'`, "1 files kept, 1 pruned", 8},
+		{`balancing_day > DATE '2026-03-03'`, "0 files kept, 2 pruned", 0},
+		// A timestamp is compared as one (the day 2 Mar is below its noon): no day bound.
+		{`balancing_day < TIMESTAMP '2026-03-02 12:00:00'`, "2 files kept, 0 pruned", 8},
+	} {
+		q := `SELECT count(*) FROM readings WHERE ` + c.where
+		text, err := e.st.Engine().Explain(e.ctx, q)
+		require.NoError(t, err)
+		plan, _, _ := strings.Cut(text, "\nprovenance:")
+		require.Contains(t, plan, c.explain, c.where)
+		require.EqualValues(t, c.rows, e.scalar(t, q), c.where)
 	}
 }
