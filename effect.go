@@ -46,6 +46,11 @@ type Displacement struct {
 	Effect Effect
 	// Superseded is the row that stopped being current, for Effect == Superseded.
 	Superseded *Row
+	// Outranking is the stored row whose higher version stays current, for
+	// Effect == Shadowed and for a Duplicate a higher version outranks: what
+	// the write itself saw, so an authored value can continue the stored
+	// version sequence from it without a read another writer can race.
+	Outranking *Row
 }
 
 // ErrConflict is the root of every write refused because it contradicts stored

@@ -217,18 +217,26 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 				winner = s
 			}
 		}
+		var w *meterstore.Row
+		if winner != nil {
+			c := *winner
+			w = &c
+		}
 		switch {
 		case dup:
 			out[i].Effect = meterstore.Duplicate
+			if w.Version > r.Version {
+				out[i].Outranking = w
+			}
 			continue
-		case winner == nil:
+		case w == nil:
 			out[i].Effect = meterstore.Inserted
-		case winner.Version < r.Version:
+		case w.Version < r.Version:
 			out[i].Effect = meterstore.Superseded
-			w := *winner
-			out[i].Superseded = &w
+			out[i].Superseded = w
 		default:
 			out[i].Effect = meterstore.Shadowed
+			out[i].Outranking = w
 		}
 		write = append(write, r)
 		// Later rows of this call see this one (a batch carrying a reading twice).

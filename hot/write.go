@@ -91,7 +91,8 @@ func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step 
 	return ds, nil
 }
 
-// classify sets each row's effect from the stored rows of its reading and the
+// classify sets each row's effect — with the row it superseded, or the higher
+// version outranking it — from the stored rows of its reading and the
 // batch's earlier rows (rows are applied in order), and returns the indexes of
 // the rows to insert. prior may hold more than the rows' merge keys (readPrior
 // reads spans); a stored row no batch row shares a merge key with is ignored.
@@ -120,6 +121,15 @@ func (s *Store) classify(id identity, ds []meterstore.Displacement, prior []mete
 	}
 	fresh := make([]int, 0, len(ds))
 	var slab []meterstore.Row
+	keep := func(i int, r *meterstore.Row) *meterstore.Row {
+		if len(slab) == 0 {
+			slab = make([]meterstore.Row, min(256, len(ds)-i))
+		}
+		slab[0] = *r
+		k := &slab[0]
+		slab = slab[1:]
+		return k
+	}
 	for i := range ds {
 		r := &ds[i].Row
 		h := hash(r)
@@ -135,7 +145,7 @@ func (s *Store) classify(id identity, ds []meterstore.Displacement, prior []mete
 					return nil, s.restatement(*st, *r)
 				}
 				dup = true
-				break
+				continue
 			}
 			if st.VersionScope == r.VersionScope && (cur == nil || st.Version > cur.Version) {
 				cur = st
@@ -144,18 +154,18 @@ func (s *Store) classify(id identity, ds []meterstore.Displacement, prior []mete
 		switch {
 		case dup:
 			ds[i].Effect = meterstore.Duplicate
+			if cur != nil && cur.Version > r.Version {
+				ds[i].Outranking = keep(i, cur)
+			}
 			continue
 		case cur == nil:
 			ds[i].Effect = meterstore.Inserted
 		case r.Version > cur.Version:
 			ds[i].Effect = meterstore.Superseded
-			if len(slab) == 0 {
-				slab = make([]meterstore.Row, min(256, len(ds)-i))
-			}
-			slab[0] = *cur
-			ds[i].Superseded, slab = &slab[0], slab[1:]
+			ds[i].Superseded = keep(i, cur)
 		default:
 			ds[i].Effect = meterstore.Shadowed
+			ds[i].Outranking = keep(i, cur)
 		}
 		push(h, r)
 		fresh = append(fresh, i)

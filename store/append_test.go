@@ -303,6 +303,45 @@ func TestAppendAuthoritative(t *testing.T) {
 	}
 }
 
+// TestAppendAuthoritativeRacingAuthor: another author takes the version an
+// authoritative write is about to land at, between its rounds. The write must
+// continue from what its own writes observe and land above it, not fail on the
+// version the other author took.
+func TestAppendAuthoritativeRacingAuthor(t *testing.T) {
+	from := day0.Add(72 * time.Hour)
+	var st *store.Store
+	batches, racing := 0, false
+	e := open(t, func(c *store.Config) {
+		c.AppendHook = func(s store.AppendStep) {
+			if s != store.BeforeHotBatch || racing {
+				return
+			}
+			if batches++; batches == 2 { // the authoritative write's second round
+				racing = true
+				_, err := st.Append(context.Background(), mk(t, dl{from: from, value: "5", version: 20260310000002}))
+				require.NoError(t, err)
+			}
+		}
+	}, intervalTable(t, nil))
+	st = e.st
+	_, err := e.st.Append(e.ctx, mk(t, dl{from: from, value: "7", version: 20260310000001, quality: metering.QualityFaulty}))
+	require.NoError(t, err)
+	batches = 0
+	ersatz := mk(t, dl{from: from, value: "3", version: 20260305000001, quality: metering.QualitySubstituted})
+	out, err := e.st.AppendAuthoritative(e.ctx, ersatz)
+	require.NoError(t, err)
+	require.True(t, racing, "the other author wrote between the rounds")
+	require.Len(t, out.Displacements, 4)
+	for _, d := range out.Displacements {
+		require.Equal(t, meterstore.Superseded, d.Effect)
+		require.Equal(t, uint64(20260310000003), d.Row.Version, "above the version the other author took")
+		require.Equal(t, "5", d.Superseded.Value.String(), "the other author's value stopped being current")
+	}
+	require.LessOrEqual(t, out.Rounds, store.AuthoritativeAttempts)
+	got := e.scalar(t, `SELECT sum(value) FROM readings WHERE malo_id = $1`, maloA)
+	require.Equal(t, "12", dec(t, got).String())
+}
+
 // TestArrivalVersionSortsBelowStated: a delivery without an MSCONS label gets
 // a Unix-millisecond version, which a stated label always outranks.
 func TestArrivalVersionSortsBelowStated(t *testing.T) {

@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"meterstore"
 	"meterstore/catalog"
+	"meterstore/hot"
 )
 
 // AuthoritativeAttempts bounds the rounds of AppendAuthoritative. Past it,
@@ -34,9 +36,12 @@ type AuthoritativeOutcome struct {
 // where a higher version already holds the reading, the row is re-appended at
 // the next version of the one in force, in that version's scope (a version is
 // comparable only within its own scope, and both tiers refuse a second network
-// operator). The decision comes from the write's own displacement report, not
-// a separate read of the prior state. A value already in force is a no-op.
-// After AuthoritativeAttempts rounds it gives up with ErrAuthoritativeConflict.
+// operator). The version in force comes from the write's own displacement
+// report (Displacement.Outranking), never from a separate read another writer
+// could race. When another author takes the version a round computed, the next
+// round writes the floor again (a Duplicate) and continues from what that
+// write sees. A value already in force is a no-op. After AuthoritativeAttempts
+// rounds it gives up with ErrAuthoritativeConflict.
 //
 // It is routed like Append (both tiers, both boundary reads) and refused on a
 // point table.
@@ -53,43 +58,37 @@ func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.St
 	if err := t.checkSubjects(ctx, pending); err != nil {
 		return res, err
 	}
+	floors := map[string]meterstore.Row{}
+	for _, r := range pending {
+		floors[t.mergeKey(r)] = r
+	}
 	for round := 1; round <= AuthoritativeAttempts && len(pending) > 0; round++ {
 		res.Rounds = round
 		out, err := t.appendRows(ctx, pending)
 		m.add(out)
-		if err != nil {
+		if err != nil && (round == 1 || !isRestatement(err)) {
 			return res, err
 		}
-		final := finalDisplacements(out.Displacements)
 		var retry []meterstore.Row
-		var outranked []meterstore.Row
-		for _, d := range final {
-			if d.Effect.ChangedCurrentValue() {
+		for _, d := range finalDisplacements(out.Displacements) {
+			switch {
+			case d.Effect.ChangedCurrentValue():
 				res.Displacements = append(res.Displacements, d)
-				continue
+			case err != nil: // the round failed; what it left unsettled is retried below
+			case d.Outranking == nil || sameValue(*d.Outranking, d.Row):
+				res.AlreadyInForce = append(res.AlreadyInForce, d.Row)
+			default:
+				next := d.Row
+				next.Version = d.Outranking.Version + 1
+				next.VersionScope = d.Outranking.VersionScope
+				retry = append(retry, next)
 			}
-			outranked = append(outranked, d.Row) // Shadowed, or a Duplicate that may be outranked
 		}
-		if len(outranked) > 0 {
-			winners, err := t.winners(ctx, outranked)
-			if err != nil {
-				return res, err
-			}
-			for _, r := range outranked {
-				w, ok := winners[t.mergeKey(r)]
-				switch {
-				case !ok: // cannot happen: the write just reported the reading stored
-					return res, fmt.Errorf("append authoritative to %s: malo %s %s at %s: no stored version found after the write",
-						t.cfg.Name(), r.MaloID, r.ObisCode, r.From.Format(time.RFC3339))
-				case w.Version == r.Version || sameValue(w, r):
-					res.AlreadyInForce = append(res.AlreadyInForce, r)
-				default:
-					next := r
-					next.Version = w.Version + 1
-					next.VersionScope = w.VersionScope
-					retry = append(retry, next)
-				}
-			}
+		if err != nil {
+			// Another author took a version this round computed: write the
+			// floors of what is not yet current again and continue from what
+			// those writes see.
+			retry = t.unsettledFloors(pending, res.Displacements, floors)
 		}
 		pending = retry
 	}
@@ -99,6 +98,27 @@ func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.St
 			t.cfg.Name(), r.MaloID, r.ObisCode, r.From.Format(time.RFC3339), AuthoritativeAttempts, len(pending), ErrAuthoritativeConflict)
 	}
 	return res, nil
+}
+
+// isRestatement: a tier refused a different assertion under a stored version.
+func isRestatement(err error) bool {
+	return errors.Is(err, hot.ErrRestatement) || errors.Is(err, catalog.ErrRestatement)
+}
+
+// unsettledFloors returns the floor rows of pending's readings that no
+// displacement in done made current.
+func (t *Table) unsettledFloors(pending []meterstore.Row, done []Displacement, floors map[string]meterstore.Row) []meterstore.Row {
+	settled := map[string]bool{}
+	for _, d := range done {
+		settled[t.mergeKey(d.Row)] = true
+	}
+	var out []meterstore.Row
+	for _, r := range pending {
+		if k := t.mergeKey(r); !settled[k] {
+			out = append(out, floors[k])
+		}
+	}
+	return out
 }
 
 // sameValue: the stored winner already says what the authored row says.
@@ -160,53 +180,4 @@ func (t *Table) mergeKey(r meterstore.Row) string {
 		}
 	}
 	return b.String()
-}
-
-// winners returns, per merge key of rows, the stored row with the highest
-// version, reading the tier each row belongs to now (both, when the boundary
-// lies inside the rows' range).
-func (t *Table) winners(ctx context.Context, rows []meterstore.Row) (map[string]meterstore.Row, error) {
-	want := map[string]bool{}
-	lo, hi := rows[0].From, rows[0].From
-	malos := map[string]bool{}
-	for _, r := range rows {
-		want[t.mergeKey(r)] = true
-		malos[r.MaloID] = true
-		if r.From.Before(lo) {
-			lo = r.From
-		}
-		if r.From.After(hi) {
-			hi = r.From
-		}
-	}
-	var stored []meterstore.Row
-	h, err := t.hot.Lookup(ctx, rows)
-	if err != nil {
-		return nil, err
-	}
-	stored = append(stored, h...)
-	w, err := t.Watermark(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !w.IsZero() && lo.Before(w) {
-		for m := range malos {
-			c, err := t.cold.ReadRows(ctx, catalog.PlanRequest{From: lo, To: hi.Add(time.Microsecond), Eq: map[string]string{"malo_id": m}})
-			if err != nil {
-				return nil, err
-			}
-			stored = append(stored, c...)
-		}
-	}
-	out := map[string]meterstore.Row{}
-	for _, s := range stored {
-		k := t.mergeKey(s)
-		if !want[k] {
-			continue
-		}
-		if cur, ok := out[k]; !ok || s.Version > cur.Version {
-			out[k] = s
-		}
-	}
-	return out, nil
 }
