@@ -12,6 +12,7 @@ import (
 	"meterstore"
 	"meterstore/metering"
 	"meterstore/store"
+	"meterstore/testkit"
 )
 
 func pointTable(t testing.TB) meterstore.TableConfig {
@@ -194,4 +195,89 @@ func TestPurgeAndAudit(t *testing.T) {
 	_, err = tbl.Append(e.ctx, mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
 	require.ErrorIs(t, err, store.ErrPurged)
 	_ = metering.QualityMeasured
+}
+
+// TestPointTableAcrossTheWatermark archives a point table, sends it late
+// corrections and a late new reading below the watermark, and reads it back
+// through the resolved relation and the typed reads: on the cold side a
+// register reading keeps "to" null in Parquet and occupies only its instant,
+// so a range ending at it excludes it and one starting at it includes it, in
+// both tiers alike. Every figure is checked against the oracle.
+func TestPointTableAcrossTheWatermark(t *testing.T) {
+	cfg, err := meterstore.TableSpec{Name: "readings_versions", TimeModel: meterstore.Point}.Build()
+	require.NoError(t, err)
+	e := open(t, nil, cfg)
+	tbl, _ := e.st.Table("readings_versions")
+	oracle := testkit.NewOracle(cfg)
+	reg := func(from time.Time, n int, value string, version uint64) meterstore.StoredSeries {
+		return mk(t, dl{from: from, n: n, melo: meloA, obis: "1-0:1.8.0", value: value, step: "0.25", version: version, readings: true})
+	}
+	wm := day0.Add(48 * time.Hour)
+	write := func(series ...meterstore.StoredSeries) store.AppendOutcome {
+		t.Helper()
+		out, err := e.st.AppendReadings(e.ctx, series...)
+		require.NoError(t, err)
+		_, err = oracle.RecordSeries(series...)
+		require.NoError(t, err)
+		return out
+	}
+	// 04:00 on day two up to the watermark, and on into the hot tier.
+	write(reg(day0, 4, "100", 0), reg(wm.Add(-time.Hour), 8, "300", 0))
+	e.archiveThrough(t, tbl, wm)
+
+	out := write(reg(day0, 2, "150", 20260306000001), reg(day0.Add(time.Hour), 1, "101", 20260306000001))
+	require.Equal(t, 3, out.ColdRows, "late corrections and a late reading go to Iceberg")
+	for _, d := range out.Displacements {
+		require.Equal(t, store.ColdTier, d.Tier)
+		require.Nil(t, d.Row.To, "a register reading has no end")
+	}
+	require.Equal(t, map[meterstore.Effect]int{meterstore.Superseded: 2, meterstore.Inserted: 1}, effects(out))
+
+	require.Equal(t, int64(0), e.scalar(t, `SELECT count(*) FROM readings_versions WHERE "to" IS NOT NULL`))
+	require.Equal(t, int64(oracle.RawRowCount(time.Time{}, time.Time{})), e.scalar(t, `SELECT count(*) FROM readings_versions`))
+	for _, r := range []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"everything", day0, wm.Add(24 * time.Hour)},
+		{"cold only", day0, wm},
+		{"ends at a reading", day0, day0.Add(15 * time.Minute)},
+		{"starts at a reading", day0.Add(15 * time.Minute), day0.Add(30 * time.Minute)},
+		{"across the watermark", wm.Add(-15 * time.Minute), wm.Add(15 * time.Minute)},
+		{"starts at the watermark", wm, wm.Add(time.Hour)},
+	} {
+		q := `SELECT count(*), sum(value) FROM readings WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3`
+		res, err := e.st.Query(e.ctx, q, maloA, r.from, r.to)
+		require.NoError(t, err, r.name)
+		require.Equal(t, int64(oracle.RowCount(r.from, r.to)), res.Rows[0][0], r.name)
+		require.True(t, oracle.Sum(r.from, r.to).Equal(dec(t, res.Rows[0][1])), "%s: sum %v, oracle %s", r.name, res.Rows[0][1], oracle.Sum(r.from, r.to))
+
+		rs, err := e.st.Readings(maloA).Melo(meloA).Range(r.from, r.to).Collect(e.ctx)
+		require.NoError(t, err, r.name)
+		winners := oracle.Winners(r.from, r.to)
+		require.Len(t, rs.Readings, len(winners), r.name)
+		for i, w := range winners {
+			require.True(t, w.From.Equal(rs.Readings[i].At), "%s: reading %d at %s, oracle %s", r.name, i, rs.Readings[i].At, w.From)
+			require.True(t, w.Value.Equal(rs.Readings[i].Value), "%s: reading at %s: %s, oracle %s", r.name, w.From, rs.Readings[i].Value, w.Value)
+		}
+	}
+	first, err := e.st.Readings(maloA).Melo(meloA).Range(day0, day0.Add(time.Minute)).Collect(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, "150", first.Readings[0].Value.String(), "the cold correction is current")
+	last, err := e.st.Readings(maloA).Melo(meloA).Range(day0, wm).Latest(e.ctx)
+	require.NoError(t, err)
+	require.True(t, last.At.Equal(wm.Add(-15*time.Minute)), "latest below the watermark at %s", last.At)
+	ds, err := e.st.Readings(maloA).Melo(meloA).Range(day0, wm).Deliveries(e.ctx)
+	require.NoError(t, err)
+	require.Len(t, ds, 4, "two archived deliveries and two corrections, all read from Iceberg")
+	for _, d := range ds {
+		require.NoError(t, d.Validate())
+	}
+
+	// A second operator's reading at a stored instant is refused on either side.
+	for _, at := range []time.Time{day0.Add(15 * time.Minute), wm.Add(15 * time.Minute)} {
+		_, err := e.st.AppendReadings(e.ctx, mk(t, dl{from: at, n: 1, melo: meloA, obis: "1-0:1.8.0", op: op2, value: "1", readings: true}))
+		require.ErrorIs(t, err, meterstore.ErrConflict, "second operator at %s", at)
+	}
+	require.Equal(t, int64(oracle.RawRowCount(time.Time{}, time.Time{})), e.scalar(t, `SELECT count(*) FROM readings_versions`))
 }
