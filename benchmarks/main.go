@@ -107,7 +107,7 @@ func startEnv(ctx context.Context) (*env, error) {
 		return nil, err
 	}
 	e := &env{dir: dir}
-	if err := pglocal.Init(ctx, bin, filepath.Join(dir, "pg")); err != nil {
+	if err := pglocal.Init(ctx, bin, filepath.Join(dir, "pg"), pglocal.Durable); err != nil {
 		return nil, err
 	}
 	e.server, err = pglocal.Start(ctx, bin, filepath.Join(dir, "pg"), pglocal.Options{})

@@ -26,7 +26,7 @@ func TestPostgresRestartedMidScan(t *testing.T) {
 	bin, err := pglocal.FindBinaries()
 	require.NoError(t, err)
 	data := filepath.Join(t.TempDir(), "pg")
-	require.NoError(t, pglocal.Init(ctx, bin, data))
+	require.NoError(t, pglocal.Init(ctx, bin, data, pglocal.Durable))
 	srv, err := pglocal.Start(ctx, bin, data, pglocal.Options{})
 	require.NoError(t, err)
 	stopped := false

@@ -30,6 +30,7 @@ type deployFlags struct {
 	warehouse   string
 	home        string
 	keepRunning bool
+	throwaway   bool
 }
 
 func (f *deployFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *deployFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.warehouse, "warehouse", "", "Iceberg warehouse URI of a deployment, e.g. file:///srv/warehouse; with --dsn")
 	fs.StringVar(&f.home, "home", "", "data directory of the embedded default (default $MSQL_HOME, else ~/.local/share/msql)")
 	fs.BoolVar(&f.keepRunning, "keep-running", false, "leave the embedded PostgreSQL running when msql exits")
+	fs.BoolVar(&f.throwaway, "throwaway", false, "run the embedded PostgreSQL without fsync, synchronous commit and full-page writes: faster, but a power loss can lose rows reported written and roll the catalog back; for tests and demo data only")
 }
 
 // demoTable is the embedded default's table: the demo's shape, a tenant identity column.
@@ -183,9 +185,16 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 	if err := d.configureExtensions(engineSettings); err != nil {
 		return nil, err
 	}
+	if f.throwaway && !embedded {
+		return nil, withHint(fmt.Errorf("%w: --throwaway applies to the embedded PostgreSQL only", errUsage), "drop --throwaway; a deployment's own PostgreSQL keeps its settings")
+	}
 	if embedded {
 		home := f.homeDir()
-		srv, pgDSN, err := startEmbedded(ctx, home, f.keepRunning, io)
+		durability := pglocal.Durable
+		if f.throwaway {
+			durability = pglocal.Throwaway
+		}
+		srv, pgDSN, err := startEmbedded(ctx, home, f.keepRunning, durability, io)
 		if err != nil {
 			return nil, err
 		}
@@ -310,8 +319,9 @@ func redact(dsn string) string {
 }
 
 // startEmbedded starts (initialising on first use) the private cluster under
-// home/pg. A cluster left running by --keep-running is reused and left running.
-func startEmbedded(ctx context.Context, home string, keep bool, io stdio) (*pglocal.Server, string, error) {
+// home/pg. A cluster left running by --keep-running is reused and left
+// running, with the durability it was started with.
+func startEmbedded(ctx context.Context, home string, keep bool, d pglocal.Durability, io stdio) (*pglocal.Server, string, error) {
 	bin, err := pglocal.FindBinaries()
 	if err != nil {
 		return nil, "", withHint(err, "apt-get install postgresql")
@@ -322,11 +332,11 @@ func startEmbedded(ctx context.Context, home string, keep bool, io stdio) (*pglo
 	}
 	if !pglocal.Initialised(data) {
 		fmt.Fprintf(io.err, "msql: initialising the embedded PostgreSQL in %s\n", data)
-		if err := pglocal.Init(ctx, bin, data); err != nil {
+		if err := pglocal.Init(ctx, bin, data, d); err != nil {
 			return nil, "", err
 		}
 	}
-	srv, err := pglocal.Start(ctx, bin, data, pglocal.Options{Detach: keep})
+	srv, err := pglocal.Start(ctx, bin, data, pglocal.Options{Detach: keep, Durability: d})
 	if err != nil {
 		return nil, "", err
 	}

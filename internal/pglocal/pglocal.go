@@ -94,7 +94,42 @@ type Server struct {
 	done    chan error
 }
 
-// Options for Start. Zero values mean: port chosen free, server dies with this process.
+// Durability says what a crash may cost a cluster.
+type Durability uint8
+
+const (
+	// Durable: PostgreSQL's own guarantees — a transaction reported committed
+	// survives a power loss. The hot tier and the SQL catalog (the pointer to
+	// committed Iceberg metadata) live in the cluster, so anything holding data
+	// that matters runs durable.
+	Durable Durability = iota
+	// Throwaway: fsync, synchronous_commit and full_page_writes off, and initdb
+	// without its final sync. A power loss can lose rows reported written or
+	// roll the catalog back behind a dropped partition; for test clusters and
+	// demos asked to be fast, never for data that matters.
+	Throwaway
+)
+
+func (d Durability) String() string {
+	if d == Throwaway {
+		return "throwaway"
+	}
+	return "durable"
+}
+
+// settings are the server settings a durability passes on the command line,
+// so a data directory started once throwaway is durable again at its next
+// durable start.
+func (d Durability) settings() []string {
+	v := "on"
+	if d == Throwaway {
+		v = "off"
+	}
+	return []string{"-c", "fsync=" + v, "-c", "synchronous_commit=" + v, "-c", "full_page_writes=" + v}
+}
+
+// Options for Start. Zero values mean: port chosen free, server dies with
+// this process, durable.
 type Options struct {
 	Port int
 	// Detach leaves the server running after this process exits (the shell's
@@ -102,7 +137,8 @@ type Options struct {
 	// killed test run leaves no cluster behind.
 	Detach bool
 	// Log receives the server's output; nil discards it (it is also in DataDir/server.log).
-	LogFile string
+	LogFile    string
+	Durability Durability
 }
 
 // Initialised reports whether dir holds a cluster.
@@ -111,8 +147,9 @@ func Initialised(dir string) bool {
 	return err == nil
 }
 
-// Init creates a cluster in dir (which must not hold one), owned by the server user.
-func Init(ctx context.Context, binDir, dir string) error {
+// Init creates a cluster in dir (which must not hold one), owned by the
+// server user; a durable one is synced to disk before Init returns.
+func Init(ctx context.Context, binDir, dir string, d Durability) error {
 	cred, err := runAs()
 	if err != nil {
 		return err
@@ -123,8 +160,11 @@ func Init(ctx context.Context, binDir, dir string) error {
 	if err := chownTree(dir, cred); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"), "-D", dir, "-U", Superuser,
-		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
+	args := []string{"-D", dir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C"}
+	if d == Throwaway {
+		args = append(args, "--no-sync")
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -203,10 +243,10 @@ func start(ctx context.Context, binDir, dataDir string, port int, opt Options) (
 	if cred != nil {
 		_ = os.Chown(logPath, int(cred.Uid), int(cred.Gid))
 	}
-	cmd := exec.Command(filepath.Join(binDir, "postgres"), "-D", dataDir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dataDir,
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=200", "-c", "shared_buffers=256MB", "-c", "max_locks_per_transaction=1024")
+	args := []string{"-D", dataDir, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=" + dataDir,
+		"-c", "max_connections=200", "-c", "shared_buffers=256MB", "-c", "max_locks_per_transaction=1024"}
+	cmd := exec.Command(filepath.Join(binDir, "postgres"), append(args, opt.Durability.settings()...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	attr := &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 	if !opt.Detach {

@@ -74,11 +74,11 @@ func start() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	data := tmpDir + "/data"
-	if err := pglocal.Init(ctx, bin, data); err != nil {
+	if err := pglocal.Init(ctx, bin, data, pglocal.Throwaway); err != nil {
 		startErr = err
 		return
 	}
-	server, err = pglocal.Start(ctx, bin, data, pglocal.Options{})
+	server, err = pglocal.Start(ctx, bin, data, pglocal.Options{Durability: pglocal.Throwaway})
 	if err != nil {
 		startErr = err
 		return

@@ -163,10 +163,10 @@ func (d *deployment) startPostgres(ctx context.Context) error {
 		return err
 	}
 	dir := filepath.Join(d.work, "pg")
-	if err := pglocal.Init(ctx, bin, dir); err != nil {
+	if err := pglocal.Init(ctx, bin, dir, pglocal.Throwaway); err != nil {
 		return err
 	}
-	if d.pg, err = pglocal.Start(ctx, bin, dir, pglocal.Options{}); err != nil {
+	if d.pg, err = pglocal.Start(ctx, bin, dir, pglocal.Options{Durability: pglocal.Throwaway}); err != nil {
 		return err
 	}
 	conn, err := pgx.Connect(ctx, d.pg.DSN("postgres"))
