@@ -113,6 +113,34 @@ archival_step = "1d"
 	require.Contains(t, err.Error(), "engine.time_zone")
 }
 
+// TestSettingsInterpolateParsedValues: ${VAR} is replaced in parsed string
+// values, so a secret holding a quote, a backslash or a newline arrives intact,
+// cannot inject keys, and a ${VAR} in a comment is not interpolated.
+func TestSettingsInterpolateParsedValues(t *testing.T) {
+	env := map[string]string{
+		"DATABASE_URL": `postgres://meter:pa"ss\w0rd@db/hot`,
+		"PASSWORD":     "x\"\n[hot]\nurl = \"postgres://attacker/\"",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	src := `# the URL comes from ${NOT_SET_ANYWHERE}
+[hot]
+url = "${DATABASE_URL}"
+[[users]]
+name = "ana"
+password = "${PASSWORD}"
+`
+	s, err := meterstore.ParseSettings(src, lookup)
+	require.NoError(t, err)
+	require.Equal(t, env["DATABASE_URL"], s.Hot.URL)
+	require.Len(t, s.Users, 1)
+	require.Equal(t, env["PASSWORD"], s.Users[0].Password, "the value arrives as written, nothing injected")
+
+	_, err = meterstore.ParseSettings(strings.Replace(src, "${PASSWORD}", "${MISSING_SECRET}", 1), lookup)
+	require.ErrorIs(t, err, meterstore.ErrConfig)
+	require.Contains(t, err.Error(), "${MISSING_SECRET}")
+	require.Contains(t, err.Error(), "users.password", "the error names the setting")
+}
+
 func TestCheckedColumnsStoreCanonicalSpelling(t *testing.T) {
 	x, err := meterstore.ParseValueCheck("EIC:Y")
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package meterstore
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -117,23 +118,54 @@ type extraSettings struct {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// interpolate replaces ${VAR} with the environment's value; a missing variable is
-// an error naming it and its line.
-func interpolate(src string, lookup func(string) (string, bool)) (string, error) {
+// interpolate replaces ${VAR} with the environment's value in every string the
+// file parsed into v — values, never the text, so a value holding a quote, a
+// backslash or a newline arrives as it is and a comment is left alone. A
+// missing variable is an error naming it and the setting.
+func interpolate(v any, lookup func(string) (string, bool)) error {
 	var missing []string
-	out := envRef.ReplaceAllStringFunc(src, func(m string) string {
-		name := envRef.FindStringSubmatch(m)[1]
-		v, ok := lookup(name)
-		if !ok {
-			line := 1 + strings.Count(src[:strings.Index(src, m)], "\n")
-			missing = append(missing, fmt.Sprintf("${%s} (line %d)", name, line))
-		}
-		return v
+	walkStrings(reflect.ValueOf(v).Elem(), "", func(key string, s *string) {
+		*s = envRef.ReplaceAllStringFunc(*s, func(m string) string {
+			name := envRef.FindStringSubmatch(m)[1]
+			val, ok := lookup(name)
+			if !ok {
+				missing = append(missing, fmt.Sprintf("${%s} (%s)", name, key))
+			}
+			return val
+		})
 	})
 	if len(missing) > 0 {
-		return "", &ConfigError{Setting: "environment", Problem: "not set: " + strings.Join(missing, ", "), Fix: "export the variables or write the values into the file"}
+		return &ConfigError{Setting: "environment", Problem: "not set: " + strings.Join(missing, ", "), Fix: "export the variables or write the values into the file"}
 	}
-	return out, nil
+	return nil
+}
+
+// walkStrings calls f with every settable string reachable from v and its
+// TOML key (struct fields by their toml tag).
+func walkStrings(v reflect.Value, key string, f func(key string, s *string)) {
+	switch v.Kind() {
+	case reflect.String:
+		f(key, v.Addr().Interface().(*string))
+	case reflect.Pointer:
+		if !v.IsNil() {
+			walkStrings(v.Elem(), key, f)
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			walkStrings(v.Index(i), key, f)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if key != "" {
+				name = key + "." + name
+			}
+			walkStrings(v.Field(i), name, f)
+		}
+	}
 }
 
 // LoadSettings reads a TOML configuration file.
@@ -151,10 +183,6 @@ func LoadSettings(path string) (Settings, error) {
 
 // ParseSettings parses TOML text; lookup resolves ${VAR}.
 func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, error) {
-	src, err := interpolate(src, lookup)
-	if err != nil {
-		return Settings{}, err
-	}
 	var fs fileSettings
 	md, err := toml.Decode(src, &fs)
 	if err != nil {
@@ -166,6 +194,9 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 			keys[i] = k.String()
 		}
 		return Settings{}, &ConfigError{Setting: "keys", Problem: "unknown: " + strings.Join(keys, ", "), Fix: "remove or correct them (a typo is not silently ignored)"}
+	}
+	if err := interpolate(&fs, lookup); err != nil {
+		return Settings{}, err
 	}
 	if tz := fs.Engine.TimeZone; tz != "" {
 		if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
