@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"meterstore"
 )
 
@@ -58,7 +60,11 @@ func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step 
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
 	lap("partitions")
-	tx, err := s.pool.Begin(ctx)
+	// READ COMMITTED whatever the role or database defaults to: the prior
+	// state is read by the statement after the lock statement and must see what
+	// the lock's previous holder committed, which a transaction-wide snapshot
+	// (taken by the lock statement, before the lock is granted) would not.
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 	}
