@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"meterstore"
+	"meterstore/internal/pglock"
 )
 
 // SubjectRef is an opaque subject reference: what the lake stores in a table's
@@ -143,35 +144,55 @@ func newRef() (SubjectRef, error) {
 // sight. It is idempotent: registering the same identifier again returns the
 // same reference, so a redelivered batch maps to the same subject. An
 // identifier erased under an erasure secret is refused with ErrSubjectErased.
+//
+// Register and an erasure of the same identifier serialise on the
+// identifier's lock, and Register decides in one statement read after it: the
+// suppression check, the insert and the existing reference see one state, so
+// a Register never links again what an erasure committed meanwhile.
 func (r *SubjectRegistry) Register(ctx context.Context, identifier string) (SubjectRef, error) {
 	if strings.TrimSpace(identifier) == "" {
 		return "", errors.New("register subject: empty identifier")
-	}
-	if r.secret != nil {
-		var suppressed bool
-		if err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+suppressionsTable+` WHERE hash = $1)`, r.hash(identifier)).Scan(&suppressed); err != nil {
-			return "", fmt.Errorf("register subject: %w", err)
-		}
-		if suppressed {
-			return "", fmt.Errorf("register subject: %w; a replay must not rebuild the link, LiftSuppression reverses a mistaken erasure", ErrSubjectErased)
-		}
 	}
 	ref, err := newRef()
 	if err != nil {
 		return "", err
 	}
-	var got string
-	err = r.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO `+subjectsTable+` (ref, identifier) VALUES ($1, $2) ON CONFLICT (identifier) DO NOTHING RETURNING ref)
-		SELECT ref FROM ins UNION ALL SELECT ref FROM `+subjectsTable+` WHERE identifier = $2 LIMIT 1`, string(ref), identifier).Scan(&got)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// A concurrent Register committed the identifier after this statement's snapshot.
-		err = r.pool.QueryRow(ctx, `SELECT ref FROM `+subjectsTable+` WHERE identifier = $1`, identifier).Scan(&got)
+	var hash []byte
+	if r.secret != nil {
+		hash = r.hash(identifier)
 	}
+	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return "", fmt.Errorf("register subject: %w", err)
 	}
-	return SubjectRef(got), nil
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if err := lockIdentifier(ctx, tx, identifier); err != nil {
+		return "", fmt.Errorf("register subject: %w", err)
+	}
+	var suppressed bool
+	var got *string
+	err = tx.QueryRow(ctx, `WITH sup AS (SELECT EXISTS (SELECT 1 FROM `+suppressionsTable+` WHERE hash = $3) AS erased),
+		ins AS (INSERT INTO `+subjectsTable+` (ref, identifier) SELECT $1, $2 FROM sup WHERE NOT sup.erased
+			ON CONFLICT (identifier) DO NOTHING RETURNING ref)
+		SELECT (SELECT erased FROM sup), coalesce((SELECT ref FROM ins), (SELECT ref FROM `+subjectsTable+` WHERE identifier = $2))`,
+		string(ref), identifier, hash).Scan(&suppressed, &got)
+	if err != nil {
+		return "", fmt.Errorf("register subject: %w", err)
+	}
+	if suppressed {
+		return "", fmt.Errorf("register subject: %w; a replay must not rebuild the link, LiftSuppression reverses a mistaken erasure", ErrSubjectErased)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return "", fmt.Errorf("register subject: commit: %w", err)
+	}
+	return SubjectRef(*got), nil
+}
+
+// lockIdentifier takes the transaction-scoped lock Register and an erasure of
+// identifier serialise on.
+func lockIdentifier(ctx context.Context, tx pgx.Tx, identifier string) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::int4, hashtext($2))", int32(pglock.Key("subject-registry")), identifier)
+	return err
 }
 
 // Identifier returns the natural identifier a reference stands for, or
@@ -246,7 +267,14 @@ func (r *SubjectRegistry) EraseTx(ctx context.Context, tx pgx.Tx, ref SubjectRef
 		return errors.New("erase subject: ticket and actor are required for the audit record")
 	}
 	var identifier string
-	err := tx.QueryRow(ctx, `DELETE FROM `+subjectsTable+` WHERE ref = $1 RETURNING identifier`, string(ref)).Scan(&identifier)
+	err := tx.QueryRow(ctx, `SELECT identifier FROM `+subjectsTable+` WHERE ref = $1`, string(ref)).Scan(&identifier)
+	if err == nil {
+		err = lockIdentifier(ctx, tx, identifier)
+	}
+	if err == nil {
+		// After the lock: a concurrent erasure of the same reference may have won.
+		err = tx.QueryRow(ctx, `DELETE FROM `+subjectsTable+` WHERE ref = $1 RETURNING identifier`, string(ref)).Scan(&identifier)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("erase subject %s: %w", ref, ErrUnknownSubject)
 	}
