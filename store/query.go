@@ -281,6 +281,11 @@ func (q *query) parse(r *meterstore.Row) (decoded, error) {
 	if d.unit, err = metering.ParseUnit(r.Unit); err != nil {
 		return d, bad("unit", err)
 	}
+	// Re-checked on read: PostgreSQL's constraint knows the unit list only, and
+	// a foreign writer of the cold table knows neither.
+	if err := d.sparte.AllowsUnit(d.unit); err != nil {
+		return d, bad("unit", err)
+	}
 	if d.quality, err = metering.ParseQuality(r.Quality); err != nil {
 		return d, bad("quality", err)
 	}
