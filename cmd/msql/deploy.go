@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,6 +32,11 @@ type deployFlags struct {
 	home        string
 	keepRunning bool
 	throwaway   bool
+	// log receives the engine's start-up line (the paths each tier takes);
+	// the long-running commands set it to their structured log. The one-shot
+	// commands and the shell leave it nil: the line would precede every
+	// answer on stderr, and .extensions shows the same.
+	log *slog.Logger
 }
 
 func (f *deployFlags) register(fs *flag.FlagSet) {
@@ -68,6 +74,7 @@ type deployment struct {
 	// extensions are DuckDB's postgres and iceberg extensions: [engine]
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
+	log        *slog.Logger // nil discards the engine's start-up line
 }
 
 // Close releases everything in reverse order of opening and joins the errors.
@@ -149,7 +156,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		catKind   = "sql"
 		catURI    string
 		namespace string
-		d         = &deployment{}
+		d         = &deployment{log: f.log}
 	)
 	embedded := f.dsn == "" && f.warehouse == ""
 	var engineSettings meterstore.EngineSettings
@@ -266,12 +273,20 @@ func (d *deployment) configureExtensions(s meterstore.EngineSettings) error {
 // openStore creates the tables in both tiers if missing and opens the store.
 func (d *deployment) openStore(ctx context.Context, progress func(archive.Progress)) error {
 	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, ArchiveProgress: progress,
-		Extensions: d.extensions})
+		Extensions: d.extensions, Log: d.engineLog()})
 	if err != nil {
 		return err
 	}
 	d.store, d.engine = st, st.Engine()
 	return nil
+}
+
+// engineLog is where the engine's start-up line goes.
+func (d *deployment) engineLog() *slog.Logger {
+	if d.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.log
 }
 
 // existingTables names the configured tables that already exist in PostgreSQL.

@@ -59,6 +59,7 @@ func runMaintenance(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	deploy.log = log
 	d, err := deploy.open(ctx, io)
 	if err != nil {
 		return err

@@ -94,6 +94,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	deploy.log = log
 	d, err := deploy.open(ctx, io)
 	if err != nil {
 		return err
