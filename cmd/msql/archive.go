@@ -49,14 +49,9 @@ func runArchive(ctx context.Context, args []string, io stdio) error {
 	}); err != nil {
 		return err
 	}
-	tables := d.store.Tables()
-	if name != "" {
-		t, err := d.table(name)
-		if err != nil {
-			return err
-		}
-		tables = tables[:0]
-		tables = append(tables, t)
+	tables, err := d.tablesNamed(name)
+	if err != nil {
+		return err
 	}
 	for _, t := range tables {
 		out, err := t.Archive(ctx, now, maxWindows)

@@ -54,14 +54,9 @@ func runCompact(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
-	tables := d.store.Tables()
-	if name != "" {
-		t, err := d.table(name)
-		if err != nil {
-			return err
-		}
-		tables = tables[:0]
-		tables = append(tables, t)
+	tables, err := d.tablesNamed(name)
+	if err != nil {
+		return err
 	}
 	for _, t := range tables {
 		table := t.Config().Name()

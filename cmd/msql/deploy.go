@@ -95,6 +95,18 @@ func (d *deployment) Close() error {
 	return errors.Join(errs...)
 }
 
+// tablesNamed is every table of the deployment, or only the one --table names.
+func (d *deployment) tablesNamed(name string) ([]*store.Table, error) {
+	if name == "" {
+		return d.store.Tables(), nil
+	}
+	t, err := d.table(name)
+	if err != nil {
+		return nil, err
+	}
+	return []*store.Table{t}, nil
+}
+
 // table finds a configured table by physical or resolved name ("" = the first).
 func (d *deployment) table(name string) (*store.Table, error) {
 	ts := d.store.Tables()
