@@ -58,3 +58,9 @@ type Displacement struct {
 // network operator, an overlap, a watermark moving backwards, a lost commit
 // race, an authoritative value outranked. Each tier's narrow sentinels wrap it.
 var ErrConflict = errors.New("write conflicts with stored state")
+
+// ErrWatermarkMissing: a cold table holds data files but no snapshot of its
+// current ancestry carries the tiering watermark. It lives here, beside the
+// conflict root, because the cold tier reports it and the engine and the store
+// branch on it without either knowing the catalog.
+var ErrWatermarkMissing = errors.New("tiering watermark missing")

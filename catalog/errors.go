@@ -21,9 +21,8 @@ var (
 	ErrUnsafeSchema = errors.New("unsafe schema change")
 	// ErrRetentionTooShort: snapshot expiry asked for less than the compliance floor.
 	ErrRetentionTooShort = errors.New("snapshot retention shorter than the compliance floor")
-	// ErrWatermarkMissing: the table holds data files but no snapshot of the
-	// current ancestry carries the tiering watermark (see Table.Watermark).
-	ErrWatermarkMissing = errors.New("tiering watermark missing")
+	// ErrWatermarkMissing is meterstore.ErrWatermarkMissing (see Table.Watermark).
+	ErrWatermarkMissing = meterstore.ErrWatermarkMissing
 	// ErrDeleteFiles: the snapshot's scan carries Iceberg delete files (written
 	// by another engine); reading the data files without them would count
 	// deleted rows, so the table is refused until they are rewritten.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"meterstore"
-	"meterstore/catalog"
 )
 
 // The system tables are snapshots of state in the DuckDB schema "system",
@@ -61,7 +60,7 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 		snap, w, err := t.cold.Watermark(ctx, 0)
 		// A lost watermark is what an operator comes here to see: the table is
 		// listed unhealthy with none, and system.snapshots shows which carry one.
-		lost := errors.Is(err, catalog.ErrWatermarkMissing)
+		lost := errors.Is(err, meterstore.ErrWatermarkMissing)
 		if err != nil && !lost {
 			return fmt.Errorf("system.tables: watermark of %s: %w", cfg.Name(), err)
 		}
