@@ -87,17 +87,10 @@ func bool01(b bool) int64 {
 	return 0
 }
 
-// registerTableGauges creates the per-table gauges on m and observes the
+// registerTableGauges creates the per-table gauges with b and observes the
 // published state at each collection.
-func registerTableGauges(m metric.Meter) metric.Registration {
-	f := func(name, unit, desc string) metric.Float64ObservableGauge {
-		g, _ := m.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		return g
-	}
-	i := func(name, unit, desc string) metric.Int64ObservableGauge {
-		g, _ := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		return g
-	}
+func registerTableGauges(b builder) metric.Registration {
+	f, i := b.observed, b.observedInt
 	var (
 		watermark = f("meterstore.watermark", "s", "The table's tiering watermark (Unix time): rows before it are in Iceberg, rows from it on in PostgreSQL.")
 		lag       = f("meterstore.watermark.lag", "s", "How far the watermark trails now; settlement lag plus up to one archival step and interval is normal.")
@@ -113,7 +106,7 @@ func registerTableGauges(m metric.Meter) metric.Registration {
 		coldBytes = i("meterstore.cold.bytes", "By", "Bytes of data files in the table's current Iceberg snapshot.")
 		coldRows  = i("meterstore.cold.rows", "{row}", "Rows in the table's current Iceberg snapshot (every version).")
 	)
-	reg, _ := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	reg, _ := b.m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		now := time.Now()
 		for _, s := range Published() {
 			attrs := metric.WithAttributes(KeyTable.String(s.Table))

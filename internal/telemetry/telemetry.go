@@ -132,53 +132,88 @@ func Use(mp metric.MeterProvider) (restore func()) {
 func MeterProvider() metric.MeterProvider { return current.Load().provider }
 
 func newInstruments(mp metric.MeterProvider) *instruments {
-	m := mp.Meter(ScopeName)
-	in := &instruments{provider: mp}
-	// An instrument the SDK refuses comes back as a working no-op alongside
-	// the error; metrics never stop a statement, so the errors are dropped.
-	in.stmtDuration, _ = m.Float64Histogram("meterstore.statement.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of statements, by surface and outcome, from arrival to the last row sent."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
-	in.stmtRows, _ = m.Int64Histogram("meterstore.statement.returned_rows", metric.WithUnit("{row}"),
-		metric.WithDescription("Rows returned per statement."), metric.WithExplicitBucketBoundaries(rowBuckets...))
-	in.stmtColdFiles, _ = m.Int64Counter("meterstore.statement.cold_files", metric.WithUnit("{file}"),
-		metric.WithDescription("Cold files statements read, by whether statistics proved resolution unnecessary (elided) or it ran (applied)."))
+	b := builder{m: mp.Meter(ScopeName)}
+	return &instruments{
+		provider: mp,
 
-	in.writeDuration, _ = m.Float64Histogram("meterstore.write.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of write calls (Append, HotWriter.Append, AppendReadings, AppendAuthoritative), by outcome."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
-	in.writeRows, _ = m.Int64Counter("meterstore.write.rows", metric.WithUnit("{row}"),
-		metric.WithDescription("Rows written, by tier (cold = late corrections routed to Iceberg) and displacement effect."))
-	in.writeRerouted, _ = m.Int64Counter("meterstore.write.rerouted", metric.WithUnit("{row}"),
-		metric.WithDescription("Rows a write re-sent to Iceberg because an archival moved the boundary during the write."))
-	in.writeRefusals, _ = m.Int64Counter("meterstore.write.refusals", metric.WithUnit("{write}"),
-		metric.WithDescription("Write calls refused, by the rule the input broke."))
+		stmtDuration: b.histogram("meterstore.statement.duration", "s", durationBuckets,
+			"Duration of statements, by surface and outcome, from arrival to the last row sent."),
+		stmtRows: b.intHistogram("meterstore.statement.returned_rows", "{row}", rowBuckets,
+			"Rows returned per statement."),
+		stmtColdFiles: b.counter("meterstore.statement.cold_files", "{file}",
+			"Cold files statements read, by whether statistics proved resolution unnecessary (elided) or it ran (applied)."),
 
-	in.runDuration, _ = m.Float64Histogram("meterstore.maintenance.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of maintenance runs per table, by task and outcome."),
-		metric.WithExplicitBucketBoundaries(maintenanceBuckets...))
-	in.runLast, _ = m.Float64Gauge("meterstore.maintenance.last_run", metric.WithUnit("s"),
-		metric.WithDescription("When the last maintenance run of a task on a table ended, by outcome (Unix time)."))
-	in.runLastDuration, _ = m.Float64Gauge("meterstore.maintenance.last_run.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of the last maintenance run of a task on a table, by outcome."))
-	in.leaseAttempts, _ = m.Int64Counter("meterstore.archival.lease.attempts", metric.WithUnit("{attempt}"),
-		metric.WithDescription("Attempts to take a table's archiver lease, won or contended (another replica archives)."))
-	in.archivedRows, _ = m.Int64Counter("meterstore.archival.rows", metric.WithUnit("{row}"),
-		metric.WithDescription("Rows archival moved from PostgreSQL to Iceberg."))
-	in.archivedBytes, _ = m.Int64Counter("meterstore.archival.bytes", metric.WithUnit("By"),
-		metric.WithDescription("Bytes of Parquet archival committed to Iceberg."))
-	in.archivedWindows, _ = m.Int64Counter("meterstore.archival.windows", metric.WithUnit("{window}"),
-		metric.WithDescription("Windows archival committed (each moves the watermark one step)."))
-	in.expired, _ = m.Int64Counter("meterstore.expiry.snapshots", metric.WithUnit("{snapshot}"),
-		metric.WithDescription("Iceberg snapshots expired."))
-	in.orphans, _ = m.Int64Counter("meterstore.orphan_cleanup.files", metric.WithUnit("{file}"),
-		metric.WithDescription("Unreferenced files orphan cleanup deleted from the warehouse."))
-	in.compactedFiles, _ = m.Int64Counter("meterstore.compaction.files", metric.WithUnit("{file}"),
-		metric.WithDescription("Cold files compaction removed and added."))
-	in.compactedRows, _ = m.Int64Counter("meterstore.compaction.rows", metric.WithUnit("{row}"),
-		metric.WithDescription("Rows compaction rewrote."))
-	in.registration = registerTableGauges(m)
-	return in
+		writeDuration: b.histogram("meterstore.write.duration", "s", durationBuckets,
+			"Duration of write calls (Append, HotWriter.Append, AppendReadings, AppendAuthoritative), by outcome."),
+		writeRows: b.counter("meterstore.write.rows", "{row}",
+			"Rows written, by tier (cold = late corrections routed to Iceberg) and displacement effect."),
+		writeRerouted: b.counter("meterstore.write.rerouted", "{row}",
+			"Rows a write re-sent to Iceberg because an archival moved the boundary during the write."),
+		writeRefusals: b.counter("meterstore.write.refusals", "{write}",
+			"Write calls refused, by the rule the input broke."),
+
+		runDuration: b.histogram("meterstore.maintenance.duration", "s", maintenanceBuckets,
+			"Duration of maintenance runs per table, by task and outcome."),
+		runLast: b.gauge("meterstore.maintenance.last_run", "s",
+			"When the last maintenance run of a task on a table ended, by outcome (Unix time)."),
+		runLastDuration: b.gauge("meterstore.maintenance.last_run.duration", "s",
+			"Duration of the last maintenance run of a task on a table, by outcome."),
+		leaseAttempts: b.counter("meterstore.archival.lease.attempts", "{attempt}",
+			"Attempts to take a table's archiver lease, won or contended (another replica archives)."),
+		archivedRows: b.counter("meterstore.archival.rows", "{row}",
+			"Rows archival moved from PostgreSQL to Iceberg."),
+		archivedBytes: b.counter("meterstore.archival.bytes", "By",
+			"Bytes of Parquet archival committed to Iceberg."),
+		archivedWindows: b.counter("meterstore.archival.windows", "{window}",
+			"Windows archival committed (each moves the watermark one step)."),
+		expired: b.counter("meterstore.expiry.snapshots", "{snapshot}",
+			"Iceberg snapshots expired."),
+		orphans: b.counter("meterstore.orphan_cleanup.files", "{file}",
+			"Unreferenced files orphan cleanup deleted from the warehouse."),
+		compactedFiles: b.counter("meterstore.compaction.files", "{file}",
+			"Cold files compaction removed and added."),
+		compactedRows: b.counter("meterstore.compaction.rows", "{row}",
+			"Rows compaction rewrote."),
+
+		registration: registerTableGauges(b),
+	}
+}
+
+// builder creates instruments on one meter. An instrument the SDK refuses
+// comes back as a working no-op alongside the error; metrics never stop a
+// statement, so the errors are dropped.
+type builder struct{ m metric.Meter }
+
+func (b builder) counter(name, unit, desc string) metric.Int64Counter {
+	c, _ := b.m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	return c
+}
+
+func (b builder) histogram(name, unit string, bounds []float64, desc string) metric.Float64Histogram {
+	h, _ := b.m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+		metric.WithExplicitBucketBoundaries(bounds...))
+	return h
+}
+
+func (b builder) intHistogram(name, unit string, bounds []float64, desc string) metric.Int64Histogram {
+	h, _ := b.m.Int64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+		metric.WithExplicitBucketBoundaries(bounds...))
+	return h
+}
+
+func (b builder) gauge(name, unit, desc string) metric.Float64Gauge {
+	g, _ := b.m.Float64Gauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	return g
+}
+
+func (b builder) observed(name, unit, desc string) metric.Float64ObservableGauge {
+	g, _ := b.m.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	return g
+}
+
+func (b builder) observedInt(name, unit, desc string) metric.Int64ObservableGauge {
+	g, _ := b.m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	return g
 }
 
 // Statement is one statement's record.
