@@ -31,15 +31,11 @@ func runAudit(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	column := fs.Arg(0)
-	d, err := deploy.open(ctx, io)
+	d, tb, err := deploy.openTable(ctx, io, name)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	tb, err := d.table(name)
-	if err != nil {
-		return err
-	}
 	n, err := tb.AuditAttributeColumn(ctx, column)
 	if err != nil {
 		return err

@@ -41,15 +41,11 @@ func runCompleteness(ctx context.Context, args []string, io stdio) error {
 	if err := validFormat(format); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	d, err := deploy.open(ctx, io)
+	d, tb, err := deploy.openTable(ctx, io, name)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	tb, err := d.table(name)
-	if err != nil {
-		return err
-	}
 	// The engine's meter_completeness: the same plan as any query of readings
 	// (both tiers, split at the watermark), the DST-aware expectation per day.
 	q := "SELECT * EXCLUDE (complete) FROM meter_completeness(?, ?, ?)"

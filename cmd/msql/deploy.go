@@ -159,6 +159,21 @@ func (f *deployFlags) open(ctx context.Context, io stdio) (*deployment, error) {
 	return d, nil
 }
 
+// openTable opens the deployment and finds the table --table names ("" = the
+// first); on an error nothing is left open.
+func (f *deployFlags) openTable(ctx context.Context, io stdio, name string) (*deployment, *store.Table, error) {
+	d, err := f.open(ctx, io)
+	if err != nil {
+		return nil, nil, err
+	}
+	tb, err := d.table(name)
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	return d, tb, nil
+}
+
 // connect reaches the deployment's PostgreSQL and Iceberg catalog without
 // creating any table.
 func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error) {

@@ -40,11 +40,12 @@ func runExpire(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
-	for _, tb := range d.store.Tables() {
+	tables, err := d.tablesNamed(name)
+	if err != nil {
+		return err
+	}
+	for _, tb := range tables {
 		cfg := tb.Config()
-		if name != "" && cfg.Name() != name && cfg.ResolvedName() != name {
-			continue
-		}
 		ret, keep := retention, minKeep
 		if ret == 0 {
 			ret = cfg.SnapshotRetention()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -8,7 +9,13 @@ import (
 
 func TestExpireSnapshotsCommand(t *testing.T) {
 	dep := tinyDemo(t)
-	r := msql(t, "", append([]string{"expire-snapshots", "--retention", "1h"}, dep...)...)
+	// A misspelt table is refused, not a run that expires nothing and says nothing.
+	r := msql(t, "", append([]string{"expire-snapshots", "--table", "readingz", "--dry-run"}, dep...)...)
+	require.Equal(t, 2, r.code, r.stdout)
+	require.Contains(t, r.stderr, `no table "readingz"`)
+	require.Contains(t, r.stderr, "Try: --table readings_versions")
+
+	r = msql(t, "", append([]string{"expire-snapshots", "--retention", "1h"}, dep...)...)
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "shorter than")
 	require.Contains(t, r.stderr, "Try: --allow-short-retention")
@@ -27,23 +34,5 @@ func TestExpireSnapshotsCommand(t *testing.T) {
 }
 
 func splitLines(s string) []string {
-	var out []string
-	for _, l := range append([]string(nil), splitKeep(s)...) {
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func splitKeep(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '\n' })
 }

@@ -41,15 +41,11 @@ func runWatermark(ctx context.Context, args []string, io stdio) error {
 		}
 		at = t
 	}
-	d, err := deploy.open(ctx, io)
+	d, tb, err := deploy.openTable(ctx, io, name)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	tb, err := d.table(name)
-	if err != nil {
-		return err
-	}
 	w, err := tb.RestoreWatermark(ctx, at)
 	if err != nil {
 		return err
