@@ -239,13 +239,13 @@ func winnerKey(malo, obis string, from time.Time, melo, extra string, version ui
 	return strings.Join([]string{malo, obis, from.UTC().Format(time.RFC3339), melo, extra, fmt.Sprint(version), scope, value.String(), quality}, "|")
 }
 
-// agree checks that the store's answers equal the oracle's: totals, counts,
+// agree checks that the store's answers for the oracle's table equal the oracle's: totals, counts,
 // sums per MaLo/channel/balancing day, the per-key winners and the naive sum
 // over readings_versions, which differs from the resolved sum exactly when a
 // superseded version with a non-zero value is stored.
 func agree(t testing.TB, e *env, o *testkit.Oracle, label string) {
 	t.Helper()
-	cfg := e.cfgs[0]
+	cfg := o.Config()
 	res, phys := cfg.ResolvedName(), cfg.Name()
 	all := time.Time{}
 

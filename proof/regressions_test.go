@@ -76,3 +76,20 @@ func TestCodedColumnRefusalHasAKind(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, err, metering.ErrInvalid, "%v", err)
 }
+
+// propertyRegressions are seeds TestProperty failed on, each kept for good:
+// the seed alone replays the case's shape and interleaving (long: drawn as
+// -long draws it).
+var propertyRegressions = []struct {
+	seed uint64
+	long bool
+}{}
+
+func TestPropertyRegressions(t *testing.T) {
+	if len(propertyRegressions) == 0 {
+		t.Skip("no property seed has failed yet")
+	}
+	for _, c := range propertyRegressions {
+		runPropertyCase(t, c.seed, c.long)
+	}
+}
