@@ -92,6 +92,9 @@ type Server struct {
 	Port    int
 	cmd     *exec.Cmd
 	done    chan error
+	logPath string
+	// restarted: pg_ctl started the running postmaster, which is not cmd.
+	restarted bool
 }
 
 // Durability says what a crash may cost a cluster.
@@ -256,7 +259,7 @@ func start(ctx context.Context, binDir, dataDir string, port int, opt Options) (
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	s := &Server{BinDir: binDir, DataDir: dataDir, Port: port, cmd: cmd, done: make(chan error, 1)}
+	s := &Server{BinDir: binDir, DataDir: dataDir, Port: port, cmd: cmd, done: make(chan error, 1), logPath: logPath}
 	go func() { s.done <- cmd.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -294,8 +297,37 @@ func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", Superuser, s.Port, db)
 }
 
+// RestartImmediate is `pg_ctl restart -m immediate`: every backend is killed
+// without a checkpoint, as a crash would, and the cluster starts again with
+// the same options and runs crash recovery. The new postmaster is pg_ctl's
+// child, not this process's, so it outlives this process unless stopped.
+func (s *Server) RestartImmediate(ctx context.Context) error {
+	if err := s.pgCtl(ctx, "restart", "-m", "immediate", "-w", "-t", "120", "-l", s.logPath); err != nil {
+		return err
+	}
+	s.restarted = true
+	return nil
+}
+
+// pgCtl runs pg_ctl on the cluster as its owner.
+func (s *Server) pgCtl(ctx context.Context, args ...string) error {
+	cred, err := runAs()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(s.BinDir, "pg_ctl"), append([]string{"-D", s.DataDir, "-s"}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pg_ctl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
 // Stop shuts the server down (fast mode) and waits for it.
 func (s *Server) Stop() error {
+	if s.restarted {
+		return s.pgCtl(context.Background(), "stop", "-m", "fast", "-w")
+	}
 	if s.cmd == nil || s.cmd.Process == nil {
 		return nil
 	}

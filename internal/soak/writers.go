@@ -1,0 +1,121 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"meterstore"
+	"meterstore/store"
+	"meterstore/testkit"
+)
+
+// ledger is the oracle every answer is checked against, and the locks that
+// make a check exact: each writer owns a share of the MaLos and holds its
+// lock while a write is in flight, so a reader holding it (or all of them)
+// knows the oracle holds exactly what the store does.
+type ledger struct {
+	mu     sync.Mutex // guards oracle
+	oracle *testkit.Oracle
+	owners []sync.Mutex
+}
+
+func newLedger(cfg meterstore.TableConfig, writers int) *ledger {
+	return &ledger{oracle: testkit.NewOracle(cfg), owners: make([]sync.Mutex, writers)}
+}
+
+func (l *ledger) owner(malo string) int {
+	h := fnv.New32a()
+	h.Write([]byte(malo))
+	return int(h.Sum32() % uint32(len(l.owners)))
+}
+
+// holdAll locks every writer out until the returned function is called.
+func (l *ledger) holdAll() func() {
+	for i := range l.owners {
+		l.owners[i].Lock()
+	}
+	return func() {
+		for i := range l.owners {
+			l.owners[i].Unlock()
+		}
+	}
+}
+
+func (l *ledger) view(f func(o *testkit.Oracle)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f(l.oracle)
+}
+
+// writer delivers its MaLos' share of the workload in arrival order: the
+// current day through a HotWriter, everything else (history, late
+// corrections, redeliveries) through Append. A failed write is retried until
+// it succeeds — every delivery is idempotent, so a write that committed
+// before its error was reported is a duplicate the second time.
+type writer struct {
+	id     int
+	tbl    *store.Table
+	ledger *ledger
+	today  time.Time // deliveries from here on are current: HotWriter
+	pace   time.Duration
+	stats  *stats
+}
+
+func (w *writer) run(ctx context.Context, ds []testkit.Delivery) {
+	for _, d := range ds {
+		if ctx.Err() != nil {
+			return
+		}
+		w.deliver(ctx, d)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.pace):
+		}
+	}
+}
+
+func (w *writer) deliver(ctx context.Context, d testkit.Delivery) {
+	lock := &w.ledger.owners[w.id]
+	for attempt := 0; ; attempt++ {
+		lock.Lock()
+		kind, err := w.write(ctx, d)
+		if err == nil {
+			w.ledger.view(func(o *testkit.Oracle) { _, err = o.RecordDeliveries(d) })
+			lock.Unlock()
+			if err != nil {
+				w.stats.fail("oracle refused a delivery the store took: " + err.Error())
+			}
+			w.stats.op(kind, attempt)
+			return
+		}
+		lock.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		w.stats.writeError(kind, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// write sends one delivery; a HotWriter refusing an interval the watermark
+// has passed since it opened sends it through Append, as its error says to.
+func (w *writer) write(ctx context.Context, d testkit.Delivery) (string, error) {
+	kind := d.Kind.String()
+	if d.Kind == testkit.Original && !d.Series.Intervals[0].From.Before(w.today) {
+		hw, err := w.tbl.HotWriter(ctx)
+		if err != nil {
+			return "hotwriter", err
+		}
+		_, err = hw.Append(ctx, d.Series)
+		if !errors.Is(err, store.ErrBelowBoundary) {
+			return "hotwriter", err
+		}
+		kind = "hotwriter refused, appended"
+	}
+	_, err := w.tbl.Append(ctx, d.Series)
+	return kind, err
+}
