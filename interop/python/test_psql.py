@@ -52,8 +52,6 @@ def test_backslash_d_name_describes_the_columns(deployment):
     assert "numeric(18,6)" in out and "timestamp with time zone" in out
 
 
-@pytest.mark.xfail(strict=True, reason="open: the virtual pg_catalog has no pg_proc and the translator no "
-                   "OPERATOR(pg_catalog.~) / COLLATE pg_catalog.default; psql's \\df fails with a parser error")
 def test_backslash_df_lists_the_meter_functions(deployment):
     out = psql(deployment, "\\df meter_*")
     names = {line.split("|")[1].strip() for line in out.splitlines() if line.count("|") >= 4 and "meter_" in line}

@@ -52,9 +52,6 @@ def test_timestamptz_is_aware(conn):
     assert isinstance(day, datetime.date) and not isinstance(day, datetime.datetime)
 
 
-@pytest.mark.xfail(strict=True, reason="open: pgwire has no DECLARE … CURSOR / FETCH / CLOSE (psycopg's named "
-                   "cursors); the extended protocol's row limit (PortalSuspended) is tested in "
-                   "test_fetchmany_streams_a_large_result")
 def test_server_side_cursor_fetchmany_on_a_large_result(deployment):
     total = deployment.expected["all_rows"]
     assert total > 10_000
