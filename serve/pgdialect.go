@@ -181,6 +181,13 @@ func (t *translator) emit(lo, hi int) string {
 				continue
 			}
 		}
+		if tok.kind == tokParam && i+2 < hi && t.toks[i+1].text == "::" {
+			if out, ok := t.regParam(tok.text, t.toks[i+2].word()); ok {
+				b.WriteString(out)
+				i += 2
+				continue
+			}
+		}
 		if tok.text == "::" && i+3 < hi && t.toks[i+1].is("pg_catalog") && t.toks[i+2].text == "." {
 			// ::pg_catalog.text: the types are DuckDB's, which has no such
 			// schema; ::pg_catalog.regclass is dropped like ::regclass.
@@ -693,7 +700,58 @@ func (t *translator) regCast(args []span) (string, bool) {
 	if as-lo == 1 && t.toks[lo].kind == tokString {
 		return t.regLiteral(t.toks[lo].stringValue(), t.toks[typ].word())
 	}
+	if as-lo == 1 && t.toks[lo].kind == tokParam {
+		if out, ok := t.regParam(t.toks[lo].text, t.toks[typ].word()); ok {
+			return out, true
+		}
+	}
 	return "(" + t.emit(lo, as) + ")", true
+}
+
+// regParam is $n::regclass or $n::regtype (and CAST($n AS …)): the bound
+// value is a name or an oid in text, resolved when the statement runs, as
+// PostgreSQL's input functions of those types do — SQLAlchemy binds the
+// catalog relation's name it compares pg_description.classoid with. A name
+// the catalog lacks is PostgreSQL's error, not an oid matching nothing.
+func (t *translator) regParam(param, typ string) (string, bool) {
+	x := "CAST(" + param + " AS VARCHAR)"
+	var known string
+	switch typ {
+	case "regclass":
+		c := t.catalog()
+		if c == nil {
+			return "", false
+		}
+		known = regclassSQL(c, x)
+	case "regtype":
+		known = toRegtypeSQL(x)
+	default:
+		return "", false
+	}
+	kind := map[string]string{"regclass": "relation", "regtype": "type"}[typ]
+	return fmt.Sprintf(`coalesce(%s, TRY_CAST(%s AS INTEGER), error('%s "' || %s || '" does not exist'))`, known, x, kind, x), true
+}
+
+// regclassSQL is the oid of a relation of the session or of the catalog named
+// by the text expression x, as (*pgCatalog).regclass resolves a literal name;
+// NULL for any other name.
+func regclassSQL(c *pgCatalog, x string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `(CASE replace(%s, '"', '')`, x)
+	for _, r := range c.rels {
+		fmt.Fprintf(&b, " WHEN %s THEN %d WHEN %s THEN %d", sqlLiteral(r.name), r.oid, sqlLiteral("public."+r.name), r.oid)
+	}
+	names := make([]string, 0, len(catalogRelationOIDs))
+	for n := range catalogRelationOIDs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		o := catalogRelationOIDs[n]
+		fmt.Fprintf(&b, " WHEN %s THEN %d WHEN %s THEN %d", sqlLiteral(n), o, sqlLiteral("pg_catalog."+n), o)
+	}
+	b.WriteString(" END)")
+	return b.String()
 }
 
 // toRegtypeSQL is to_regtype(name): the oid of a type of pg_type by any of

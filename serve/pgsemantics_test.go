@@ -171,6 +171,70 @@ WHERE pg_catalog.pg_type.typtype = $3::VARCHAR ORDER BY pg_catalog.pg_namespace.
 		require.False(t, domains.Next())
 		domains.Close()
 		require.NoError(t, domains.Err())
+		// The rest of SQLAlchemy's Table reflection: no primary key, unique,
+		// foreign key or check constraint and no index, and the relation's
+		// comment — the catalog relation's name bound as a parameter and cast
+		// to regclass by the server, as PostgreSQL resolves it.
+		var readingsOID uint32
+		require.NoError(t, e.QueryRow(ctx, "SELECT oid FROM pg_catalog.pg_class WHERE relname = 'readings'").Scan(&readingsOID))
+		comment := strs(`SELECT d.description FROM pg_catalog.pg_description d WHERE d.objoid = 'readings'::regclass AND d.objsubid = 0`)
+		require.Len(t, comment, 1)
+		require.Contains(t, comment[0], "resolved")
+		kinds := []any{"r", "p", "f", "v", "m", "pg_catalog", "readings"}
+		for _, tc := range []struct {
+			file string
+			args []any
+			want [][]any
+		}{
+			{"pk_constraint", []any{1, "pg_catalog.pg_constraint", "p", readingsOID}, nil},
+			{"pk_constraint", []any{1, "pg_catalog.pg_constraint", "u", readingsOID}, nil},
+			{"indexes", []any{0, 1, true, 0, 1, readingsOID, "p", "u", "x"}, nil},
+			{"foreign_keys", append([]any{true, "f", "pg_catalog.pg_constraint"}, kinds...), [][]any{{"readings", nil, nil, nil, nil}}},
+			{"check_constraints", append([]any{true, "c", "pg_catalog.pg_constraint"}, kinds...), [][]any{{"readings", nil, nil, nil}}},
+			{"table_comment", append([]any{0, "pg_catalog.pg_class"}, kinds...), [][]any{{"readings", comment[0]}}},
+		} {
+			q, err := os.ReadFile("testdata/sqlalchemy_reflect_" + tc.file + ".sql")
+			require.NoError(t, err)
+			rows, err := e.Query(ctx, string(q), tc.args...)
+			require.NoError(t, err, tc.file)
+			var got [][]any
+			for rows.Next() {
+				vals, err := rows.Values()
+				require.NoError(t, err, tc.file)
+				got = append(got, vals)
+			}
+			require.NoError(t, rows.Err(), tc.file)
+			require.Equal(t, tc.want, got, tc.file)
+		}
+		// A parameter cast to regclass is a name or an oid, resolved when the
+		// statement runs; a name the catalog lacks is PostgreSQL's error.
+		for name, oid := range map[string]uint32{"readings": readingsOID, `"public"."readings"`: readingsOID,
+			"pg_catalog.pg_index": 2610, "pg_class": 1259, "16384": 16384} {
+			var got uint32
+			require.NoError(t, e.QueryRow(ctx, "SELECT $1::regclass", name).Scan(&got), name)
+			require.Equal(t, oid, got, name)
+		}
+		var nothing any
+		err = e.QueryRow(ctx, "SELECT CAST($1 AS regclass)", "no_such_table").Scan(&nothing)
+		require.Equal(t, "42P01", pgCode(err), "%v", err)
+		require.Contains(t, err.Error(), `relation "no_such_table" does not exist`)
+		// pg_index and pg_opclass have PostgreSQL 15's columns.
+		for rel, want := range map[string]string{
+			"pg_index": "indexrelid indrelid indnatts indnkeyatts indisunique indnullsnotdistinct indisprimary " +
+				"indisexclusion indimmediate indisclustered indisvalid indcheckxmin indisready indislive indisreplident " +
+				"indkey indcollation indclass indoption indexprs indpred",
+			"pg_opclass": "oid opcmethod opcname opcnamespace opcowner opcfamily opcintype opcdefault opckeytype",
+		} {
+			rows, err := e.Query(ctx, "SELECT * FROM pg_catalog."+rel)
+			require.NoError(t, err, rel)
+			var names []string
+			for _, fd := range rows.FieldDescriptions() {
+				names = append(names, fd.Name)
+			}
+			rows.Close()
+			require.NoError(t, rows.Err(), rel)
+			require.Equal(t, want, strings.Join(names, " "), rel)
+		}
 		for name, oid := range map[string]uint32{"int4": 23, "numeric": 1700, "timestamptz": 1184, "timestamp with time zone": 1184, "pg_catalog.text": 25, "hstore": 0} {
 			var got uint32
 			err := e.QueryRow(ctx, `SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid`, name).Scan(nil, &got, nil, nil, nil)

@@ -114,7 +114,7 @@ const (
 
 var catalogRelationOIDs = map[string]uint32{
 	"pg_type": 1247, "pg_attribute": 1249, "pg_proc": 1255, "pg_class": 1259, "pg_database": 1262,
-	"pg_attrdef": 2604, "pg_constraint": 2606, "pg_description": 2609, "pg_index": 2610,
+	"pg_attrdef": 2604, "pg_constraint": 2606, "pg_description": 2609, "pg_index": 2610, "pg_opclass": 2616,
 	"pg_namespace": 2615, "pg_am": 2601, "pg_extension": 3079, "pg_sequence": 2224, "pg_collation": 3456,
 }
 
@@ -288,9 +288,14 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 	},
 	"pg_index": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols(`indexrelid INTEGER, indrelid INTEGER, indnatts SMALLINT, indnkeyatts SMALLINT,
-			indisunique BOOLEAN, indisprimary BOOLEAN, indisexclusion BOOLEAN, indimmediate BOOLEAN, indisclustered BOOLEAN,
+			indisunique BOOLEAN, indnullsnotdistinct BOOLEAN, indisprimary BOOLEAN, indisexclusion BOOLEAN, indimmediate BOOLEAN, indisclustered BOOLEAN,
 			indisvalid BOOLEAN, indcheckxmin BOOLEAN, indisready BOOLEAN, indislive BOOLEAN, indisreplident BOOLEAN,
 			indkey SMALLINT[], indcollation INTEGER[], indclass INTEGER[], indoption SMALLINT[], indexprs VARCHAR, indpred VARCHAR`)}
+	},
+	// No index refers to an operator class.
+	"pg_opclass": func(c *pgCatalog, s vsession) vrelation {
+		return vrelation{cols: cols(`oid INTEGER, opcmethod INTEGER, opcname VARCHAR, opcnamespace INTEGER, opcowner INTEGER,
+			opcfamily INTEGER, opcintype INTEGER, opcdefault BOOLEAN, opckeytype INTEGER`)}
 	},
 	"pg_constraint": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols(`oid INTEGER, conname VARCHAR, connamespace INTEGER, contype VARCHAR, condeferrable BOOLEAN,

@@ -499,6 +499,10 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 		if strings.Contains(msg, "Table with name") || strings.Contains(msg, "does not exist") {
 			code = "42P01"
 		}
+	case strings.Contains(msg, `Invalid Input Error: relation "`): // a name cast to regclass (regParam)
+		code = "42P01"
+	case strings.Contains(msg, `Invalid Input Error: type "`):
+		code = "42704"
 	case strings.Contains(msg, "division by zero"):
 		code, msg = "22012", "division by zero"
 	case strings.Contains(msg, "Conversion Error") || strings.Contains(msg, "Invalid Input Error"):
