@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -40,6 +43,24 @@ final class Deployment {
           new BigDecimal(t.get("sum").asText()).toPlainString() + "|" + t.get("rows").asLong());
     }
     return out;
+  }
+
+  /** Totals as {@link #totals} keys them, from rows of (tenant, month, sum, count). */
+  static Map<String, String> totalsOf(ResultSet rs) throws SQLException {
+    Map<String, String> out = new TreeMap<>();
+    while (rs.next()) {
+      out.put(rs.getString(1) + "|" + rs.getString(2), rs.getBigDecimal(3).toPlainString() + "|" + rs.getLong(4));
+    }
+    return out;
+  }
+
+  /** The first of the "precise" readings, its key (malo_id, obis_code, tenant) bound to parameters 1–3. */
+  JsonNode bindPreciseKey(PreparedStatement ps) throws SQLException {
+    JsonNode p = expected.get("precise").get(0);
+    ps.setString(1, p.get("malo_id").asText());
+    ps.setString(2, p.get("obis_code").asText());
+    ps.setString(3, p.get("tenant").asText());
+    return p;
   }
 
   String pgUrl() {
