@@ -24,7 +24,7 @@ func runSuite(ctx context.Context, suite string, opt options, env []string) erro
 		if _, err := os.Stat(py); err != nil {
 			return fmt.Errorf("no virtualenv at %s: run `go tool task interop:setup` first", py)
 		}
-		args := append([]string{"-m", "pytest", "-v", "-p", "no:cacheprovider", "--durations=15", filepath.Join(root, "interop", "python")}, opt.pytestArgs...)
+		args := append([]string{"-m", "pytest", "-v", "-p", "no:cacheprovider", "--durations=15", "-rs", filepath.Join(root, "interop", "python")}, opt.pytestArgs...)
 		cmd = exec.CommandContext(ctx, py, args...)
 	case "java":
 		cmd = exec.CommandContext(ctx, "mvn", "-q", "-B", "-f", filepath.Join(root, "interop", "java", "pom.xml"), "test")
