@@ -2,6 +2,8 @@ package meterstore
 
 import (
 	"fmt"
+	"log/slog"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -20,8 +22,14 @@ import (
 //	url = "${DATABASE_URL}"
 //	[cold]
 //	catalog = "sql"                  # or "rest"
-//	warehouse = "file:///var/lib/meterstore/warehouse"
+//	warehouse = "file:///var/lib/meterstore/warehouse"   # or "s3://bucket/warehouse"
 //	namespace = "metering"
+//	[cold.s3]                        # only for an s3:// warehouse; all optional
+//	endpoint = "http://127.0.0.1:8333"  # an S3-compatible store (MinIO, Ceph, SeaweedFS); "" = AWS
+//	region = "eu-central-1"
+//	path_style = true                # bucket in the path, as S3-compatible stores expect
+//	access_key_id = "${S3_ACCESS_KEY_ID}"          # without a key: the AWS credential chain
+//	secret_access_key = "${S3_SECRET_ACCESS_KEY}"
 //	[engine]
 //	time_zone = "UTC"                # what a timestamp without an offset means
 //	extension_directory = "/opt/meterstore/duckdb-extensions"  # DuckDB's postgres and iceberg extensions
@@ -47,10 +55,84 @@ type HotSettings struct {
 
 // ColdSettings locate the Iceberg catalog and warehouse.
 type ColdSettings struct {
-	Catalog   string `toml:"catalog"`   // "sql" (default: the catalog lives in the hot PostgreSQL) or "rest"
-	URI       string `toml:"uri"`       // REST catalog URI, or a PostgreSQL DSN for a separate SQL catalog
-	Warehouse string `toml:"warehouse"` // file:///… (also s3://… where iceberg-go supports it)
-	Namespace string `toml:"namespace"` // default "meterstore"
+	Catalog   string     `toml:"catalog"`   // "sql" (default: the catalog lives in the hot PostgreSQL) or "rest"
+	URI       string     `toml:"uri"`       // REST catalog URI, or a PostgreSQL DSN for a separate SQL catalog
+	Warehouse string     `toml:"warehouse"` // file:///… (also s3://… where iceberg-go supports it)
+	Namespace string     `toml:"namespace"` // default "meterstore"
+	S3        S3Settings `toml:"s3"`        // object-store access for an s3:// warehouse
+}
+
+// S3Settings reach an s3:// warehouse: AWS S3 or an S3-compatible store. The
+// same settings serve the writers (iceberg-go's object-store IO) and the
+// engine's reads (DuckDB's httpfs secret, or the Go reader); with no access key
+// both take the standard AWS credential chain (environment, shared files,
+// instance role).
+type S3Settings struct {
+	Endpoint        string `toml:"endpoint"`   // http(s)://host:port of an S3-compatible store; "" = AWS
+	Region          string `toml:"region"`     // "" = the credential chain's region, else us-east-1
+	PathStyle       *bool  `toml:"path_style"` // nil = path style exactly when an endpoint is set
+	AccessKeyID     string `toml:"access_key_id"`
+	SecretAccessKey Secret `toml:"secret_access_key"`
+	SessionToken    Secret `toml:"session_token"`
+	// RequestTimeout bounds one request to the store ("30s"); 0 = one minute.
+	RequestTimeout time.Duration `toml:"request_timeout"`
+}
+
+// UsesPathStyle is whether requests name the bucket in the path
+// (http://host/bucket/key) rather than in the host name.
+func (s S3Settings) UsesPathStyle() bool {
+	if s.PathStyle != nil {
+		return *s.PathStyle
+	}
+	return s.Endpoint != ""
+}
+
+// Validate checks what can be checked before the store is reached.
+func (s S3Settings) Validate() error {
+	if s.Endpoint != "" {
+		u, err := url.Parse(s.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return &ConfigError{Setting: "cold.s3.endpoint", Problem: fmt.Sprintf("%q is not an http(s)://host[:port] URL", s.Endpoint),
+				Fix: `write the store's address, e.g. "http://127.0.0.1:8333" (the bucket goes into cold.warehouse)`}
+		}
+	}
+	if (s.AccessKeyID == "") != (s.SecretAccessKey == "") {
+		return &ConfigError{Setting: "cold.s3.access_key_id, cold.s3.secret_access_key", Problem: "only one of the pair is set",
+			Fix: "set both, or neither to take the AWS credential chain"}
+	}
+	return nil
+}
+
+// Secret is a credential: it prints, logs and marshals as "[redacted]", so a
+// configuration dumped into a log line, an error or a response never carries
+// it. Reveal is the one way to the value, for the client that needs it.
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal is the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString keeps %#v from printing the value.
+func (s Secret) GoString() string { return `"` + s.String() + `"` }
+
+// LogValue keeps log/slog from printing the value.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText keeps encoders (JSON, TOML) from writing the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads the value from a configuration file.
+func (s *Secret) UnmarshalText(b []byte) error {
+	*s = Secret(b)
+	return nil
 }
 
 // EngineSettings tune the embedded DuckDB session every statement runs in.
@@ -145,7 +227,10 @@ func interpolate(v any, lookup func(string) (string, bool)) error {
 func walkStrings(v reflect.Value, key string, f func(key string, s *string)) {
 	switch v.Kind() {
 	case reflect.String:
-		f(key, v.Addr().Interface().(*string))
+		// Through a copy: a named string type (Secret) is no *string.
+		s := v.String()
+		f(key, &s)
+		v.SetString(s)
 	case reflect.Pointer:
 		if !v.IsNil() {
 			walkStrings(v.Elem(), key, f)
@@ -209,6 +294,9 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 		default:
 			return Settings{}, &ConfigError{Setting: setting, Problem: fmt.Sprintf("%q is not a path", v), Fix: `write "default", "go" or "extension"`}
 		}
+	}
+	if err := fs.Cold.S3.Validate(); err != nil {
+		return Settings{}, err
 	}
 	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Engine: fs.Engine, Users: fs.Users}
 	for _, ts := range fs.Tables {

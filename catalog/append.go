@@ -91,14 +91,15 @@ func rowEnd(r *meterstore.Row) time.Time {
 // another writer is reloaded, re-checked and re-applied a bounded number of times.
 // Like a window, the rows are written in files per (partition, version); a
 // correction batch usually restates one version, so usually one file each.
-func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) ([]meterstore.Displacement, error) {
+func (t *Table) AppendCold(ctx context.Context, rows []meterstore.Row) (_ []meterstore.Displacement, err error) {
+	defer t.explainObjectStore(&err)
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	if t.c.opt.Pool == nil {
 		return nil, errors.New("catalog: cold appends need Options.Pool for the cold-append lease")
 	}
-	rows, err := t.validRows(rows)
+	rows, err = t.validRows(rows)
 	if err != nil {
 		return nil, err
 	}

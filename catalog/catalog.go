@@ -7,24 +7,26 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the SQL catalog
+
+	"meterstore"
 )
 
 // Options configures Open.
 type Options struct {
-	Kind      string        // "sql" (default) | "rest"
-	DSN       string        // PostgreSQL holding the SQL catalog
-	URI       string        // REST catalog URI
-	Warehouse string        // file:///… (or an object-store scheme iceberg-go supports)
-	Namespace string        // default "meterstore"
-	Name      string        // catalog name, default "meterstore"
-	Pool      *pgxpool.Pool // for leases (cold appends, compaction)
+	Kind      string                // "sql" (default) | "rest"
+	DSN       string                // PostgreSQL holding the SQL catalog
+	URI       string                // REST catalog URI
+	Warehouse string                // file:///… or s3://bucket/prefix
+	S3        meterstore.S3Settings // how an s3:// warehouse is reached
+	Namespace string                // default "meterstore"
+	Name      string                // catalog name, default "meterstore"
+	Pool      *pgxpool.Pool         // for leases (cold appends, compaction)
 
 	// BeforeCommit, when set, runs after the data files of a commit are written
 	// and just before the catalog commit; an error aborts the commit (the files
@@ -69,17 +71,21 @@ func Open(ctx context.Context, opt Options) (*Catalog, error) {
 			db.Close()
 			return nil, fmt.Errorf("catalog: connect PostgreSQL: %w", err)
 		}
-		cat, err := sqlcat.NewCatalog(opt.Name, db, sqlcat.Postgres, iceberg.Properties{"warehouse": opt.Warehouse})
+		cat, err := sqlcat.NewCatalog(opt.Name, db, sqlcat.Postgres, c.ioProps())
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("catalog: SQL catalog: %w", err)
 		}
 		c.cat, c.db = cat, db
+		if err := c.checkWarehouse(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
 	case "rest":
 		if opt.URI == "" {
 			return nil, errors.New("catalog: kind rest needs a URI")
 		}
-		var ro []rest.Option
+		ro := []rest.Option{rest.WithAdditionalProps(c.ioProps())}
 		if opt.Warehouse != "" {
 			ro = append(ro, rest.WithWarehouseLocation(opt.Warehouse))
 		}

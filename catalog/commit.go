@@ -193,7 +193,8 @@ func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) 
 // maxRowGroupsPerFile row groups: versions are per balancing day, so a UTC-day
 // window's files each hold one version and the versions cover disjoint "from"
 // ranges — what lets the engine skip version resolution on them.
-func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (CommitResult, error) {
+func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (_ CommitResult, err error) {
+	defer t.explainObjectStore(&err)
 	newWatermark = newWatermark.UTC()
 	tbl := t.Iceberg()
 	cur, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())

@@ -158,7 +158,8 @@ type Partition struct {
 // Partitions lists the partitions of the current snapshot with their files,
 // bytes and compaction state, oldest month first. It reads each file's footer
 // marks once (cached by path).
-func (t *Table) Partitions(ctx context.Context) ([]Partition, error) {
+func (t *Table) Partitions(ctx context.Context) (_ []Partition, err error) {
+	defer t.explainObjectStore(&err)
 	tbl := t.Iceberg()
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -316,6 +317,7 @@ func monthOf(t time.Time) time.Time {
 // (mergeBatchRows) and merged, and the output is written by the same bounded
 // writer archival uses, with two files open per partition.
 func (t *Table) Compact(ctx context.Context, opt CompactOptions) (compacted CompactResult, err error) {
+	defer t.explainObjectStore(&err)
 	if !opt.DryRun {
 		defer t.recordRun(ctx, time.Now(), telemetry.Compaction, func(r *telemetry.Run) {
 			r.FilesRemoved, r.FilesAdded = int64(compacted.FilesRemoved()), int64(compacted.FilesAdded())

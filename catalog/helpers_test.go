@@ -13,6 +13,7 @@ import (
 
 	"meterstore"
 	"meterstore/internal/pgtest"
+	"meterstore/internal/s3test"
 	"meterstore/metering"
 )
 
@@ -53,8 +54,8 @@ func newEnv(t testing.TB, opts ...func(*Options)) *env {
 	pool, err := pgxpool.New(ctx, dsn)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	wh := "file://" + t.TempDir()
-	o := Options{DSN: dsn, Warehouse: wh, Pool: pool}
+	wh, s3 := s3test.Local(t)
+	o := Options{DSN: dsn, Warehouse: wh, S3: s3, Pool: pool}
 	for _, f := range opts {
 		f(&o)
 	}

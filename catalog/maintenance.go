@@ -26,6 +26,7 @@ const (
 // minKeep. A retention under ten years is refused unless allowShortRetention.
 // Returns the number of snapshots removed.
 func (t *Table) ExpireSnapshots(ctx context.Context, retention time.Duration, minKeep int, allowShortRetention bool) (removed int, err error) {
+	defer t.explainObjectStore(&err)
 	defer t.recordRun(ctx, time.Now(), telemetry.Expiry, func(r *telemetry.Run) { r.Snapshots = int64(removed) }, &err)
 	if retention < MinRetention && !allowShortRetention {
 		return 0, fmt.Errorf("cold table %s: retention %s is shorter than %s: %w", t.cfg.Name(), retention, MinRetention, ErrRetentionTooShort)
@@ -53,6 +54,7 @@ func (t *Table) ExpireSnapshots(ctx context.Context, retention time.Duration, mi
 // location that no snapshot references and that are older than olderThan —
 // the safety age that spares files of commits in flight.
 func (t *Table) DeleteOrphanFiles(ctx context.Context, olderThan time.Duration, dryRun bool) (orphans []string, err error) {
+	defer t.explainObjectStore(&err)
 	if !dryRun {
 		defer t.recordRun(ctx, time.Now(), telemetry.OrphanCleanup, func(r *telemetry.Run) { r.Orphans = int64(len(orphans)) }, &err)
 	}

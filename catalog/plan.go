@@ -83,7 +83,8 @@ func (t *Table) rowFilter(from, to time.Time, eq map[string]string) (iceberg.Boo
 // or truncated is kept: pruning only ever removes what provably cannot match.
 // Reading ~one manifest per archived window on every statement was the fixed
 // cost of a point query.
-func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) ([]DataFile, int64, error) {
+func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) (_ []DataFile, _ int64, err error) {
+	defer t.explainObjectStore(&err)
 	tbl := t.Iceberg()
 	var snap *table.Snapshot
 	if req.SnapshotID != nil {

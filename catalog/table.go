@@ -100,7 +100,8 @@ func precedes(a, b *table.Table) bool {
 // Refresh reloads the table from the catalog. A pooled connection the server
 // dropped (a restart, an administrator's termination) fails its first use; the
 // load is read-only, so it is retried once on a fresh connection.
-func (t *Table) Refresh(ctx context.Context) error {
+func (t *Table) Refresh(ctx context.Context) (err error) {
+	defer t.explainObjectStore(&err)
 	tbl, err := t.c.cat.LoadTable(ctx, t.ident)
 	if isLostConnection(err) {
 		tbl, err = t.c.cat.LoadTable(ctx, t.ident)
@@ -218,7 +219,8 @@ func SortOrder(sc *iceberg.Schema) (table.SortOrder, error) {
 // columns (ids 1–17, already sequential) and, when the table declares extra
 // columns, a second catalog commit adds the full schema with its stable ids and
 // the final partition spec before any data exists.
-func (c *Catalog) CreateTable(ctx context.Context, cfg meterstore.TableConfig) (*Table, error) {
+func (c *Catalog) CreateTable(ctx context.Context, cfg meterstore.TableConfig) (_ *Table, err error) {
+	defer func() { err = c.explainObjectStore(err) }()
 	ident := c.ident(cfg.Name())
 	exists, err := c.cat.CheckTableExists(ctx, ident)
 	if err != nil {
@@ -282,7 +284,8 @@ func (c *Catalog) create(ctx context.Context, cfg meterstore.TableConfig, ident 
 }
 
 // Table loads an existing cold table; the error wraps ErrNoSuchTable if there is none.
-func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (*Table, error) {
+func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (_ *Table, err error) {
+	defer func() { err = c.explainObjectStore(err) }()
 	ident := c.ident(cfg.Name())
 	tbl, err := c.cat.LoadTable(ctx, ident)
 	if err != nil {
@@ -345,7 +348,8 @@ func describeSort(so table.SortOrder, sc *iceberg.Schema) string {
 }
 
 // PurgeTable drops the cold table and deletes its files.
-func (c *Catalog) PurgeTable(ctx context.Context, cfg meterstore.TableConfig) error {
+func (c *Catalog) PurgeTable(ctx context.Context, cfg meterstore.TableConfig) (err error) {
+	defer func() { err = c.explainObjectStore(err) }()
 	ident := c.ident(cfg.Name())
 	p, ok := c.cat.(icecat.PurgeableTable)
 	if !ok {

@@ -230,10 +230,6 @@ func (c *Catalog) loadView(ctx context.Context, ident table.Identifier) (view.Me
 	}
 }
 
-func (c *Catalog) ioProps() iceberg.Properties {
-	return iceberg.Properties{"warehouse": c.opt.Warehouse}
-}
-
 // The SQL catalog of iceberg-go v0.7.0 creates a view with one "default"
 // dialect and cannot replace one. So for it the view's metadata file is
 // written here, with the view metadata builder, and registered in the

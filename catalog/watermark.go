@@ -123,7 +123,8 @@ func (t *Table) WatermarkAt(ctx context.Context, snapshotID int64) (time.Time, e
 // reach w, or lack the statistic, refuses the restore, naming the file. The
 // caller (archive.Archiver.RestoreWatermark) checks the hot side: that no row
 // below w is still in PostgreSQL. Held under the cold-append lease.
-func (t *Table) RestoreWatermark(ctx context.Context, w time.Time) error {
+func (t *Table) RestoreWatermark(ctx context.Context, w time.Time) (err error) {
+	defer t.explainObjectStore(&err)
 	w = w.UTC()
 	if t.c.opt.Pool != nil {
 		lease, err := pglock.Acquire(ctx, t.c.opt.Pool, LeaseName(t.cfg.Name()), ColdAppendLeaseWait)

@@ -183,6 +183,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		catKind   = "sql"
 		catURI    string
 		namespace string
+		s3        meterstore.S3Settings
 		d         = &deployment{log: f.log}
 	)
 	embedded := f.dsn == "" && f.warehouse == ""
@@ -212,7 +213,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		if s.Cold.Catalog != "" {
 			catKind = s.Cold.Catalog
 		}
-		catURI, namespace = s.Cold.URI, s.Cold.Namespace
+		catURI, namespace, s3 = s.Cold.URI, s.Cold.Namespace, s.Cold.S3
 	case !embedded && (f.dsn == "" || f.warehouse == ""):
 		return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
 	}
@@ -258,7 +259,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		d.Close()
 		return nil, withHint(fmt.Errorf("connect to PostgreSQL %s: %w", redact(dsn), err), "check --dsn / [hot] url, and that the server runs")
 	}
-	opt := catalog.Options{Kind: catKind, DSN: dsn, Warehouse: warehouse, Namespace: namespace, Pool: pool}
+	opt := catalog.Options{Kind: catKind, DSN: dsn, Warehouse: warehouse, S3: s3, Namespace: namespace, Pool: pool}
 	if catKind == "rest" {
 		opt.URI = catURI
 	} else if catURI != "" {
