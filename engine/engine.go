@@ -59,6 +59,10 @@ type ColdTier interface {
 	// ("" when they are not on a local file system): a confined session's DuckDB
 	// may read below it and nowhere else.
 	DataDirectory() string
+	// ReadFile streams the rows of one planned data file through the
+	// warehouse's own file IO: the Go path for files DuckDB cannot open
+	// itself (on object storage without the httpfs extension).
+	ReadFile(ctx context.Context, path string) (RowPages, error)
 }
 
 // SnapshotInfo is one Iceberg snapshot, as system.snapshots shows it.

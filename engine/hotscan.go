@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -54,10 +53,18 @@ type plannedScan struct {
 	pager  HotPager
 	scans  []HotScan // the parent, then detached partitions not yet covered by the watermark
 	rows   *rowCounter
+	what   string // "cold scan" for meter_cold_scan; "" is the hot scan
 	ticket string
 	// ended is closed when the statement is released: a source DuckDB stopped
 	// reading early (LIMIT) has a prefetching goroutine to end.
 	ended chan struct{}
+}
+
+func (p *plannedScan) kind() string {
+	if p.what == "" {
+		return "hot scan"
+	}
+	return p.what
 }
 
 type rowCounter struct {
@@ -148,22 +155,13 @@ func columnInfos(cfg meterstore.TableConfig) []duckdb.ColumnInfo {
 	return out
 }
 
-// registerTableFunctions installs meter_hot_scan(token) and
-// meter_unplanned(table) on the database.
+// registerTableFunctions installs meter_hot_scan(token), meter_cold_scan(token)
+// and meter_unplanned(table) on the database.
 func (e *Engine) registerTableFunctions(conn *sql.Conn) error {
-	hotScan := duckdb.ChunkTableFunction{
-		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			tok, _ := args[0].(string)
-			p, ok := e.scans.get(tok)
-			if !ok {
-				return nil, errors.New("meter_hot_scan: unknown or expired scan (the engine plans hot scans; they cannot be called directly)")
-			}
-			return &hotSource{p: p}, nil
-		},
-	}
-	if err := duckdb.RegisterTableUDF(conn, "meter_hot_scan", hotScan); err != nil {
-		return fmt.Errorf("register meter_hot_scan: %w", err)
+	for name, kind := range map[string]string{"meter_hot_scan": "hot", "meter_cold_scan": "cold"} {
+		if err := duckdb.RegisterTableUDF(conn, name, e.plannedScanFunction(name, kind)); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
 	}
 	unplanned := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
@@ -180,6 +178,22 @@ func (e *Engine) registerTableFunctions(conn *sql.Conn) error {
 		return fmt.Errorf("register meter_unplanned: %w", err)
 	}
 	return nil
+}
+
+// plannedScanFunction is meter_hot_scan or meter_cold_scan: the source of a
+// scan the planner registered under a token.
+func (e *Engine) plannedScanFunction(name, kind string) duckdb.ChunkTableFunction {
+	return duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			tok, _ := args[0].(string)
+			p, ok := e.scans.get(tok)
+			if !ok {
+				return nil, fmt.Errorf("%s: unknown or expired scan (the engine plans %s scans; they cannot be called directly)", name, kind)
+			}
+			return &hotSource{p: p}, nil
+		},
+	}
 }
 
 // unplannedSource backs the catalog entries of readings/readings_versions: they
@@ -294,7 +308,7 @@ func (s *hotSource) read(scans []HotScan) {
 	for _, sc := range scans {
 		pages, err := s.p.pager.Pages(sc)
 		if err != nil {
-			send(pageResult{err: fmt.Errorf("hot scan of %s: %w", sc.Table, err)})
+			send(pageResult{err: fmt.Errorf("%s of %s: %w", s.p.kind(), sc.Table, err)})
 			return
 		}
 		for {
@@ -305,12 +319,12 @@ func (s *hotSource) read(scans []HotScan) {
 				return
 			}
 			if err := s.p.ctx.Err(); err != nil {
-				send(pageResult{err: fmt.Errorf("hot scan cancelled: %w", err)})
+				send(pageResult{err: fmt.Errorf("%s cancelled: %w", s.p.kind(), err)})
 				return
 			}
 			page, err := pages.Next(s.p.ctx, buf)
 			if err != nil {
-				send(pageResult{err: fmt.Errorf("hot scan of %s: %w", sc.Table, err)})
+				send(pageResult{err: fmt.Errorf("%s of %s: %w", s.p.kind(), sc.Table, err)})
 				return
 			}
 			if len(page) == 0 {

@@ -79,7 +79,7 @@ func (pl *planning) splitCold(ctx context.Context, ref *reference) error {
 	prov.Tiers |= Cold
 	prov.ColdFiles += len(cp.Files)
 	prov.SnapshotIDs = appendUnique(prov.SnapshotIDs, cp.SnapshotID)
-	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), plan: cp, path: pl.e.shared.ext.cold}
+	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), plan: cp, path: pl.coldPathFor(ctx, ref, cp.Files)}
 	return nil
 }
 

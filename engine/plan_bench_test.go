@@ -66,6 +66,9 @@ func (c *benchCold) SnapshotAt(context.Context, time.Time) (int64, error) { retu
 func (c *benchCold) Snapshots(context.Context) ([]SnapshotInfo, error)    { return nil, nil }
 func (c *benchCold) DataDirectory() string                                { return "/wh" }
 func (c *benchCold) Partitions(context.Context) ([]PartitionInfo, error)  { return nil, nil }
+func (c *benchCold) ReadFile(context.Context, string) (RowPages, error) {
+	return nil, fmt.Errorf("not readable")
+}
 
 type benchHot struct{}
 

@@ -308,6 +308,9 @@ func (c *fixedCold) Snapshots(context.Context) ([]SnapshotInfo, error) {
 func (c *fixedCold) Partitions(context.Context) ([]PartitionInfo, error) { return nil, nil }
 
 func (c *fixedCold) DataDirectory() string { return c.dir }
+func (c *fixedCold) ReadFile(context.Context, string) (RowPages, error) {
+	return nil, fmt.Errorf("not readable")
+}
 
 // fixedHot is a hot tier that is planned but never read: its scan SQL is a
 // description of the request.

@@ -193,3 +193,7 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 	}
 	return out, nil
 }
+
+func (c coldTier) ReadFile(ctx context.Context, path string) (engine.RowPages, error) {
+	return c.t.FileRows(ctx, path)
+}

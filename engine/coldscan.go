@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"meterstore"
+)
+
+// coldScanPath streams a cold half's files through meter_cold_scan, a Go table
+// function reading them with the warehouse's own file IO (arrow-go's Parquet
+// reader over iceberg-go's object-store client): the path for files DuckDB
+// cannot open itself, object storage without the httpfs extension. Like the
+// hot scan it is handed its files by a token that lives only while the
+// statement runs, so a statement cannot name a file of its own.
+type coldScanPath struct {
+	ctx context.Context
+	pl  *planning
+	ref *reference
+}
+
+func (coldScanPath) name() string { return "meter_cold_scan" }
+
+func (p coldScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []ColdFile) (string, error) {
+	scans := make([]HotScan, len(files))
+	for i, f := range files {
+		scans[i] = HotScan{Table: f.Path}
+	}
+	ps := &plannedScan{ctx: p.ctx, cfg: cfg, scans: scans, rows: &rowCounter{}, what: "cold scan"}
+	ps.pager = coldFiles{cold: p.ref.rel.table.cold, ps: ps}
+	tok := p.pl.e.shared.scans.add(ps)
+	p.pl.out.registered = append(p.pl.out.registered, tok)
+	p.pl.out.scans = append(p.pl.out.scans, ps)
+	return fmt.Sprintf("SELECT * FROM (SELECT %s FROM meter_cold_scan('%s'))%s", typedProjection(cfg), tok, c.where), nil
+}
+
+// coldFiles pages planned data files, one scan per file, opened with the
+// statement's context.
+type coldFiles struct {
+	cold ColdTier
+	ps   *plannedScan
+}
+
+func (c coldFiles) Pages(req HotScan) (RowPages, error) {
+	return c.cold.ReadFile(c.ps.ctx, req.Table)
+}
+
+// coldPathFor is how a cold half reads files: the engine's chosen path where
+// DuckDB can open them (the local file system), the Go reader where it cannot.
+func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []ColdFile) coldPath {
+	for _, f := range files {
+		if isRemote(f.Path) {
+			return coldScanPath{ctx: ctx, pl: pl, ref: ref}
+		}
+	}
+	return pl.e.shared.ext.cold
+}
+
+// isRemote is whether path names a file on object storage (a URL other than
+// file://) rather than the local file system.
+func isRemote(path string) bool {
+	scheme, _, ok := strings.Cut(path, "://")
+	return ok && !strings.EqualFold(scheme, "file")
+}
