@@ -22,6 +22,7 @@ import (
 	"meterstore/catalog"
 	"meterstore/engine"
 	"meterstore/internal/pgtest"
+	"meterstore/internal/s3test"
 	"meterstore/metering"
 	"meterstore/store"
 	"meterstore/testkit"
@@ -43,7 +44,8 @@ func TestMain(m *testing.M) {
 type env struct {
 	ctx  context.Context
 	dsn  string
-	wh   string // warehouse directory (no scheme)
+	wh   string // warehouse location (file://… or, under MSQL_TEST_WAREHOUSE=s3, s3://…)
+	s3   meterstore.S3Settings
 	cfgs []meterstore.TableConfig
 	now  time.Time
 
@@ -79,7 +81,8 @@ func newEnv(t testing.TB, now time.Time, cfgs ...meterstore.TableConfig) *env {
 // newEnvOn opens a store over the database dsn (a dedicated cluster's).
 func newEnvOn(t testing.TB, dsn string, now time.Time, cfgs ...meterstore.TableConfig) *env {
 	t.Helper()
-	e := &env{ctx: context.Background(), dsn: dsn, wh: t.TempDir(), cfgs: cfgs, now: now}
+	wh, s3 := s3test.Local(t)
+	e := &env{ctx: context.Background(), dsn: dsn, wh: wh, s3: s3, cfgs: cfgs, now: now}
 	e.archiveCrash.Store("")
 	e.cur = e.open(t, nil)
 	return e
@@ -101,7 +104,7 @@ func (e *env) open(t testing.TB, tune func(*store.Config)) *handle {
 	h.pool, err = pgxpool.NewWithConfig(e.ctx, pc)
 	require.NoError(t, err)
 	t.Cleanup(h.pool.Close)
-	h.cat, err = catalog.Open(e.ctx, catalog.Options{DSN: e.dsn, Warehouse: "file://" + e.wh, Pool: h.pool,
+	h.cat, err = catalog.Open(e.ctx, catalog.Options{DSN: e.dsn, Warehouse: e.wh, S3: e.s3, Pool: h.pool,
 		BeforeCommit: func(_ context.Context, table, op string) error {
 			if op == "cold append" && e.coldCrash.CompareAndSwap(true, false) {
 				return fmt.Errorf("%w before the cold-append commit of %s", errCrash, table)

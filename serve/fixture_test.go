@@ -30,6 +30,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, storetest.Options{})
+}
+
+// newFixtureWith is newFixture over a store started with opt (Now is the
+// workload's).
+func newFixtureWith(t *testing.T, opt storetest.Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	w := testkit.NewWorkload(11)
 	w.MaLos, w.Days, w.Tenants, w.CorrectionRate = 4, 4, 2, 0.1
@@ -41,7 +48,8 @@ func newFixture(t *testing.T) *fixture {
 		level = slog.LevelDebug
 	}
 	f := &fixture{oracle: testkit.NewOracle(cfg), log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
-	f.s = storetest.Start(t, storetest.Options{Now: batch.Days[0].Time()}, cfg)
+	opt.Now = batch.Days[0].Time()
+	f.s = storetest.Start(t, opt, cfg)
 	tbl := f.s.Table()
 	var rows []meterstore.Row
 	for _, d := range batch.Deliveries {

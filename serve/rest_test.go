@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
+	"meterstore/internal/storetest"
 	"meterstore/serve"
 )
 
@@ -144,3 +146,45 @@ func TestIcebergREST(t *testing.T) {
 }
 
 var _ = serve.ReasonNoWrites
+
+// TestRESTFacadeOnObjectStore: for a warehouse on S3 the façade answers the
+// table's s3:// locations — metadata file, manifests, data files — and hands
+// out no credentials: its config is empty and neither key appears anywhere in
+// what it sends.
+func TestRESTFacadeOnObjectStore(t *testing.T) {
+	f := newFixtureWith(t, storetest.Options{ObjectStore: true})
+	cfg := f.s.Table().Config
+	users := f.users(t, meterstore.UserSettings{Name: "admin", Password: "admin-pw"})
+	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{cfg}, Users: users, Log: f.log}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+
+	var bodies []string
+	for _, path := range []string{"/v1/config", "/v1/namespaces/meterstore", "/v1/namespaces/meterstore/tables/" + cfg.Name()} {
+		req, err := http.NewRequest(http.MethodGet, hs.URL+path, nil)
+		require.NoError(t, err)
+		req.SetBasicAuth("admin", "admin-pw")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+		bodies = append(bodies, string(body))
+	}
+	var loaded struct {
+		MetadataLocation string            `json:"metadata-location"`
+		Config           map[string]string `json:"config"`
+		Metadata         struct {
+			Location string `json:"location"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(bodies[2]), &loaded))
+	require.True(t, strings.HasPrefix(loaded.MetadataLocation, f.s.Warehouse+"/"), "%s under %s", loaded.MetadataLocation, f.s.Warehouse)
+	require.True(t, strings.HasPrefix(loaded.Metadata.Location, "s3://"), loaded.Metadata.Location)
+	require.Empty(t, loaded.Config, "the façade vends no storage credentials")
+	for _, b := range bodies {
+		require.NotContains(t, b, f.s.S3.SecretAccessKey.Reveal())
+		require.NotContains(t, b, f.s.S3.AccessKeyID)
+	}
+}

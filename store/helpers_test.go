@@ -12,6 +12,7 @@ import (
 	"meterstore"
 	"meterstore/catalog"
 	"meterstore/internal/pgtest"
+	"meterstore/internal/s3test"
 	"meterstore/metering"
 	"meterstore/store"
 )
@@ -33,25 +34,32 @@ const (
 var day0 = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 
 type env struct {
-	ctx   context.Context
-	pool  *pgxpool.Pool
-	cat   *catalog.Catalog
-	st    *store.Store
-	dsn   string
-	whDir string
-	cfg   store.Config
+	ctx  context.Context
+	pool *pgxpool.Pool
+	cat  *catalog.Catalog
+	st   *store.Store
+	dsn  string
+	wh   string // warehouse location
+	cfg  store.Config
 }
 
 // open starts a store over cfgs on a fresh database and a temp warehouse.
 func open(t testing.TB, tune func(*store.Config), cfgs ...meterstore.TableConfig) *env {
 	t.Helper()
+	wh, s3 := s3test.Local(t)
+	return openOn(t, wh, s3, tune, cfgs...)
+}
+
+// openOn starts a store over cfgs on a fresh database and the warehouse wh.
+func openOn(t testing.TB, wh string, s3 meterstore.S3Settings, tune func(*store.Config), cfgs ...meterstore.TableConfig) *env {
+	t.Helper()
 	ctx := context.Background()
-	e := &env{ctx: ctx, dsn: pgtest.Database(t), whDir: t.TempDir()}
+	e := &env{ctx: ctx, dsn: pgtest.Database(t), wh: wh}
 	pool, err := pgxpool.New(ctx, e.dsn)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	e.pool = pool
-	e.cat, err = catalog.Open(ctx, catalog.Options{DSN: e.dsn, Warehouse: "file://" + e.whDir, Pool: pool})
+	e.cat, err = catalog.Open(ctx, catalog.Options{DSN: e.dsn, Warehouse: wh, S3: s3, Pool: pool})
 	require.NoError(t, err)
 	t.Cleanup(func() { e.cat.Close() })
 	e.cfg = store.Config{Pool: pool, Catalog: e.cat, Tables: cfgs, Now: func() time.Time { return day0 }}

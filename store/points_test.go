@@ -1,8 +1,6 @@
 package store_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
+	"meterstore/internal/s3test"
 	"meterstore/metering"
 	"meterstore/store"
 	"meterstore/testkit"
@@ -175,16 +174,7 @@ func TestPurgeAndAudit(t *testing.T) {
 	_, err = e.st.AuditAttributeColumn(e.ctx, "obis_code")
 	require.Error(t, err)
 
-	parquet := func() int {
-		n := 0
-		_ = filepath.Walk(e.whDir, func(p string, info os.FileInfo, err error) error {
-			if err == nil && strings.HasSuffix(p, ".parquet") {
-				n++
-			}
-			return nil
-		})
-		return n
-	}
+	parquet := func() int { return len(s3test.Files(t, e.wh, ".parquet")) }
 	require.Positive(t, parquet())
 	require.Error(t, e.st.PurgeTable(e.ctx, "readings_versions", "readings"))
 	require.NoError(t, e.st.PurgeTable(e.ctx, "readings_versions", "readings_versions"))

@@ -44,8 +44,29 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// OnShutdown registers f to run in Shutdown, before the cluster stops: other
+// servers a test binary started beside it (the S3 server of internal/s3test)
+// end with it, through the TestMain every package already has.
+func OnShutdown(f func()) {
+	hooksMu.Lock()
+	hooks = append(hooks, f)
+	hooksMu.Unlock()
+}
+
+var (
+	hooksMu sync.Mutex
+	hooks   []func()
+)
+
 // Shutdown stops the shared cluster, if one was started, and removes its directory.
 func Shutdown() {
+	hooksMu.Lock()
+	fs := hooks
+	hooks = nil
+	hooksMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 	if server != nil {
 		_ = server.Stop()
 		server = nil

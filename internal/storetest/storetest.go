@@ -1,5 +1,6 @@
 // Package storetest assembles a whole store for a test — a fresh database on the
-// throwaway PostgreSQL, a file:// Iceberg warehouse with its SQL catalog in that
+// throwaway PostgreSQL, a file:// Iceberg warehouse (s3:// on internal/s3test's
+// server under MSQL_TEST_WAREHOUSE=s3) with its SQL catalog in that
 // database, and store.Open over them: both tiers of every table, an archiver
 // per table and an engine, wired exactly as a deployment wires them — so test
 // bodies stay about the behaviour they check.
@@ -20,6 +21,7 @@ import (
 	"meterstore/engine"
 	"meterstore/hot"
 	"meterstore/internal/pgtest"
+	"meterstore/internal/s3test"
 	"meterstore/store"
 )
 
@@ -27,6 +29,7 @@ import (
 type Store struct {
 	DSN       string
 	Warehouse string
+	S3        meterstore.S3Settings // how the warehouse is reached when it is s3://
 	Pool      *pgxpool.Pool
 	Catalog   *catalog.Catalog
 	Tables    map[string]*Table // by physical name
@@ -51,8 +54,9 @@ type Options struct {
 	TimeZone    string // the engine's session time zone (engine.Config.TimeZone); "" = UTC
 	// Prepare runs on the fresh database before anything opens it (a
 	// database-level setting such as log_statement, say).
-	Prepare func(dsn string)
-	Log     *slog.Logger // the engine's start-up line (store.Config.Log); nil = slog.Default()
+	Prepare     func(dsn string)
+	Log         *slog.Logger // the engine's start-up line (store.Config.Log); nil = slog.Default()
+	ObjectStore bool         // the warehouse on internal/s3test's server whatever MSQL_TEST_WAREHOUSE says
 }
 
 // Start builds a store for cfgs, its engine reading the tiers through the
@@ -60,7 +64,11 @@ type Options struct {
 func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	t.Helper()
 	ctx := context.Background()
-	s := &Store{DSN: pgtest.Database(t), Warehouse: "file://" + t.TempDir(), Tables: map[string]*Table{}}
+	wh, s3 := s3test.Local(t)
+	if opt.ObjectStore {
+		wh, s3 = s3test.Warehouse(t)
+	}
+	s := &Store{DSN: pgtest.Database(t), Warehouse: wh, S3: s3, Tables: map[string]*Table{}}
 	if opt.Prepare != nil {
 		opt.Prepare(s.DSN)
 	}
@@ -68,7 +76,7 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	s.Pool = pool
-	copt := catalog.Options{DSN: s.DSN, Warehouse: s.Warehouse, Pool: pool}
+	copt := catalog.Options{DSN: s.DSN, Warehouse: s.Warehouse, S3: s3, Pool: pool}
 	if opt.CatalogOpts != nil {
 		opt.CatalogOpts(&copt)
 	}

@@ -1,0 +1,109 @@
+// Package s3test gives tests a real S3-compatible object store: one SeaweedFS
+// server (internal/s3local) per test binary, started on first use, and stopped
+// with the PostgreSQL cluster of internal/pgtest when the binary's TestMain
+// ends — also when tests fail. Each test's warehouse is a fresh prefix of one
+// bucket.
+//
+//	loc, s3 := s3test.Warehouse(t) // s3://<bucket>/<fresh prefix>/warehouse and how to reach it
+//
+// MSQL_TEST_WAREHOUSE=s3 makes Local put the warehouse of every test that asks
+// for one on this server instead of a temporary directory: CI runs the
+// archive, catalog, engine, store and proof suites once so.
+package s3test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"meterstore"
+	"meterstore/internal/pgtest"
+	"meterstore/internal/s3local"
+)
+
+// Bucket is the bucket every test's warehouse lives in, under its own prefix.
+const Bucket = "meterstore-test"
+
+var (
+	once     sync.Once
+	shared   *s3local.Server
+	startErr error
+)
+
+// Start returns the shared server, starting it on first use; it fails the test
+// with the fix when the weed binary is missing or does not start.
+func Start(t testing.TB) *s3local.Server {
+	t.Helper()
+	once.Do(func() {
+		shared, startErr = s3local.Start(context.Background(), Bucket)
+		if shared != nil {
+			pgtest.OnShutdown(shared.Stop)
+		}
+	})
+	if startErr != nil {
+		t.Fatalf("s3test: a real S3-compatible server is required: %v", startErr)
+	}
+	return shared
+}
+
+// Warehouse is a fresh, empty warehouse location on the shared server, and the
+// settings that reach it.
+func Warehouse(t testing.TB) (string, meterstore.S3Settings) {
+	t.Helper()
+	s := Start(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "s3://" + Bucket + "/" + hex.EncodeToString(b[:]) + "/warehouse", s.Settings()
+}
+
+// OnS3 is whether MSQL_TEST_WAREHOUSE=s3 asks for warehouses on the S3 server.
+func OnS3() bool { return os.Getenv("MSQL_TEST_WAREHOUSE") == "s3" }
+
+// Local is the warehouse a test gets by default: a file:// temporary directory,
+// or, under MSQL_TEST_WAREHOUSE=s3, a fresh prefix on the S3 server.
+func Local(t testing.TB) (string, meterstore.S3Settings) {
+	t.Helper()
+	if OnS3() {
+		return Warehouse(t)
+	}
+	return "file://" + t.TempDir(), meterstore.S3Settings{}
+}
+
+// Files lists the files under a warehouse location whose names end in suffix:
+// a file:// directory walked, an s3:// prefix listed on the shared server.
+func Files(t testing.TB, loc, suffix string) []string {
+	t.Helper()
+	var out []string
+	if dir, ok := strings.CutPrefix(loc, "file://"); ok {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, suffix) {
+				out = append(out, p)
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("s3test: walk %s: %v", dir, err)
+		}
+		return out
+	}
+	rest, ok := strings.CutPrefix(loc, "s3://"+Bucket+"/")
+	if !ok {
+		t.Fatalf("s3test: %s is neither file:// nor on the test bucket", loc)
+	}
+	keys, err := Start(t).Keys(context.Background(), rest)
+	if err != nil {
+		t.Fatalf("s3test: list %s: %v", loc, err)
+	}
+	for _, k := range keys {
+		if strings.HasSuffix(k, suffix) {
+			out = append(out, "s3://"+Bucket+"/"+k)
+		}
+	}
+	return out
+}
