@@ -6,6 +6,8 @@
 //	go run ./benchmarks -malos 500 -days 180   # the design page's realistic fixture
 //	go run ./benchmarks -malos 500 -days 365 -clean-days 365 -reference=false -rss-rows '' -out benchmarks/RESULTS-large.md
 //	                                           # 34 M archived rows, streamed into Iceberg; no PostgreSQL copy
+//	go run ./benchmarks -objectstore only -out benchmarks/RESULTS-objectstore.md
+//	                                           # file:// against s3:// on a private SeaweedFS
 //
 // Everything runs against real components: a private PostgreSQL started from
 // the system binaries, a file:// Iceberg warehouse with its SQL catalog in that
@@ -45,6 +47,7 @@ type options struct {
 	child             string
 	extensions        string // DuckDB extension directory for the extension-path measures ("" skips them)
 	only              string // -only as given: measure names to run (ingest always runs: it writes the hot week)
+	objectStore       string // "", "also" or "only"
 }
 
 func main() {
@@ -60,7 +63,8 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, objectstore); empty runs all")
+	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
 	flag.Parse()
 	for _, s := range strings.Split(o.rss, ",") {
 		var n int
@@ -155,6 +159,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer e.close()
+	if o.objectStore == "only" {
+		b := &bench{ctx: ctx, o: o, e: e}
+		rs, err := b.objectStore()
+		if err != nil {
+			return err
+		}
+		return writeResults(o, nil, rs, time.Since(start))
+	}
 	w := testkit.Fixture(o.seed)
 	w.MaLos, w.Days, w.CorrectionRate = o.malos, o.days, o.corrections
 	w.Start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -181,6 +193,9 @@ func run(ctx context.Context, o options) error {
 	measures := []measure{{"ingest", b.ingest, false}, {"storage", b.storage, true}, {"cold", b.coldAggregate, false},
 		{"balancing-day", b.balancingDay, false}, {"hot", b.hotScan, false}, {"single-meter", b.singleMeter, true},
 		{"monthly", b.monthlySum, true}, {"udf", b.udfCost, false}, {"archival", b.archival, false}, {"extensions", b.extensionPaths, false}}
+	if o.objectStore == "also" {
+		measures = append(measures, measure{"objectstore", b.objectStore, false})
+	}
 	only := map[string]bool{"ingest": true}
 	for _, n := range strings.Split(o.only, ",") {
 		only[strings.TrimSpace(n)] = true
@@ -248,10 +263,14 @@ func machine() string {
 func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s' -only '%s'` (took %s)  \n",
-		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, o.only, took.Round(time.Second))
-	fmt.Fprintf(&b, "Fixture: %d rows — %d cold in %d daily Iceberg commits, %d hot in PostgreSQL; household load on 1-0:1.29.0 and PV on 1-0:2.29.0, 6 significant decimals, 1 %% SUBSTITUTED, versions yyyymmdd000001 per balancing day; corrections restated at the next version ×1.05 three days later, except in the first %d days (kept correction-free so the elided path can be measured).\n\n",
-		fx.rows, fx.coldRows, fx.windows, fx.hotRows, o.cleanDays)
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s' -only '%s' -objectstore '%s'` (took %s)  \n",
+		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, o.only, o.objectStore, took.Round(time.Second))
+	if fx == nil {
+		fmt.Fprintf(&b, "Fixture: %d MaLo × 2 channels × %d days of 15-minute values, %g corrections, archived into each warehouse.\n\n", o.malos, objectStoreDays, o.corrections)
+	} else {
+		fmt.Fprintf(&b, "Fixture: %d rows — %d cold in %d daily Iceberg commits, %d hot in PostgreSQL; household load on 1-0:1.29.0 and PV on 1-0:2.29.0, 6 significant decimals, 1 %% SUBSTITUTED, versions yyyymmdd000001 per balancing day; corrections restated at the next version ×1.05 three days later, except in the first %d days (kept correction-free so the elided path can be measured).\n\n",
+			fx.rows, fx.coldRows, fx.windows, fx.hotRows, o.cleanDays)
+	}
 	b.WriteString("| measure | against | target | figure | met |\n|---|---|---|---|---|\n")
 	for _, r := range rs {
 		met := "no"
