@@ -36,10 +36,18 @@ var (
 	startErr error
 )
 
+// Enabled is whether this run asks for the S3 server: MSQL_TEST_S3=1 or
+// MSQL_TEST_WAREHOUSE=s3 (go tool task test:s3 sets both).
+func Enabled() bool { return os.Getenv("MSQL_TEST_S3") == "1" || OnS3() }
+
 // Start returns the shared server, starting it on first use; it fails the test
-// with the fix when the weed binary is missing or does not start.
+// with the fix when the weed binary is missing or does not start. Without
+// Enabled it skips the test, saying how to run it.
 func Start(t testing.TB) *s3local.Server {
 	t.Helper()
+	if !Enabled() {
+		t.Skip("needs the S3 server: MSQL_TEST_S3=1 (go tool task test:s3; weed from go tool task s3server)")
+	}
 	once.Do(func() {
 		shared, startErr = s3local.Start(context.Background(), Bucket)
 		if shared != nil {
