@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"meterstore/internal/s3test"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ func versionedWindow(t *testing.T, versions uint64, perVersion int) (*Table, []m
 // rowGroupsOf counts the row groups of a Parquet file.
 func rowGroupsOf(t *testing.T, path string) int {
 	t.Helper()
-	r, err := file.OpenParquetFile(path, false)
+	r, err := file.OpenParquetFile(s3test.LocalCopy(t, path), false)
 	require.NoError(t, err)
 	defer r.Close()
 	return r.NumRowGroups()

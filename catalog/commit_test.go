@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"meterstore/internal/s3test"
 	"os"
 	"path/filepath"
 	"testing"
@@ -138,7 +139,7 @@ func TestCommitWindowFootersAndPlan(t *testing.T) {
 		require.EqualValues(t, 4*96, f.Records)
 		require.Contains(t, f.Partition, "tenant")
 		require.EqualValues(t, (2024-1970)*12+2, f.Partition["from_month"])
-		st, err := os.Stat(f.Path)
+		st, err := os.Stat(s3test.LocalCopy(t, f.Path))
 		require.NoError(t, err)
 		t.Logf("file %s: %d rows, %d bytes", filepath.Base(f.Path), f.Records, st.Size())
 	}
@@ -184,7 +185,7 @@ func TestCommitWindowFootersAndPlan(t *testing.T) {
 
 func checkFooter(t *testing.T, path string) {
 	t.Helper()
-	r, err := file.OpenParquetFile(path, false)
+	r, err := file.OpenParquetFile(s3test.LocalCopy(t, path), false)
 	require.NoError(t, err)
 	defer r.Close()
 	md := r.MetaData()

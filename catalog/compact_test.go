@@ -132,7 +132,7 @@ func checkCompacted(t *testing.T, tb *Table, p Partition, all []meterstore.Row) 
 	var supersededBy []string
 	for _, task := range p.tasks {
 		loc := task.File.FilePath()
-		checkFooter(t, LocalPath(loc))
+		checkFooter(t, loc)
 		m, err := readMarks(fsys, loc)
 		require.NoError(t, err)
 		require.NotEmpty(t, m.compaction, loc)

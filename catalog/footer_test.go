@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"meterstore/internal/s3test"
 	"os"
 	"testing"
 	"time"
@@ -57,12 +58,12 @@ func TestFootersRealisticDay(t *testing.T) {
 	var total int64
 	for _, f := range files {
 		checkFooter(t, f.Path)
-		st, err := os.Stat(f.Path)
+		st, err := os.Stat(s3test.LocalCopy(t, f.Path))
 		require.NoError(t, err)
 		total += st.Size()
 		require.NotNil(t, f.VersionMin)
 		require.NotNil(t, f.FromMin)
-		r, err := file.OpenParquetFile(f.Path, false)
+		r, err := file.OpenParquetFile(s3test.LocalCopy(t, f.Path), false)
 		require.NoError(t, err)
 		bf, err := r.GetBloomFilterReader().RowGroup(0)
 		require.NoError(t, err)

@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"context"
-	"os"
+	"meterstore/internal/s3test"
 	"testing"
 	"time"
 
@@ -83,8 +83,7 @@ func TestPurgeTable(t *testing.T) {
 	_, err = e.cat.Table(ctx, e.cfg)
 	require.ErrorIs(t, err, ErrNoSuchTable)
 	for _, f := range files {
-		_, err := os.Stat(f.Path)
-		require.True(t, os.IsNotExist(err), f.Path)
+		require.False(t, s3test.Exists(t, f.Path), f.Path)
 	}
 	// Recreate after purge works.
 	_, err = e.cat.CreateTable(ctx, e.cfg)

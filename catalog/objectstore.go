@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"strconv"
@@ -94,7 +95,24 @@ func openS3(ctx context.Context, parsed *url.URL, props map[string]string) (icei
 	if err != nil {
 		return nil, err
 	}
-	return blobfs.New(ctx, bucket, blobfs.DefaultObjectLocationExtractor(parsed.Host, s3Schemes...)), nil
+	return prefixTolerantIO{blobfs.New(ctx, bucket, blobfs.DefaultObjectLocationExtractor(parsed.Host, s3Schemes...))}, nil
+}
+
+// prefixTolerantIO is the bucket's file IO with a walk (orphan cleanup's
+// listing) that skips a "directory" gone by the time it is read. A prefix is
+// listed with its parent, then read on its own; when its last object is
+// deleted in between (a concurrent expiry or compaction), or the store keeps
+// empty directories listed after their objects are deleted (SeaweedFS does),
+// reading it finds nothing and the walk failed with "file does not exist".
+type prefixTolerantIO struct{ *blobfs.FileIO }
+
+func (p prefixTolerantIO) WalkDir(root string, fn fs.WalkDirFunc) error {
+	return p.FileIO.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil && d != nil && d.IsDir() && errors.Is(err, fs.ErrNotExist) {
+			return fs.SkipDir
+		}
+		return fn(path, d, err)
+	})
 }
 
 func s3ClientFromProps(ctx context.Context, props map[string]string) (*s3.Client, error) {

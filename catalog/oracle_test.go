@@ -3,9 +3,9 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"meterstore/internal/s3test"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,8 +150,8 @@ func TestCompactionAndOrphansKeepAnswers(t *testing.T) {
 
 	filesBefore, _, err := tb.PlanFiles(ctx, PlanRequest{})
 	require.NoError(t, err)
-	orphan := filepath.Join(LocalPath(tb.Iceberg().Location()), "data", "stray.parquet")
-	require.NoError(t, os.WriteFile(orphan, []byte("x"), 0o644))
+	orphan := strings.TrimSuffix(tb.Iceberg().Location(), "/") + "/data/stray.parquet"
+	s3test.WriteFile(t, orphan, []byte("x"))
 	res, err := tb.Compact(ctx, CompactOptions{})
 	require.NoError(t, err)
 	require.Positive(t, res.FilesRemoved())
@@ -167,7 +167,7 @@ func TestCompactionAndOrphansKeepAnswers(t *testing.T) {
 	require.Equal(t, want, afterCompact, "compaction keeps every answer")
 	gone, err := tb.DeleteOrphanFiles(ctx, 0, false)
 	require.NoError(t, err)
-	require.Contains(t, gone, orphan)
+	require.Contains(t, gone, LocalPath(orphan))
 	require.Equal(t, want, answers(), "orphan cleanup keeps every answer")
 
 	// Reopened from the catalog, the same.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"path"
 	"runtime/debug"
 	"strings"
 
@@ -317,7 +316,7 @@ func (c *Catalog) ensureView(ctx context.Context, cfg meterstore.TableConfig, tb
 		if md == nil {
 			b, err = view.NewMetadataBuilder()
 			if err == nil {
-				b.SetLoc(path.Dir(strings.TrimSuffix(tbl.Location(), "/")) + "/" + cfg.ResolvedName())
+				b.SetLoc(sibling(tbl.Location(), cfg.ResolvedName()))
 			}
 		} else {
 			b, err = view.MetadataBuilderFromBase(md)
@@ -434,3 +433,10 @@ func (c *Catalog) dropView(ctx context.Context, cfg meterstore.TableConfig) erro
 
 // DialectSQL returns the SQL of dialect d in v, or "".
 func (v View) DialectSQL(d string) string { return v.SQL[strings.ToLower(d)] }
+
+// sibling is the location beside loc named name. Not path.Dir: it cleans
+// "s3://bucket/…" to "s3:/bucket/…", a location without a bucket.
+func sibling(loc, name string) string {
+	loc = strings.TrimSuffix(loc, "/")
+	return loc[:strings.LastIndex(loc, "/")+1] + name
+}

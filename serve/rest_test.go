@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +32,13 @@ func TestIcebergREST(t *testing.T) {
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 
-	cat, err := rest.NewCatalog(ctx, "facade", hs.URL, rest.WithCredential("admin:s3cret"))
+	opts := []rest.Option{rest.WithCredential("admin:s3cret")}
+	if s3 := f.s.S3; s3.Endpoint != "" {
+		// The façade vends no storage credentials: a client brings its own.
+		opts = append(opts, rest.WithAdditionalProps(iceberg.Properties{iceio.S3EndpointURL: s3.Endpoint, iceio.S3Region: s3.Region,
+			iceio.S3AccessKeyID: s3.AccessKeyID, iceio.S3SecretAccessKey: s3.SecretAccessKey.Reveal(), iceio.S3ForceVirtualAddressing: "false"}))
+	}
+	cat, err := rest.NewCatalog(ctx, "facade", hs.URL, opts...)
 	require.NoError(t, err)
 
 	t.Run("namespaces and tables", func(t *testing.T) {

@@ -100,7 +100,7 @@ func Start(ctx context.Context, bucket string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Bucket: bucket, AccessKey: "meterstore", SecretKey: randomHex(20), dir: dir, exited: make(chan struct{}), log: filepath.Join(dir, "weed.log")}
+	s := &Server{Bucket: bucket, AccessKey: "AK" + randomHex(8), SecretKey: randomHex(20), dir: dir, exited: make(chan struct{}), log: filepath.Join(dir, "weed.log")}
 	if err := s.start(ctx, bin); err != nil {
 		s.Stop()
 		return nil, err

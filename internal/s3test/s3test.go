@@ -12,15 +12,22 @@
 package s3test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"meterstore"
 	"meterstore/internal/pgtest"
@@ -114,4 +121,65 @@ func Files(t testing.TB, loc, suffix string) []string {
 		}
 	}
 	return out
+}
+
+// LocalCopy is a local path holding the file at loc: the file itself for a
+// local one, a copy in the test's temporary directory for an s3:// object —
+// for readers that need a local file (Parquet footers, say).
+func LocalCopy(t testing.TB, loc string) string {
+	t.Helper()
+	key, ok := strings.CutPrefix(loc, "s3://"+Bucket+"/")
+	if !ok {
+		return strings.TrimPrefix(loc, "file://")
+	}
+	obj, err := Start(t).Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(Bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("s3test: get %s: %v", loc, err)
+	}
+	defer obj.Body.Close()
+	b, err := io.ReadAll(obj.Body)
+	if err != nil {
+		t.Fatalf("s3test: read %s: %v", loc, err)
+	}
+	p := filepath.Join(t.TempDir(), path.Base(key))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// WriteFile writes data to loc, a local path, file:// URL or s3:// object on
+// the shared server (a stray file beside a table's, say).
+func WriteFile(t testing.TB, loc string, data []byte) {
+	t.Helper()
+	key, ok := strings.CutPrefix(loc, "s3://"+Bucket+"/")
+	if !ok {
+		if err := os.WriteFile(strings.TrimPrefix(loc, "file://"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	_, err := Start(t).Client().PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(Bucket), Key: aws.String(key), Body: bytes.NewReader(data)})
+	if err != nil {
+		t.Fatalf("s3test: put %s: %v", loc, err)
+	}
+}
+
+// Exists is whether the file at loc (local path, file:// or s3://) exists.
+func Exists(t testing.TB, loc string) bool {
+	t.Helper()
+	key, ok := strings.CutPrefix(loc, "s3://"+Bucket+"/")
+	if !ok {
+		_, err := os.Stat(strings.TrimPrefix(loc, "file://"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("s3test: stat %s: %v", loc, err)
+		}
+		return err == nil
+	}
+	_, err := Start(t).Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(Bucket), Key: aws.String(key)})
+	var nf *types.NotFound
+	if err != nil && !errors.As(err, &nf) {
+		t.Fatalf("s3test: head %s: %v", loc, err)
+	}
+	return err == nil
 }

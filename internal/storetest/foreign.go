@@ -2,10 +2,11 @@ package storetest
 
 import (
 	"context"
-	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"meterstore/catalog"
+	"meterstore/internal/s3test"
 )
 
 // LoseWatermark puts a cold table in the state an out-of-band compaction and a
@@ -34,9 +36,12 @@ func LoseWatermark(t testing.TB, ctx context.Context, cold *catalog.Table) {
 	require.NotEmpty(t, files)
 	var old, copies []string
 	for _, f := range files {
-		dst := filepath.Join(filepath.Dir(f.Path), "rewritten-"+filepath.Base(f.Path))
-		copyFile(t, f.Path, dst)
-		old, copies = append(old, "file://"+f.Path), append(copies, "file://"+dst)
+		dir, base := path.Split(f.Path)
+		dst := dir + "rewritten-" + base
+		b, err := os.ReadFile(s3test.LocalCopy(t, f.Path))
+		require.NoError(t, err)
+		s3test.WriteFile(t, dst, b)
+		old, copies = append(old, fileURI(f.Path)), append(copies, fileURI(dst))
 	}
 	tx := cold.Iceberg().NewTransaction()
 	require.NoError(t, tx.ReplaceDataFiles(ctx, old, copies, nil))
@@ -47,16 +52,12 @@ func LoseWatermark(t testing.TB, ctx context.Context, cold *catalog.Table) {
 	require.NoError(t, err)
 }
 
-func copyFile(t testing.TB, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	require.NoError(t, err)
-	defer in.Close()
-	out, err := os.Create(dst)
-	require.NoError(t, err)
-	_, err = io.Copy(out, in)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
+// fileURI is loc as the Iceberg table names it: a local path as file://.
+func fileURI(loc string) string {
+	if strings.HasPrefix(loc, "/") {
+		return "file://" + loc
+	}
+	return loc
 }
 
 // DeletePositions deletes, as another engine would (PyIceberg's merge-on-read
@@ -95,7 +96,11 @@ func DeleteEqual(t testing.TB, ctx context.Context, cold *catalog.Table, malo st
 	defer col.Release()
 	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 1)
 	defer rec.Release()
-	path := filepath.Join(catalog.LocalPath(tbl.Location()), "data", "eq-delete-"+malo+".parquet")
+	loc := catalog.LocalPath(strings.TrimSuffix(tbl.Location(), "/") + "/data/eq-delete-" + malo + ".parquet")
+	path := loc
+	if !strings.HasPrefix(loc, "/") {
+		path = filepath.Join(t.TempDir(), "eq-delete-"+malo+".parquet") // written here, then uploaded
+	}
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	f, err := os.Create(path)
 	require.NoError(t, err)
@@ -109,12 +114,17 @@ func DeleteEqual(t testing.TB, ctx context.Context, cold *catalog.Table, malo st
 	defer rdr.Close()
 	st, err := os.Stat(path)
 	require.NoError(t, err)
+	if path != loc {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		s3test.WriteFile(t, loc, b)
+	}
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema:           iceberg.NewSchema(0, field),
 		Spec:             tbl.Spec(),
 		Format:           iceberg.ParquetFile,
 		Metadata:         rdr.MetaData(),
-		FilePath:         "file://" + path,
+		FilePath:         fileURI(loc),
 		FileSize:         st.Size(),
 		Content:          iceberg.EntryContentEqDeletes,
 		PartitionValues:  tasks[0].File.Partition(),
@@ -127,5 +137,5 @@ func DeleteEqual(t testing.TB, ctx context.Context, cold *catalog.Table, malo st
 	_, err = tx.Commit(ctx)
 	require.NoError(t, err)
 	require.NoError(t, cold.Refresh(ctx))
-	return path
+	return loc
 }
