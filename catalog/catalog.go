@@ -134,6 +134,12 @@ func (c *Catalog) Close() error {
 // Iceberg exposes the underlying iceberg-go catalog (maintenance tools, tests).
 func (c *Catalog) Iceberg() icecat.Catalog { return c.cat }
 
+// ObjectStore is how the warehouse is reached when it lies on object storage
+// (s3://): what the engine's DuckDB needs to read the cold files itself.
+func (c *Catalog) ObjectStore() (meterstore.S3Settings, bool) {
+	return c.opt.S3, IsObjectStore(c.opt.Warehouse)
+}
+
 func (c *Catalog) ident(name string) table.Identifier {
 	return append(append(table.Identifier{}, c.ns...), name)
 }

@@ -47,8 +47,12 @@ func (c coldFiles) Pages(req HotScan) (RowPages, error) {
 }
 
 // coldPathFor is how a cold half reads files: the engine's chosen path where
-// DuckDB can open them (the local file system), the Go reader where it cannot.
+// DuckDB can open them (the local file system, object storage through
+// httpfs), the Go reader where it cannot.
 func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []ColdFile) coldPath {
+	if pl.e.shared.ext.httpfs {
+		return pl.e.shared.ext.cold
+	}
 	for _, f := range files {
 		if isRemote(f.Path) {
 			return coldScanPath{ctx: ctx, pl: pl, ref: ref}

@@ -11,7 +11,7 @@ import (
 // A confined handle (Scoped or Isolated) runs its statements in a second DuckDB
 // database of the engine, walled off from the file system by DuckDB itself:
 //
-//	allowed_directories          = the tables' Iceberg data directories (the planned cold scans)
+//	allowed_directories          = the tables' Iceberg locations (the planned cold scans), local or s3://
 //	enable_external_access       = false (no other file, no ATTACH, no INSTALL/LOAD of a path)
 //	autoinstall/autoload of extensions off
 //	lock_configuration           = true  (no SET/RESET/PRAGMA can undo the above)
@@ -31,7 +31,12 @@ func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
 	s.confinedOnce.Do(func() {
 		var dirs []string
 		for _, t := range s.tables {
-			if d := t.cold.DataDirectory(); d != "" {
+			d := t.cold.DataDirectory()
+			switch {
+			case d == "":
+			case isRemote(d):
+				dirs = append(dirs, sqlString(strings.TrimSuffix(d, "/")+"/"))
+			default:
 				// read_parquet names local paths, iceberg_scan file:// URIs.
 				d = strings.TrimSuffix(d, "/") + "/"
 				dirs = append(dirs, sqlString(d), sqlString("file://"+d))

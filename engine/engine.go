@@ -55,9 +55,9 @@ type ColdTier interface {
 	// Partitions lists the partitions of the current snapshot with their
 	// files, bytes and compaction state (system.partitions).
 	Partitions(ctx context.Context) ([]PartitionInfo, error)
-	// DataDirectory is the local directory holding the table's Parquet files
-	// ("" when they are not on a local file system): a confined session's DuckDB
-	// may read below it and nowhere else.
+	// DataDirectory is where the table's files lie: a local directory, or
+	// a URL prefix on object storage (s3://bucket/…); a confined session's
+	// DuckDB may read below it and nowhere else.
 	DataDirectory() string
 	// ReadFile streams the rows of one planned data file through the
 	// warehouse's own file IO: the Go path for files DuckDB cannot open

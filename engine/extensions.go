@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"meterstore"
 )
 
 // Extensions are DuckDB's postgres and iceberg extensions: optional, loaded
@@ -35,6 +38,11 @@ type Extensions struct {
 	// database (httpfs for object storage, say); one missing is reported at
 	// start-up like the others.
 	Also []string
+	// ObjectStore reaches a warehouse on object storage (nil: a local one).
+	// With httpfs loaded and a key pair set, every database gets it as a
+	// temporary S3 secret and reads the cold files itself, through the cold
+	// half's path; otherwise the Go reader (meter_cold_scan) reads them.
+	ObjectStore *meterstore.S3Settings
 }
 
 // PathChoice picks how one half of the tier split is read.
@@ -79,7 +87,12 @@ const (
 	extPostgres = "postgres_scanner"
 	extAvro     = "avro"
 	extIceberg  = "iceberg"
+	extHTTPFS   = "httpfs"
 )
+
+// coldSecret is the name of the temporary secret httpfs reads the warehouse
+// with; statements cannot reach it (the gate refuses secrets' functions).
+const coldSecret = "meterstore_cold"
 
 // hotDatabase is the catalog name the deployment's PostgreSQL is attached
 // under; statements cannot name it (the gate refuses other databases).
@@ -91,6 +104,9 @@ type ExtensionStatus struct {
 	Platform  string            // DuckDB's version/platform, e.g. v1.5.5/linux_amd64
 	Loaded    []LoadedExtension // loaded from Directory, in order
 	Hot, Cold string            // the path each half takes (a hotPath/coldPath name)
+	// ObjectStore is how cold files on object storage are read: the cold
+	// path through httpfs, or meter_cold_scan; "" for a local warehouse.
+	ObjectStore string
 	// Missing says, per extension path not taken, why (nil when none is missing).
 	Missing []string
 }
@@ -118,6 +134,9 @@ func (s ExtensionStatus) String() string {
 	if len(s.Missing) > 0 {
 		line += "; " + strings.Join(s.Missing, "; ")
 	}
+	if s.ObjectStore != "" {
+		line += "; cold files on object storage through " + s.ObjectStore
+	}
 	return line
 }
 
@@ -130,6 +149,7 @@ type extensionState struct {
 	status   ExtensionStatus
 	postgres bool // postgres_scanner loaded and the hot database attached
 	iceberg  bool // avro and iceberg loaded
+	httpfs   bool // httpfs loaded and the warehouse's secret created
 	hot      hotPath
 	cold     coldPath
 }
@@ -158,7 +178,7 @@ func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool)
 		}
 	}
 	if !first {
-		return st.reload(ctx, conn, x.Postgres)
+		return st.reload(ctx, conn, x.Postgres, x.ObjectStore)
 	}
 	st.status = ExtensionStatus{Directory: x.Directory}
 	var version, platform string
@@ -180,7 +200,71 @@ func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool)
 	for _, name := range x.Also {
 		st.load(ctx, conn, dir, name)
 	}
+	if err := st.objectStore(ctx, conn, x.ObjectStore); err != nil {
+		return err
+	}
 	return st.decide(x)
+}
+
+// objectStore creates the warehouse's secret where httpfs loaded, or says
+// why the cold files on object storage take the Go reader.
+func (st *extensionState) objectStore(ctx context.Context, conn *sql.Conn, s3 *meterstore.S3Settings) error {
+	switch {
+	case s3 == nil:
+		return nil
+	case !st.status.Has(extHTTPFS):
+		st.status.Missing = append(st.status.Missing, "httpfs not loaded: cold files on object storage through the Go reader")
+	case s3.AccessKeyID == "":
+		// DuckDB reaches the AWS credential chain only through its aws
+		// extension, which is not among the pinned ones.
+		st.status.Missing = append(st.status.Missing, "httpfs: no key pair in [cold.s3] (the AWS credential chain is read by the Go reader only)")
+	default:
+		if err := createColdSecret(ctx, conn, *s3); err != nil {
+			return err
+		}
+		st.httpfs = true
+	}
+	return nil
+}
+
+// createColdSecret gives the database the warehouse's credentials as a
+// temporary secret (never persisted; redacted by duckdb_secrets()).
+func createColdSecret(ctx context.Context, conn *sql.Conn, s3 meterstore.S3Settings) error {
+	opts := []string{"TYPE s3", "KEY_ID " + sqlString(s3.AccessKeyID), "SECRET " + sqlString(s3.SecretAccessKey.Reveal())}
+	if t := s3.SessionToken.Reveal(); t != "" {
+		opts = append(opts, "SESSION_TOKEN "+sqlString(t))
+	}
+	if s3.Region != "" {
+		opts = append(opts, "REGION "+sqlString(s3.Region))
+	}
+	if s3.Endpoint != "" {
+		u, err := url.Parse(s3.Endpoint)
+		if err != nil {
+			return fmt.Errorf("cold.s3.endpoint: %w", err)
+		}
+		opts = append(opts, "ENDPOINT "+sqlString(u.Host), fmt.Sprintf("USE_SSL %t", u.Scheme == "https"))
+	}
+	style := "vhost"
+	if s3.UsesPathStyle() {
+		style = "path"
+	}
+	opts = append(opts, "URL_STYLE "+sqlString(style))
+	q := fmt.Sprintf("CREATE OR REPLACE TEMPORARY SECRET %s (%s)", coldSecret, strings.Join(opts, ", "))
+	if _, err := conn.ExecContext(ctx, q); err != nil {
+		// Not %w: DuckDB's error may quote the statement, secret and all.
+		return fmt.Errorf("create the warehouse's secret for httpfs: %s", redactSecret(err.Error(), s3))
+	}
+	return nil
+}
+
+// redactSecret removes the credentials from text.
+func redactSecret(text string, s3 meterstore.S3Settings) string {
+	for _, v := range []string{s3.SecretAccessKey.Reveal(), s3.SessionToken.Reveal()} {
+		if v != "" {
+			text = strings.ReplaceAll(text, v, "[redacted]")
+		}
+	}
+	return text
 }
 
 // load loads the named extensions from dir, in order, and says whether all
@@ -211,11 +295,16 @@ func loadedVersion(ctx context.Context, conn *sql.Conn, name string) LoadedExten
 }
 
 // reload repeats on another database what the first one loaded.
-func (st *extensionState) reload(ctx context.Context, conn *sql.Conn, pg PostgresConn) error {
+func (st *extensionState) reload(ctx context.Context, conn *sql.Conn, pg PostgresConn, s3 *meterstore.S3Settings) error {
 	for _, l := range st.status.Loaded {
 		name := l.Name
 		if _, err := conn.ExecContext(ctx, "LOAD "+name); err != nil {
 			return fmt.Errorf("load %s: %w", name, err)
+		}
+	}
+	if st.httpfs {
+		if err := createColdSecret(ctx, conn, *s3); err != nil {
+			return err
 		}
 	}
 	if st.postgres {
@@ -236,6 +325,12 @@ func (st *extensionState) decide(x Extensions) error {
 		return err
 	}
 	st.status.Hot, st.status.Cold = st.hot.name(), st.cold.name()
+	if x.ObjectStore != nil {
+		st.status.ObjectStore = coldScanPath{}.name()
+		if st.httpfs {
+			st.status.ObjectStore = st.cold.name() + " (httpfs)"
+		}
+	}
 	return nil
 }
 

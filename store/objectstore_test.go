@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
@@ -30,9 +33,40 @@ import (
 // meter's series all equal the oracle. No session, confined or not, may name
 // an s3:// file, create a secret or list secrets; the secret key is in no
 // answer, no provenance and no EXPLAIN.
+//
+// It runs once per read path: the Go reader (meter_cold_scan, no extensions)
+// and DuckDB's httpfs with the warehouse's secret (where the extensions are
+// installed: go tool task extensions, as CI does).
 func TestWarehouseOnObjectStore(t *testing.T) {
+	t.Run("go reader", func(t *testing.T) {
+		testWarehouseOnObjectStore(t, engine.Extensions{}, "meter_cold_scan")
+	})
+	t.Run("httpfs", func(t *testing.T) {
+		dir := extensionDirectory(t)
+		testWarehouseOnObjectStore(t, engine.Extensions{Directory: dir}, "read_parquet (httpfs)")
+	})
+}
+
+// extensionDirectory is the directory `go tool task extensions` fills, or the
+// environment's; the test skips when neither holds the extensions.
+func extensionDirectory(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(engine.EnvExtensionDirectory)
+	if dir == "" {
+		dir = filepath.Join("..", ".cache", "duckdb-extensions")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "installed")); err != nil {
+		t.Skip("DuckDB's extensions are not installed: go tool task extensions")
+	}
+	abs, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	return abs
+}
+
+func testWarehouseOnObjectStore(t *testing.T, ext engine.Extensions, path string) {
 	wh, s3 := s3test.Warehouse(t)
-	e := openOn(t, wh, s3, nil, intervalTable(t, nil))
+	e := openOn(t, wh, s3, func(c *store.Config) { c.Extensions = ext }, intervalTable(t, nil))
+	require.Equal(t, path, e.st.Engine().Extensions().ObjectStore, "%s", e.st.Engine().Extensions())
 	tbl, _ := e.st.Table("readings_versions")
 	oracle := testkit.NewOracle(tbl.Config())
 	series := append(mkDays(t, day0, 3, "1"), mk(t, dl{from: day0.Add(72 * time.Hour), value: "9"}))
@@ -79,6 +113,18 @@ func TestWarehouseOnObjectStore(t *testing.T) {
 
 	confined, err := e.st.Engine().Scoped("malo_id", maloA)
 	require.NoError(t, err)
+	scoped, err := confined.Query(e.ctx, `SELECT count(*), sum(value) FROM readings WHERE "from" < $1`, cold)
+	require.NoError(t, err, "a confined session reads the cold half from the bucket")
+	var wantN int64
+	wantSum := decimal.Zero
+	for _, r := range oracle.Winners(all, cold) {
+		if r.MaloID == maloA {
+			wantN++
+			wantSum = wantSum.Add(r.Value)
+		}
+	}
+	require.EqualValues(t, wantN, scoped.Rows[0][0])
+	require.True(t, wantSum.Equal(dec(t, scoped.Rows[0][1])), "%v, want %s", scoped.Rows[0][1], wantSum)
 	for _, q := range []string{
 		`SELECT count(*) FROM '` + data[0] + `'`,
 		`SELECT count(*) FROM read_parquet('` + data[0] + `')`,
@@ -93,12 +139,13 @@ func TestWarehouseOnObjectStore(t *testing.T) {
 		}
 	}
 
-	explain, err := e.st.Query(e.ctx, `EXPLAIN SELECT sum(value) FROM readings`)
+	explain, err := e.st.Engine().Explain(e.ctx, `SELECT sum(value) FROM readings`)
 	require.NoError(t, err)
+	require.Contains(t, explain, strings.Fields(path)[0], "the cold half's path")
 	prov, err := json.Marshal(res.Provenance)
 	require.NoError(t, err)
 	secret := s3.SecretAccessKey.Reveal()
-	for what, text := range map[string]string{"explain": fmt.Sprint(explain.Rows), "provenance": string(prov) + fmt.Sprintf("%+v", res.Provenance),
+	for what, text := range map[string]string{"explain": explain, "provenance": string(prov) + fmt.Sprintf("%+v", res.Provenance),
 		"answer": fmt.Sprint(res.Rows), "settings": fmt.Sprintf("%+v %#v", s3, s3)} {
 		require.NotContains(t, text, secret, "the secret key leaked into the %s", what)
 	}
@@ -172,6 +219,9 @@ func TestObjectStoreSettingsErrors(t *testing.T) {
 // endpoint, commits nothing (the watermark stays, PostgreSQL keeps the rows,
 // answers are unchanged), and no file the table references is missing or
 // short; the next run, with the network back, archives the same partitions.
+// The cut comes after half a data file's bytes on every connection, so
+// requests smaller than that succeed when the SDK retries them on a fresh
+// connection, and the data file's upload never does.
 func TestArchivalUploadCutHalfway(t *testing.T) {
 	wh, s3, p := proxied(t)
 	e := openOn(t, wh, s3, nil, intervalTable(t, nil))
@@ -189,8 +239,12 @@ func TestArchivalUploadCutHalfway(t *testing.T) {
 	require.NoError(t, err)
 	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
 	before := len(s3test.Files(t, wh, ".parquet"))
-
-	const cut = 16 << 10
+	first, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	require.NotEmpty(t, first)
+	// Half the first window's file: the next window's file (two days, no
+	// smaller) is cut inside its upload, on every connection the SDK retries.
+	cut := first[0].SizeBytes / 2
 	p.CutAfter(cut)
 	_, err = tbl.Archive(e.ctx, day0.Add(72*time.Hour).Add(tbl.Config().SettlementLag()), 0)
 	require.Error(t, err, "archival through a connection cut mid-upload must fail")

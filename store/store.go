@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -115,6 +116,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	ext := cfg.Extensions
 	if ext.Postgres.Host == "" {
 		ext.Postgres = PostgresConnOf(cfg.Pool)
+	}
+	if s3, ok := cfg.Catalog.ObjectStore(); ok && ext.ObjectStore == nil {
+		ext.ObjectStore = &s3
+		if !slices.Contains(ext.Also, "httpfs") {
+			ext.Also = append(slices.Clip(ext.Also), "httpfs")
+		}
 	}
 	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
 	if err != nil {

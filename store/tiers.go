@@ -168,7 +168,7 @@ func (c coldTier) Partitions(ctx context.Context) ([]engine.PartitionInfo, error
 func (c coldTier) DataDirectory() string {
 	loc := c.t.Iceberg().Location()
 	if !strings.HasPrefix(loc, "file://") && !strings.HasPrefix(loc, "/") {
-		return ""
+		return loc
 	}
 	return catalog.LocalPath(loc)
 }

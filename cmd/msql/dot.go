@@ -506,6 +506,9 @@ func (sh *shell) dotExtensions(_ []string, _ string) error {
 	st := sh.es.eng.Extensions()
 	w := sh.p.target()
 	fmt.Fprintf(w, "hot tier through %s, cold tier through %s\n", st.Hot, st.Cold)
+	if st.ObjectStore != "" {
+		fmt.Fprintf(w, "cold files on object storage through %s\n", st.ObjectStore)
+	}
 	if st.Directory == "" {
 		fmt.Fprintln(w, "extension directory: none ([engine] extension_directory or MSQL_DUCKDB_EXTENSIONS; go tool task extensions fills one)")
 	} else {
