@@ -11,6 +11,7 @@ import (
 
 	"meterstore"
 	"meterstore/catalog"
+	"meterstore/engine"
 	"meterstore/internal/s3local"
 	"meterstore/store"
 	"meterstore/testkit"
@@ -45,9 +46,10 @@ func (w *warehouseStore) close() {
 // objectStore: the same rows archived into a file:// warehouse and an s3://
 // warehouse on a private SeaweedFS (loopback, same disk), then the same reads
 // of both, alternated: archival throughput, the cold aggregate and one meter's
-// series, with DuckDB's object cache (Parquet metadata) on and off. Reads of
-// s3:// files go through the engine's Go path (meter_cold_scan) unless DuckDB's
-// httpfs is loaded, so the cache setting applies to the file:// side only.
+// series — s3:// read by the Go reader (meter_cold_scan) and, where the
+// extensions are installed, by DuckDB's httpfs — with DuckDB's caches on and
+// off (enable_object_cache, Parquet metadata; enable_http_metadata_cache,
+// httpfs's object metadata).
 func (b *bench) objectStore() ([]result, error) {
 	srv, err := s3local.Start(b.ctx, "meterstore-bench")
 	if err != nil {
@@ -109,29 +111,65 @@ func (b *bench) objectStore() ([]result, error) {
 		against: "the same rows archived into file://, same run", target: "report",
 		figure: fmt.Sprintf("%.2f× the time (%s vs %s; %s vs %s)", float64(archived[1])/float64(archived[0]),
 			archived[1].Round(time.Millisecond), archived[0].Round(time.Millisecond), rate(archived[1]), rate(archived[0])), met: true}}
+	readers := []struct {
+		name string
+		st   *store.Store
+	}{{"Go reader", stores[1].st}}
+	if b.o.extensions != "" {
+		httpfs, err := store.Open(b.ctx, store.Config{Pool: stores[1].pool, Catalog: stores[1].cat, Tables: []meterstore.TableConfig{cfg},
+			Now: func() time.Time { return now }, Extensions: engine.Extensions{Directory: b.o.extensions}})
+		if err != nil {
+			return nil, err
+		}
+		defer httpfs.Close()
+		if got := httpfs.Engine().Extensions().ObjectStore; !strings.Contains(got, "httpfs") {
+			return nil, fmt.Errorf("object store: httpfs not in use (%s)", httpfs.Engine().Extensions())
+		}
+		readers = append(readers, struct {
+			name string
+			st   *store.Store
+		}{"httpfs", httpfs})
+	}
 	malo := rows[0].MaloID
 	queries := []struct{ what, sql string }{
 		{"cold aggregate", `SELECT sum(value), count(*) FROM readings`},
 		{"single meter", `SELECT "from", value FROM readings WHERE malo_id = '` + malo + `' ORDER BY "from"`},
 	}
 	for _, cache := range []bool{true, false} {
-		for _, s := range stores {
-			if _, err := s.st.Engine().DB().ExecContext(b.ctx, fmt.Sprintf("SET GLOBAL enable_object_cache = %v", cache)); err != nil {
+		for _, st := range []*store.Store{stores[0].st, readers[len(readers)-1].st} {
+			if err := setCaches(b.ctx, st, cache); err != nil {
 				return nil, err
 			}
 		}
-		for _, q := range queries {
-			f, o, err := b.timePair(b.o.reps, timeQuery(b.ctx, stores[0].st, q.sql), timeQuery(b.ctx, stores[1].st, q.sql))
-			if err != nil {
-				return nil, err
+		for _, r := range readers {
+			for _, q := range queries {
+				f, o, err := b.timePair(b.o.reps, timeQuery(b.ctx, stores[0].st, q.sql), timeQuery(b.ctx, r.st, q.sql))
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, result{measure: fmt.Sprintf("%s over s3:// by the %s (caches %s)", q.what, r.name, onOff(cache)),
+					against: "the same statement over file://, same run", target: "report",
+					figure: fmt.Sprintf("%.2f× (%s vs %s)", float64(o)/float64(f), o.Round(time.Millisecond), f.Round(time.Millisecond)), met: true,
+					note: "s3:// read through " + coldPathOf(b.ctx, r.st, q.sql)})
 			}
-			out = append(out, result{measure: fmt.Sprintf("%s over s3:// (object cache %s)", q.what, onOff(cache)),
-				against: "the same statement over file://, same run", target: "report",
-				figure: fmt.Sprintf("%.2f× (%s vs %s)", float64(o)/float64(f), o.Round(time.Millisecond), f.Round(time.Millisecond)), met: true,
-				note: "s3:// read through " + coldPathOf(b.ctx, stores[1].st, q.sql)})
 		}
 	}
 	return out, nil
+}
+
+// setCaches turns DuckDB's Parquet metadata cache, and httpfs's object
+// metadata cache where httpfs is loaded, on or off.
+func setCaches(ctx context.Context, st *store.Store, on bool) error {
+	qs := []string{fmt.Sprintf("SET GLOBAL enable_object_cache = %v", on)}
+	if strings.Contains(st.Engine().Extensions().ObjectStore, "httpfs") {
+		qs = append(qs, fmt.Sprintf("SET GLOBAL enable_http_metadata_cache = %v", on))
+	}
+	for _, q := range qs {
+		if _, err := st.Engine().DB().ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
 }
 
 func onOff(b bool) string {
