@@ -3,7 +3,7 @@ package proof
 import (
 	"errors"
 	"fmt"
-	"os"
+	"meterstore/internal/s3test"
 	"sync"
 	"testing"
 	"time"
@@ -150,8 +150,8 @@ func TestCompactionKeepsAnswers(t *testing.T) {
 		current[f.Path] = true
 	}
 	for _, p := range planned {
-		if _, err := os.Stat(p.Path); !current[p.Path] {
-			require.True(t, os.IsNotExist(err), "%s: only expired snapshots held it (expiry deletes their files)", p.Path)
+		if !current[p.Path] {
+			require.False(t, s3test.Exists(t, p.Path), "%s: only expired snapshots held it (expiry deletes their files)", p.Path)
 		}
 	}
 	_, err = e.cur.st.Engine().AsOf(pre, nil).Query(e.ctx, `SELECT count(*) FROM `+f.cfg.ResolvedName())
