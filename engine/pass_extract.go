@@ -170,8 +170,11 @@ func stringLike(n sqltree.Node) bool {
 // statement's own arguments bound to the same parameters, so a literal, a cast
 // or a parameter means exactly what it means in the statement: DuckDB's rules
 // for casts, zones and binding a Go value decide, not a copy of them. A value
-// DuckDB cannot compute drops the bound: the range only ever widens
-// (invariant 10).
+// that computes to NULL drops the bound: the range only ever widens
+// (invariant 10). A literal or argument DuckDB refuses (a timestamp it cannot
+// cast) is the statement's own error, returned as DuckDB words it — the
+// statement fails on it as soon as it meets a row, so neither a plan nor an
+// empty result may hide it.
 func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any) error {
 	type slot struct {
 		ref *reference
@@ -184,7 +187,8 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 	for _, r := range refs {
 		for i := range r.bounds {
 			slots = append(slots, slot{ref: r, b: &r.bounds[i]})
-			exprs = append(exprs, sqltree.NewCast(r.bounds[i].expr, "TIMESTAMP WITH TIME ZONE", true))
+			// A plain cast, as DuckDB casts the other side of a comparison with "from".
+			exprs = append(exprs, sqltree.NewCast(r.bounds[i].expr, "TIMESTAMP WITH TIME ZONE", false))
 		}
 		for i := range r.days {
 			slots = append(slots, slot{ref: r, day: &r.days[i]})
@@ -200,7 +204,7 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 	}
 	values, err := evalExprs(ctx, conn, exprs, args)
 	if err != nil {
-		values = make([]any, len(exprs)) // widen everything rather than guess
+		return boundError{err}
 	}
 	for i, s := range slots {
 		switch {
@@ -233,6 +237,17 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 	}
 	return nil
 }
+
+// boundError is DuckDB's refusal of a bound, without the pointer DuckDB adds
+// into the evaluating SELECT, which is not the statement the user wrote.
+type boundError struct{ err error }
+
+func (e boundError) Error() string {
+	msg, _, _ := strings.Cut(e.err.Error(), "\n\nLINE ")
+	return msg
+}
+
+func (e boundError) Unwrap() error { return e.err }
 
 // applyBound narrows r by one comparison. Timestamps are microseconds, so the
 // tightest exclusive bound above t is t+1µs; rounding outward keeps it a superset.
