@@ -144,6 +144,34 @@ type Options struct {
 	Durability Durability
 }
 
+// New creates a cluster in dir from the system binaries, starts it with
+// durability d and creates database db in it: a private deployment's
+// PostgreSQL in one call.
+func New(ctx context.Context, dir string, d Durability, db string) (*Server, error) {
+	bin, err := FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	if err := Init(ctx, bin, dir, d); err != nil {
+		return nil, err
+	}
+	srv, err := Start(ctx, bin, dir, Options{Durability: d})
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgx.Connect(ctx, srv.DSN("postgres"))
+	if err != nil {
+		srv.Stop() //nolint:errcheck
+		return nil, fmt.Errorf("create database %s: %w", db, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
+		srv.Stop() //nolint:errcheck
+		return nil, fmt.Errorf("create database %s: %w", db, err)
+	}
+	return srv, nil
+}
+
 // Initialised reports whether dir holds a cluster.
 func Initialised(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "PG_VERSION"))

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/jackc/pgx/v5"
-
 	"meterstore/internal/pglocal"
 )
 
@@ -71,24 +69,8 @@ func (o Options) deploy(ctx context.Context, root string) (*deployment, error) {
 	return d, d.startServers(ctx)
 }
 
-func (d *deployment) startPostgres(ctx context.Context) error {
-	bin, err := pglocal.FindBinaries()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(d.work, "pg")
-	if err := pglocal.Init(ctx, bin, dir, pglocal.Durable); err != nil {
-		return err
-	}
-	if d.pg, err = pglocal.Start(ctx, bin, dir, pglocal.Options{Durability: pglocal.Durable}); err != nil {
-		return err
-	}
-	conn, err := pgx.Connect(ctx, d.pg.DSN("postgres"))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "CREATE DATABASE meterstore")
+func (d *deployment) startPostgres(ctx context.Context) (err error) {
+	d.pg, err = pglocal.New(ctx, filepath.Join(d.work, "pg"), pglocal.Durable, "meterstore")
 	return err
 }
 

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"meterstore/internal/pglocal"
 )
 
@@ -157,24 +155,8 @@ func (d *deployment) findSparkJar(ctx context.Context) error {
 	return errors.New("interop/java/pom.xml's classpath has no iceberg-spark-runtime jar")
 }
 
-func (d *deployment) startPostgres(ctx context.Context) error {
-	bin, err := pglocal.FindBinaries()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(d.work, "pg")
-	if err := pglocal.Init(ctx, bin, dir, pglocal.Throwaway); err != nil {
-		return err
-	}
-	if d.pg, err = pglocal.Start(ctx, bin, dir, pglocal.Options{Durability: pglocal.Throwaway}); err != nil {
-		return err
-	}
-	conn, err := pgx.Connect(ctx, d.pg.DSN("postgres"))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "CREATE DATABASE meterstore")
+func (d *deployment) startPostgres(ctx context.Context) (err error) {
+	d.pg, err = pglocal.New(ctx, filepath.Join(d.work, "pg"), pglocal.Throwaway, "meterstore")
 	return err
 }
 
