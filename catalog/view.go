@@ -22,7 +22,7 @@ import (
 	"meterstore"
 )
 
-// The resolved view (issue 13): next to the raw cold table <ns>.readings_versions
+// The resolved view: next to the raw cold table <ns>.readings_versions
 // the catalog holds an Iceberg view <ns>.readings whose SQL is the table's
 // published resolution statement (meterstore.TableConfig.ResolutionSQL), so a
 // foreign engine that finds the table through the catalog also finds the
