@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,16 +28,57 @@ type fixture struct {
 	oracle *testkit.Oracle
 	cut    time.Time
 	log    *slog.Logger
+	panics *atomic.Int64 // requests the servers recovered from
 }
 
-func newFixture(t *testing.T) *fixture {
+// panicMarker in a statement's text makes the servers' logger panic when it
+// records that statement: a fault in the path of one request, which the
+// server must survive.
+const panicMarker = "/* test: panic here */"
+
+// faultLog is the servers' logger in these tests: it prints through Handler,
+// counts the requests a server recovered from a panic, and panics itself on a
+// statement carrying panicMarker.
+type faultLog struct {
+	slog.Handler
+	panics *atomic.Int64
+}
+
+// Enabled is always true, so the servers' debug records reach Handle.
+func (l *faultLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *faultLog) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasSuffix(r.Message, "request panicked") {
+		l.panics.Add(1)
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "sql" && strings.Contains(a.Value.String(), panicMarker) {
+			panic("test fault: a statement carrying the panic marker")
+		}
+		return true
+	})
+	if !l.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return l.Handler.Handle(ctx, r)
+}
+
+func (l *faultLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &faultLog{Handler: l.Handler.WithAttrs(as), panics: l.panics}
+}
+
+func (l *faultLog) WithGroup(name string) slog.Handler {
+	return &faultLog{Handler: l.Handler.WithGroup(name), panics: l.panics}
+}
+
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	return newFixtureWith(t, storetest.Options{})
 }
 
 // newFixtureWith is newFixture over a store started with opt (Now is the
 // workload's).
-func newFixtureWith(t *testing.T, opt storetest.Options) *fixture {
+func newFixtureWith(t testing.TB, opt storetest.Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	w := testkit.NewWorkload(11)
@@ -47,7 +90,8 @@ func newFixtureWith(t *testing.T, opt storetest.Options) *fixture {
 	if os.Getenv("SERVE_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	f := &fixture{oracle: testkit.NewOracle(cfg), log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
+	f := &fixture{oracle: testkit.NewOracle(cfg), panics: new(atomic.Int64)}
+	f.log = slog.New(&faultLog{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}), panics: f.panics})
 	opt.Now = batch.Days[0].Time()
 	f.s = storetest.Start(t, opt, cfg)
 	tbl := f.s.Table()
@@ -72,7 +116,7 @@ func newFixtureWith(t *testing.T, opt storetest.Options) *fixture {
 	return f
 }
 
-func (f *fixture) users(t *testing.T, us ...meterstore.UserSettings) *serve.Users {
+func (f *fixture) users(t testing.TB, us ...meterstore.UserSettings) *serve.Users {
 	t.Helper()
 	u, err := serve.NewUsers(f.s.Engine, us)
 	require.NoError(t, err)
@@ -80,13 +124,13 @@ func (f *fixture) users(t *testing.T, us ...meterstore.UserSettings) *serve.User
 }
 
 // startPG starts a pgwire server on a loopback port and returns its address.
-func (f *fixture) startPG(t *testing.T, users *serve.Users) (*serve.PGServer, string) {
+func (f *fixture) startPG(t testing.TB, users *serve.Users) (*serve.PGServer, string) {
 	t.Helper()
 	return f.listenPG(t, users, "127.0.0.1:0")
 }
 
 // listenPG starts a pgwire server on addr and returns its address.
-func (f *fixture) listenPG(t *testing.T, users *serve.Users, addr string) (*serve.PGServer, string) {
+func (f *fixture) listenPG(t testing.TB, users *serve.Users, addr string) (*serve.PGServer, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)

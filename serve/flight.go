@@ -38,7 +38,8 @@ import (
 //
 // Every mutating call answers PermissionDenied naming why: a write here would
 // bypass MeterStore's append, and with it the tier routing and the subject
-// check (ReadOnlyReason).
+// check (ReadOnlyReason). DoPut and DoAction are judged by their descriptor or
+// action type before arrow-go reads their body (flightService).
 //
 // Authentication (when users are configured): HTTP Basic on any call, or a
 // Handshake with Basic that returns a bearer token for later calls.
@@ -86,12 +87,15 @@ func NewFlightServer(users *Users, log *slog.Logger) (*FlightServer, error) {
 // Serve runs the gRPC server on ln until ctx ends (then stops gracefully:
 // running streams finish, for at most 10 s).
 func (s *FlightServer) Serve(ctx context.Context, ln net.Listener, tlsCfg *tls.Config) error {
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(s.unaryAuth), grpc.ChainStreamInterceptor(s.streamAuth)}
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(s.recoverUnary, s.unaryAuth),
+		grpc.ChainStreamInterceptor(s.recoverStream, s.streamAuth),
+	}
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	gs := grpc.NewServer(opts...)
-	flight.RegisterFlightServiceServer(gs, handshakeOK{flightsql.NewFlightServer(s)})
+	flight.RegisterFlightServiceServer(gs, flightService{flightsql.NewFlightServer(s)})
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -111,10 +115,7 @@ func (s *FlightServer) Serve(ctx context.Context, ln net.Listener, tlsCfg *tls.C
 }
 
 func (s *FlightServer) log() *slog.Logger {
-	if s.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Log
+	return orDiscard(s.Log)
 }
 
 // authenticate resolves the caller from the authorization header; on a
@@ -167,18 +168,6 @@ func (s *FlightServer) unaryAuth(ctx context.Context, req any, info *grpc.UnaryS
 		return nil, err
 	}
 	return h(ctx, req)
-}
-
-// handshakeOK answers Handshake after the interceptor authenticated it (and
-// set the bearer token header); the base server would answer Unimplemented.
-type handshakeOK struct{ flight.FlightServer }
-
-func (handshakeOK) Handshake(stream flight.FlightService_HandshakeServer) error {
-	for {
-		if _, err := stream.Recv(); err != nil {
-			return nil
-		}
-	}
 }
 
 type authedStream struct {
@@ -306,6 +295,7 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 	ch := make(chan flight.StreamChunk)
 	go func() {
 		defer close(ch)
+		defer s.recoverChunks(ctx, ch)
 		var rows int64
 		var serr error
 		defer func() {
@@ -336,6 +326,20 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 		}
 	}()
 	return st.Schema, ch, nil
+}
+
+// recoverChunks ends a result stream whose feeding panicked with an Internal
+// error to its client: the feeding runs outside the call's goroutine, where
+// the interceptors cannot recover it.
+func (s *FlightServer) recoverChunks(ctx context.Context, ch chan<- flight.StreamChunk) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	select {
+	case ch <- flight.StreamChunk{Err: panicStatus(s.log(), p, "DoGet")}:
+	case <-ctx.Done():
+	}
 }
 
 // CreatePreparedStatement plans the statement (refusing non-queries) and
@@ -412,7 +416,7 @@ func (s *FlightServer) DoPutPreparedStatementQuery(ctx context.Context, cmd flig
 		}
 	}
 	if err := r.Err(); err != nil {
-		return nil, err
+		return nil, status.Errorf(codes.InvalidArgument, "read the parameters (an Arrow IPC stream): %v", err)
 	}
 	s.mu.Lock()
 	p.args = args

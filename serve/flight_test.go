@@ -21,7 +21,7 @@ import (
 	"meterstore/serve"
 )
 
-func (f *fixture) startFlight(t *testing.T, users *serve.Users) string {
+func (f *fixture) startFlight(t testing.TB, users *serve.Users) string {
 	t.Helper()
 	srv, err := serve.NewFlightServer(users, f.log)
 	require.NoError(t, err)

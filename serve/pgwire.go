@@ -91,10 +91,7 @@ func (s *PGServer) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 func (s *PGServer) log() *slog.Logger {
-	if s.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Log
+	return orDiscard(s.Log)
 }
 
 type pgSession struct {
@@ -160,7 +157,8 @@ func (s *PGServer) handle(ctx context.Context, c net.Conn) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	sess := &pgSession{srv: s, conn: c, m: pgtype.NewMap(), stmts: map[string]*pgStatement{}, portals: map[string]*pgPortal{}}
-	sess.be = pgproto3.NewBackend(c, c)
+	sess.be = newBackend(c)
+	defer sess.recoverPanic()
 	if err := sess.startup(connCtx); err != nil {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, errCancelRequest) {
 			s.log().Debug("pgwire: startup failed", "remote", c.RemoteAddr().String(), "err", err)
@@ -175,6 +173,17 @@ func (s *PGServer) handle(ctx context.Context, c net.Conn) {
 }
 
 var errCancelRequest = errors.New("cancel request")
+
+// recoverPanic ends a connection whose handling panicked: the stack goes to
+// the log, the client gets a FATAL error, and the server keeps serving the
+// other connections. The session's state is unknown after a panic, so the
+// connection is not resumed.
+func (sess *pgSession) recoverPanic() {
+	if p := recover(); p != nil {
+		msg := logPanic(sess.srv.log(), "pgwire", p, "user", sess.user, "remote", sess.conn.RemoteAddr().String())
+		sess.fatal("XX000", msg)
+	}
+}
 
 func (s *PGServer) register(sess *pgSession) {
 	s.mu.Lock()
@@ -242,7 +251,7 @@ func (sess *pgSession) startup(ctx context.Context) error {
 				return err
 			}
 			sess.conn, tlsDone = tc, true
-			sess.be = pgproto3.NewBackend(tc, tc)
+			sess.be = newBackend(tc)
 		case *pgproto3.GSSEncRequest:
 			if _, err := sess.conn.Write([]byte{'N'}); err != nil {
 				return err
@@ -265,6 +274,31 @@ func (sess *pgSession) startup(ctx context.Context) error {
 			return fmt.Errorf("unexpected startup message %T", msg)
 		}
 	}
+}
+
+// maxMessageBody caps one frontend message's body. pgproto3 allocates the
+// length a message header announces before reading the body, so without a cap
+// five bytes claiming 2 GiB cost 2 GiB; the largest message a client has a
+// reason to send is a statement or a Bind of its parameters.
+const maxMessageBody = 64 << 20
+
+func newBackend(c net.Conn) *pgproto3.Backend {
+	be := pgproto3.NewBackend(c, c)
+	be.SetMaxBodyLen(maxMessageBody)
+	return be
+}
+
+// receive reads the next frontend message. A message over maxMessageBody ends
+// the connection with an error naming the limit: its body is not read, so the
+// stream cannot be resumed.
+func (sess *pgSession) receive() (pgproto3.FrontendMessage, error) {
+	msg, err := sess.be.Receive()
+	var tooLong *pgproto3.ExceededMaxBodyLenErr
+	if errors.As(err, &tooLong) {
+		return nil, sess.fatal("08P01", fmt.Sprintf("a message of %d bytes exceeds the server's limit of %d bytes (%d MiB) per message",
+			tooLong.ActualBodyLen, maxMessageBody, maxMessageBody>>20))
+	}
+	return msg, err
 }
 
 func isLoopback(a net.Addr) bool {
@@ -298,7 +332,7 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 		if err := sess.be.SetAuthType(pgproto3.AuthTypeSASL); err != nil {
 			return err
 		}
-		msg, err := sess.be.Receive()
+		msg, err := sess.receive()
 		if err != nil {
 			return err
 		}
@@ -317,7 +351,7 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 		if err := sess.be.SetAuthType(pgproto3.AuthTypeSASLContinue); err != nil {
 			return err
 		}
-		msg, err = sess.be.Receive()
+		msg, err = sess.receive()
 		if err != nil {
 			return err
 		}
@@ -386,7 +420,7 @@ func (sess *pgSession) txStatus() byte {
 
 func (sess *pgSession) loop(ctx context.Context) error {
 	for {
-		msg, err := sess.be.Receive()
+		msg, err := sess.receive()
 		if err != nil {
 			return err
 		}

@@ -151,7 +151,7 @@ func (s *RESTServer) Handler() http.Handler {
 	// http.server.request.duration by route and status, the semantic
 	// conventions' HTTP server metric; the server name keeps a client's Host
 	// header out of the attributes.
-	return otelhttp.NewHandler(s.logged(mux), "iceberg-rest",
+	return otelhttp.NewHandler(s.recovering(s.logged(mux)), "iceberg-rest",
 		otelhttp.WithMeterProvider(telemetry.MeterProvider()), otelhttp.WithServerName("iceberg-rest"))
 }
 
@@ -197,6 +197,26 @@ func (s *RESTServer) logged(h http.Handler) http.Handler {
 		if s.Log != nil && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
 			s.Log.Info("iceberg-rest", "method", r.Method, "path", r.URL.Path, "duration_ms", float64(time.Since(start).Microseconds())/1000)
 		}
+	})
+}
+
+// recovering answers a request whose handling panicked with a 500 (the stack
+// goes to the log); the server keeps serving the others. An aborted handler
+// (http.ErrAbortHandler) stays aborted.
+func (s *RESTServer) recovering(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			msg := logPanic(orDiscard(s.Log), "iceberg-rest", p, "method", r.Method, "path", r.URL.Path)
+			writeError(w, http.StatusInternalServerError, "InternalServerError", msg)
+		}()
+		h.ServeHTTP(w, r)
 	})
 }
 

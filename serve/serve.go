@@ -15,6 +15,11 @@
 // surfaces would bypass MeterStore's append, and with it the tier routing (a
 // correction below the watermark written to PostgreSQL is silently invisible)
 // and the subject-reference check (a replay re-linking an erased subject).
+//
+// One client cannot stop the service: a request that panics ends with an
+// error to its own client and its stack in the log, and the server keeps
+// serving the others; malformed input is refused before a library reads it
+// (a Flight DoPut by its descriptor, a pgwire message by its length).
 package serve
 
 import (
@@ -24,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -210,3 +216,20 @@ func truncate(s string, n int) string {
 
 // ctxDone reports whether ctx has ended.
 func ctxDone(ctx context.Context) bool { return ctx.Err() != nil }
+
+// logPanic records a panic that ended one request — with its stack, at error
+// level — and returns what that request's client is told: the value stays in
+// the log, which the client may not read.
+func logPanic(log *slog.Logger, surface string, p any, attrs ...any) string {
+	stack := strings.TrimSpace(string(debug.Stack()))
+	log.Error(surface+": request panicked", append(attrs, "panic", p, "stack", stack)...)
+	return "internal error: the server failed on this request and logged it; it keeps serving"
+}
+
+// orDiscard is log, or a logger that drops everything when log is nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
+}
