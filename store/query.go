@@ -16,9 +16,11 @@ import (
 
 // query is what Series and Readings share: one MaLo, narrowed by merge-key
 // columns, a range on "from" and a quality set, rendered as parameterised SQL
-// over the resolved relation (values bound, never concatenated). The first
-// refused input is kept and returned by the terminal.
+// over the resolved relation (values bound, never concatenated) and run
+// through a view. The first refused input is kept and returned by the
+// terminal; with it set, t and v may be nil.
 type query struct {
+	v       *View
 	t       *Table
 	err     error
 	malo    metering.MaloID
@@ -32,8 +34,8 @@ type query struct {
 
 type colEq struct{ col, val string }
 
-func newQuery(t *Table, malo string) query {
-	q := query{t: t}
+func newQuery(v *View, t *Table, malo string) query {
+	q := query{v: v, t: t}
 	if err := t.usable(); err != nil {
 		q.err = err
 		return q
@@ -155,27 +157,42 @@ func (q *query) where() (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
-// selectRows runs SELECT <columns> FROM relation WHERE … ORDER BY … [LIMIT n]
-// through the engine and decodes every row, parsing identifiers and codes.
-func (q *query) selectRows(ctx context.Context, relation, order string, limit int) ([]decoded, *engine.Provenance, error) {
+// relation is which of a table's two relations a read selects from.
+type relation bool
+
+const (
+	resolvedRows   relation = true  // the resolved relation: the current value of every reading
+	storedVersions relation = false // the unresolved one: every stored version
+)
+
+// latestOrder puts the newest instant first.
+const latestOrder = `"from" DESC, obis_code, melo_id`
+
+// selectRows runs SELECT <columns> FROM rel WHERE … ORDER BY … [LIMIT n]
+// through the view and decodes every row, parsing identifiers and codes.
+func (q *query) selectRows(ctx context.Context, rel relation, order string, limit int) ([]decoded, *engine.Provenance, error) {
 	if q.err != nil {
 		return nil, nil, q.err
 	}
+	name := q.t.cfg.Name()
+	if rel == resolvedRows {
+		name = q.t.cfg.ResolvedName()
+	}
 	where, args := q.where()
 	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s",
-		meterstore.QuoteIdents(q.t.cfg.ColumnNames()), meterstore.QuoteIdent(relation), where, order)
+		meterstore.QuoteIdents(q.t.cfg.ColumnNames()), meterstore.QuoteIdent(name), where, order)
 	if limit > 0 {
 		sql += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	res, err := q.t.st.query(ctx, sql, args...)
+	res, err := q.v.query(ctx, sql, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s for malo %s: %w", relation, q.malo, err)
+		return nil, nil, fmt.Errorf("read %s for malo %s: %w", name, q.malo, err)
 	}
 	out := make([]decoded, 0, len(res.Rows))
 	for _, row := range res.Rows {
 		d, err := q.decode(row)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read %s for malo %s: %w", relation, q.malo, err)
+			return nil, nil, fmt.Errorf("read %s for malo %s: %w", name, q.malo, err)
 		}
 		out = append(out, d)
 	}
@@ -437,7 +454,7 @@ func (q *query) channels(ctx context.Context) ([]metering.ObisCode, error) {
 	}
 	where, args := q.where()
 	rel := q.t.cfg.ResolvedName()
-	res, err := q.t.st.query(ctx, fmt.Sprintf("SELECT DISTINCT obis_code FROM %s WHERE %s ORDER BY obis_code", meterstore.QuoteIdent(rel), where), args...)
+	res, err := q.v.query(ctx, fmt.Sprintf("SELECT DISTINCT obis_code FROM %s WHERE %s ORDER BY obis_code", meterstore.QuoteIdent(rel), where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read channels of malo %s on %s: %w", q.malo, rel, err)
 	}

@@ -31,14 +31,9 @@ type RegisterSeries struct {
 // than interleaving two cumulative sequences.
 type ReadingsQuery struct{ q query }
 
-// Readings starts a typed read of malo's registers.
-func (t *Table) Readings(malo string) *ReadingsQuery {
-	q := newQuery(t, malo)
-	if q.err == nil && t.cfg.TimeModel() != meterstore.Point {
-		q.err = fmt.Errorf("read %s: %w: it holds intervals; use Series", t.cfg.ResolvedName(), ErrWrongTimeModel)
-	}
-	return &ReadingsQuery{q: q}
-}
+// Readings starts a typed read of malo's registers through the store's
+// current view; View.ReadingsIn reads the table through a derived view.
+func (t *Table) Readings(malo string) *ReadingsQuery { return t.st.readings(t, malo) }
 
 // Melo narrows to one meter (parsed: 33 characters, uppercase).
 func (r *ReadingsQuery) Melo(melo string) *ReadingsQuery { r.q.setMelo(melo); return r }
@@ -81,7 +76,7 @@ func buildRegister(rows []decoded) (*RegisterSeries, error) {
 // meters or two registers are refused (ErrAmbiguousSeries naming .Melo/.Obis),
 // two current values for one reading raise ErrInvariantViolated.
 func (r *ReadingsQuery) Collect(ctx context.Context) (*RegisterSeries, error) {
-	rows, _, err := r.q.selectRows(ctx, r.q.t.cfg.ResolvedName(), seriesOrder, 0)
+	rows, _, err := r.q.selectRows(ctx, resolvedRows, seriesOrder, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +92,7 @@ func (r *ReadingsQuery) Collect(ctx context.Context) (*RegisterSeries, error) {
 // CollectByChannel returns every register in the range from one scan; two
 // meters carrying one register are still refused (narrow with .Melo).
 func (r *ReadingsQuery) CollectByChannel(ctx context.Context) (map[metering.ObisCode]RegisterSeries, error) {
-	rows, _, err := r.q.selectRows(ctx, r.q.t.cfg.ResolvedName(), seriesOrder, 0)
+	rows, _, err := r.q.selectRows(ctx, resolvedRows, seriesOrder, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +122,7 @@ func (r *ReadingsQuery) Channels(ctx context.Context) ([]metering.ObisCode, erro
 // Latest returns the newest reading — ORDER BY "from" DESC LIMIT in the
 // engine — or nil. Two meters at the newest instant are refused (narrow with .Melo).
 func (r *ReadingsQuery) Latest(ctx context.Context) (*metering.Reading, error) {
-	rows, _, err := r.q.selectRows(ctx, r.q.t.cfg.ResolvedName(), `"from" DESC, obis_code, melo_id`, 2)
+	rows, _, err := r.q.selectRows(ctx, resolvedRows, latestOrder, 2)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
@@ -146,7 +141,7 @@ func (r *ReadingsQuery) Latest(ctx context.Context) (*metering.Reading, error) {
 // time and source), read from the unresolved relation. Ordered by meter,
 // register, recording time and version; empty (not nil) when none.
 func (r *ReadingsQuery) Deliveries(ctx context.Context) ([]meterstore.StoredSeries, error) {
-	rows, _, err := r.q.selectRows(ctx, r.q.t.cfg.Name(), `melo_id, obis_code, recorded_at, version, "from"`, 0)
+	rows, _, err := r.q.selectRows(ctx, storedVersions, `melo_id, obis_code, recorded_at, version, "from"`, 0)
 	if err != nil {
 		return nil, err
 	}

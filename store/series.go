@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore"
 	"meterstore/engine"
 	"meterstore/metering"
 )
@@ -44,15 +43,10 @@ type ResolvedSeries struct {
 // A SeriesQuery may be reused; the narrowing methods modify it in place.
 type SeriesQuery struct{ q query }
 
-// Series starts a typed read of malo (check digit verified; a wrong one is the
-// terminal's error, never an empty series).
-func (t *Table) Series(malo string) *SeriesQuery {
-	q := newQuery(t, malo)
-	if q.err == nil && t.cfg.TimeModel() != meterstore.Interval {
-		q.err = fmt.Errorf("read %s: %w: it holds register readings; use Readings", t.cfg.ResolvedName(), ErrWrongTimeModel)
-	}
-	return &SeriesQuery{q: q}
-}
+// Series starts a typed read of malo through the store's current view (check
+// digit verified; a wrong one is the terminal's error, never an empty
+// series). View.SeriesIn reads the table through a derived view.
+func (t *Table) Series(malo string) *SeriesQuery { return t.st.series(t, malo) }
 
 // SeriesOf is Series for a MaLo-ID already parsed at the caller's boundary.
 func (t *Table) SeriesOf(malo metering.MaloID) *SeriesQuery { return t.Series(malo.String()) }
@@ -81,7 +75,7 @@ func (s *SeriesQuery) Range(from, to time.Time) *SeriesQuery { s.q.setRange(from
 func (s *SeriesQuery) QualityIn(qs ...metering.Quality) *SeriesQuery { s.q.setQuality(qs); return s }
 
 func (s *SeriesQuery) rows(ctx context.Context) ([]decoded, *engine.Provenance, error) {
-	return s.q.selectRows(ctx, s.q.t.cfg.ResolvedName(), seriesOrder, 0)
+	return s.q.selectRows(ctx, resolvedRows, seriesOrder, 0)
 }
 
 // Collect returns the series, or nil when the range holds no interval (absence
@@ -214,7 +208,7 @@ func (s *SeriesQuery) Channels(ctx context.Context) ([]metering.ObisCode, error)
 // composes with QualityIn (the last good reading) and the narrowings; when the
 // newest instant carries two readings it is refused like Collect.
 func (s *SeriesQuery) Latest(ctx context.Context) (*metering.Interval, error) {
-	rows, _, err := s.q.selectRows(ctx, s.q.t.cfg.ResolvedName(), `"from" DESC, obis_code, melo_id`, 2)
+	rows, _, err := s.q.selectRows(ctx, resolvedRows, latestOrder, 2)
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}

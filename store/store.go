@@ -7,6 +7,8 @@
 //	out, err := st.Append(ctx, series...)          // late corrections go to Iceberg
 //	res, err := st.Query(ctx, "SELECT sum(value) FROM readings WHERE malo_id = $1", malo)
 //	fmt.Println(res.Provenance)                    // the watermark it was computed against
+//	then := st.AsKnownAt(t)                        // a View: SQL and typed reads as known at t
+//	s, err := then.Series(malo).Obis("1-0:1.29.0").Collect(ctx)
 package store
 
 import (
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -63,11 +66,13 @@ type Config struct {
 	Log *slog.Logger
 }
 
-// Store is an opened deployment.
+// Store is an opened deployment. It is its own current, unconfined View:
+// Query, Series, Readings and the derived views (AsOf, AsKnownAt, Scoped)
+// start from it.
 type Store struct {
+	View
 	cfg    Config
 	tables []*Table
-	eng    *engine.Engine
 }
 
 // Table is one configured table: its tiers and archiver.
@@ -98,6 +103,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		cfg.Now = time.Now
 	}
 	s := &Store{cfg: cfg}
+	s.st = s
 	var et []engine.Table
 	for _, tc := range cfg.Tables {
 		h := hot.New(cfg.Pool, tc)
@@ -134,9 +140,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // Close releases the engine. The pool and catalog belong to the caller.
 func (s *Store) Close() error { return s.eng.Close() }
 
-// Engine is the SQL session over every table.
-func (s *Store) Engine() *engine.Engine { return s.eng }
-
 // Tables lists the configured tables in declaration order.
 func (s *Store) Tables() []*Table { return append([]*Table(nil), s.tables...) }
 
@@ -150,6 +153,18 @@ func (s *Store) Table(name string) (*Table, bool) {
 	return nil, false
 }
 
+// named is Table with an error naming the tables there are.
+func (s *Store) named(name string) (*Table, error) {
+	if t, ok := s.Table(name); ok {
+		return t, nil
+	}
+	var names []string
+	for _, t := range s.tables {
+		names = append(names, t.cfg.Name())
+	}
+	return nil, fmt.Errorf("store has no table %q (tables: %s)", name, strings.Join(names, ", "))
+}
+
 // only is the single table of a one-table store; an error names the choice otherwise.
 func (s *Store) only() (*Table, error) {
 	if len(s.tables) == 1 {
@@ -158,28 +173,27 @@ func (s *Store) only() (*Table, error) {
 	return nil, fmt.Errorf("store has %d tables; choose one with Table(name)", len(s.tables))
 }
 
-// onlyOf is the single table of time model m; an error names the choice otherwise.
-func (s *Store) onlyOf(m meterstore.TimeModel) (*Table, error) {
+// onlyOf is the single table of time model m. None is ErrWrongTimeModel
+// naming instead, the call for the other model; several name the choice.
+func (s *Store) onlyOf(m meterstore.TimeModel, instead string) (*Table, error) {
 	var found []*Table
 	for _, t := range s.tables {
 		if t.cfg.TimeModel() == m {
 			found = append(found, t)
 		}
 	}
-	if len(found) == 1 {
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("store has no %s table: %w; use %s", m, ErrWrongTimeModel, instead)
+	case 1:
 		return found[0], nil
 	}
 	return nil, fmt.Errorf("store has %d %s tables; choose one with Table(name)", len(found), m)
 }
 
-// Query runs a SELECT through the engine.
-func (s *Store) Query(ctx context.Context, q string, args ...any) (*engine.Result, error) {
-	return s.query(ctx, q, args...)
-}
-
 // Append routes deliveries to the store's single interval table (see Table.Append).
 func (s *Store) Append(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
-	t, err := s.onlyOf(meterstore.Interval)
+	t, err := s.onlyOf(meterstore.Interval, "AppendReadings")
 	if err != nil {
 		return AppendOutcome{}, err
 	}
@@ -189,7 +203,7 @@ func (s *Store) Append(ctx context.Context, series ...meterstore.StoredSeries) (
 // AppendReadings routes register readings to the store's single point table
 // (see Table.AppendReadings).
 func (s *Store) AppendReadings(ctx context.Context, series ...meterstore.StoredSeries) (AppendOutcome, error) {
-	t, err := s.onlyOf(meterstore.Point)
+	t, err := s.onlyOf(meterstore.Point, "Append")
 	if err != nil {
 		return AppendOutcome{}, err
 	}
@@ -199,32 +213,11 @@ func (s *Store) AppendReadings(ctx context.Context, series ...meterstore.StoredS
 // AppendAuthoritative writes values the operator authored to the store's
 // single interval table (see Table.AppendAuthoritative).
 func (s *Store) AppendAuthoritative(ctx context.Context, series ...meterstore.StoredSeries) (AuthoritativeOutcome, error) {
-	t, err := s.onlyOf(meterstore.Interval)
+	t, err := s.onlyOf(meterstore.Interval, "AppendReadings")
 	if err != nil {
 		return AuthoritativeOutcome{}, err
 	}
 	return t.AppendAuthoritative(ctx, series...)
-}
-
-// Series starts a typed read of one MaLo on the store's single interval table
-// (see Table.Series). The identifier is parsed here; a wrong check digit is
-// reported by the terminal.
-func (s *Store) Series(malo string) *SeriesQuery {
-	t, err := s.onlyOf(meterstore.Interval)
-	if err != nil {
-		return &SeriesQuery{q: query{err: err}}
-	}
-	return t.Series(malo)
-}
-
-// Readings starts a typed read of one MaLo's registers on the store's single
-// point table (see Table.Readings).
-func (s *Store) Readings(malo string) *ReadingsQuery {
-	t, err := s.onlyOf(meterstore.Point)
-	if err != nil {
-		return &ReadingsQuery{q: query{err: err}}
-	}
-	return t.Readings(malo)
 }
 
 // Config is the table's declaration.

@@ -79,10 +79,10 @@ func RefusalRule(err error) (string, bool) {
 	return "", false
 }
 
-// query runs an in-process statement and records it.
-func (s *Store) query(ctx context.Context, q string, args ...any) (*engine.Result, error) {
+// query runs an in-process statement through the view and records it.
+func (v *View) query(ctx context.Context, q string, args ...any) (*engine.Result, error) {
 	start := time.Now()
-	res, err := s.eng.Query(ctx, q, args...)
+	res, err := v.eng.Query(ctx, q, args...)
 	var prov *engine.Provenance
 	var rows int64
 	if res != nil {
