@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -75,6 +76,23 @@ type deployment struct {
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
 	log        *slog.Logger // nil discards the engine's start-up line
+}
+
+// refreshSystemTables re-reads every Iceberg table and recomputes the system
+// tables (system.tables, .config, .resolution, .snapshots, .partitions) at the
+// instant it returns: what the shell does when it opens and on .refresh, and
+// msql serve at start, on SIGHUP and every --system-refresh.
+func (d *deployment) refreshSystemTables(ctx context.Context) (time.Time, error) {
+	for _, tb := range d.store.Tables() {
+		if err := tb.Cold().Refresh(ctx); err != nil {
+			return time.Time{}, fmt.Errorf("refresh the system tables: %w", err)
+		}
+	}
+	now := time.Now()
+	if err := d.engine.RefreshSystemTables(ctx, now); err != nil {
+		return time.Time{}, fmt.Errorf("refresh the system tables: %w", err)
+	}
+	return now, nil
 }
 
 // Close releases everything in reverse order of opening and joins the errors.

@@ -455,13 +455,8 @@ func (sh *shell) dotScope(args []string, _ string) error {
 }
 
 func (sh *shell) dotRefresh(_ []string, _ string) error {
-	for _, tb := range sh.es.d.store.Tables() {
-		if err := tb.Cold().Refresh(sh.ctx); err != nil {
-			return err
-		}
-	}
-	now := time.Now()
-	if err := sh.es.d.engine.RefreshSystemTables(sh.ctx, now); err != nil {
+	now, err := sh.es.d.refreshSystemTables(sh.ctx)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(sh.p.target(), "Iceberg tables re-read; system.tables, system.config, system.resolution, system.partitions, system.snapshots refreshed at %s\n", now.UTC().Format(time.RFC3339))

@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -21,7 +23,7 @@ func init() {
 }
 
 const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
-           [--tls-cert FILE --tls-key FILE] [--log-format text|json] [deployment flags]
+           [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
 
@@ -36,11 +38,15 @@ which confines the user's session); without users msql refuses any address
 that is not loopback. A configuration with only [[users]] (no [hot]) serves
 the embedded default. SIGTERM or SIGINT stops gracefully. One log line per
 statement (stderr) carries its provenance: watermark, tiers, duration, rows.
+The system tables (system.tables, .snapshots, .partitions, …) are recomputed
+at start, every --system-refresh (default 1m; 0: never by the clock) and at
+once on SIGHUP, as the shell does at start and on .refresh.
 --health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md).`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
 	var pgAddr, flightAddr, restAddr, certFile, keyFile string
+	var systemEvery time.Duration
 	var opsf opsFlags
 	fs := newFlagSet("msql serve", serveUsage, io)
 	deploy.register(fs)
@@ -50,8 +56,13 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&restAddr, "iceberg-rest", "", "Iceberg REST catalog address, e.g. 127.0.0.1:8181")
 	fs.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM) for all three servers")
 	fs.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM), with --tls-cert")
+	fs.DurationVar(&systemEvery, "system-refresh", time.Minute,
+		"recompute the system tables (system.tables, .snapshots, .partitions, …) this often; SIGHUP recomputes them at once; 0 refreshes only at start and on SIGHUP")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
+	}
+	if systemEvery < 0 {
+		return fmt.Errorf("%w: --system-refresh %s: want a duration ≥ 0", errUsage, systemEvery)
 	}
 	healthAddr := opsf.health
 	log, err := opsf.logger(io.err)
@@ -94,12 +105,20 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	deploy.log = log
 	d, err := deploy.open(ctx, io)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
+	at, err := d.refreshSystemTables(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("system tables refreshed", "trigger", "start", "at", at.UTC().Format(time.RFC3339))
 	users, err := serve.NewUsers(d.engine, userSettings)
 	if err != nil {
 		return err
@@ -184,8 +203,44 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		wg.Wait()
 		return startErr
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		keepSystemTablesFresh(runCtx, d, systemEvery, hup, log)
+	}()
 	<-runCtx.Done()
 	log.Info("shutting down")
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// keepSystemTablesFresh recomputes the system tables on every SIGHUP and, with
+// every > 0, on that interval, until ctx ends. A failed refresh is logged and
+// leaves the previous rows in place: a session reads the last refresh's state.
+func keepSystemTablesFresh(ctx context.Context, d *deployment, every time.Duration, hup <-chan os.Signal, log *slog.Logger) {
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		level, trigger := slog.LevelDebug, "interval"
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			level, trigger = slog.LevelInfo, "SIGHUP"
+		case <-tick:
+		}
+		at, err := d.refreshSystemTables(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Warn("system tables not refreshed", "trigger", trigger, "err", err.Error())
+		default:
+			log.Log(ctx, level, "system tables refreshed", "trigger", trigger, "at", at.UTC().Format(time.RFC3339))
+		}
+	}
 }

@@ -70,8 +70,8 @@ type asOfPin struct {
 // (system.tables, system.config, system.resolution, system.snapshots,
 // system.partitions) once, so they are not empty before the first .refresh.
 func newEngineSession(ctx context.Context, d *deployment, scopes []string) (*engineSession, error) {
-	if err := d.engine.RefreshSystemTables(ctx, time.Now()); err != nil {
-		return nil, fmt.Errorf("refresh the system tables: %w", err)
+	if _, err := d.refreshSystemTables(ctx); err != nil {
+		return nil, err
 	}
 	s := &engineSession{d: d}
 	for _, sc := range scopes {
