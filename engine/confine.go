@@ -50,12 +50,12 @@ func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
 		if len(dirs) > 0 {
 			extra = append(extra, "SET GLOBAL allowed_directories = ["+strings.Join(dirs, ", ")+"]")
 		}
-		// The optimizer fallback (runWithOptimizerFallback) needs a SET that the
-		// lock refuses, so the walled database runs without the optimizer DuckDB
-		// 1.5.6 fails on: its cost is confined to ranked resolution, which the
-		// cold tier mostly avoids (elision, resolution by exclusion).
-		extra = append(extra, "SET GLOBAL disabled_optimizers = 'top_n_window_elimination'",
-			"SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
+		// The wall limits what a statement may reach, never how DuckDB plans
+		// it: the optimizers are the main database's (top_n_window_elimination
+		// on, which turns a ROW_NUMBER() top-n — ranked resolution, the latest
+		// reading per meter — into an aggregate), so a statement runs under one
+		// plan in the shell and in a server.
+		extra = append(extra, "SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
 		d, err := s.openDuckDB(ctx, "", extra)
 		if err != nil {
 			s.confinedErr = fmt.Errorf("engine: open the confined session database: %w", err)

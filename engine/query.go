@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
@@ -117,10 +116,8 @@ type Rows struct {
 	closed     bool
 	err        error
 	// checked: the stream ran to its end and checked the boundary then.
-	checked bool
-	// resetOptimizer: the statement ran with top_n_window_elimination off.
-	resetOptimizer bool
-	progress       *Progress // the caller's, from WithProgress; nil when none
+	checked  bool
+	progress *Progress // the caller's, from WithProgress; nil when none
 }
 
 // Rows plans and starts one SELECT as a DuckDB stream (see Rows).
@@ -151,14 +148,9 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		return e.checkBoundary(ctx, p)
 	})
 	if err == nil {
-		r.Rows, r.resetOptimizer, err = runWithOptimizerFallback(ctx, conn, func() (*sql.Rows, error) {
-			return r.stream.QueryContext(ctx, p.sql, args...)
-		})
+		r.Rows, err = r.stream.QueryContext(ctx, p.sql, args...)
 	}
 	if err != nil {
-		if r.resetOptimizer {
-			resetOptimizer(conn)
-		}
 		if r.stream != nil {
 			r.stream.Close()
 		}
@@ -185,34 +177,6 @@ func (e *Engine) movedOr(ctx context.Context, p *plan, err error) error {
 	return err
 }
 
-// optimizerBug is DuckDB 1.5.6's top_n_window_elimination failing on some
-// resolution plans (ROW_NUMBER() = 1 over a union of a range-filtered
-// read_parquet and the hot scan). The optimizer makes resolution about 4×
-// cheaper, so it stays on, and a statement it fails on is re-planned without it
-// on the same connection.
-const optimizerBug = "Failed to cast expression to type"
-
-// runWithOptimizerFallback runs query on conn's DuckDB connection; reset reports
-// whether the connection's optimizer setting must be restored once the rows are
-// closed.
-func runWithOptimizerFallback(ctx context.Context, conn *sql.Conn, query func() (*sql.Rows, error)) (rows *sql.Rows, reset bool, err error) {
-	rows, err = query()
-	if err == nil || !strings.Contains(err.Error(), optimizerBug) {
-		return rows, false, err
-	}
-	if _, serr := conn.ExecContext(ctx, "SET disabled_optimizers = 'top_n_window_elimination'"); serr != nil {
-		return nil, false, err
-	}
-	rows, err = query()
-	return rows, true, err
-}
-
-func resetOptimizer(conn *sql.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, _ = conn.ExecContext(ctx, "RESET disabled_optimizers")
-}
-
 // Close ends the statement — DuckDB stops where the stream is — and reports
 // the error that ended it or, if none, whether the boundary it read moved.
 func (r *Rows) Close() error {
@@ -230,9 +194,6 @@ func (r *Rows) Close() error {
 	err = r.e.movedOr(r.ctx, r.p, err)
 	r.stream.Close()
 	r.p.release(r.e)
-	if r.resetOptimizer {
-		resetOptimizer(r.conn)
-	}
 	r.stopProgress()
 	r.conn.Close()
 	r.cancel()
