@@ -17,12 +17,22 @@ import (
 )
 
 // ColdFile is one Iceberg data file the planner may read, with the statistics
-// elision is proven from. A nil bound is a missing statistic, which proves nothing.
+// and footer marks elision is proven from. A nil bound is a missing statistic,
+// and a false mark an absent one: either proves nothing.
 type ColdFile struct {
 	Path                   string
 	Records                int64
 	FromMin, FromMax       *time.Time
 	VersionMin, VersionMax *uint64
+	// MaloMin and MaloMax are exact bounds of malo_id (nil where the
+	// statistic is missing or truncated).
+	MaloMin, MaloMax *string
+	// KeysUnique: the compactor proved that no resolution key (merge key +
+	// version_scope) occurs twice in the file, whatever versions it holds.
+	KeysUnique bool
+	// Superseded: every row of the file has a row of the same resolution key
+	// at a higher version in files all held by the planned snapshot.
+	Superseded bool
 }
 
 // ColdPlan is the cold tier pinned to one snapshot: the watermark recorded in

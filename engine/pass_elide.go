@@ -2,146 +2,237 @@ package engine
 
 import (
 	"context"
-	"sort"
+	"slices"
 )
 
-// coldRead is how a cold half's files are read: the runs statistics prove
-// correction-free as they are, the others resolved (or, for the raw relation,
-// as they are too).
+// coldRead is how a cold half's files are read: the runs proven free of
+// repeated keys as they are, each other run resolved on its own — by
+// exclusion where statistics and marks allow, ranked otherwise — and the
+// files a current read does not need left out.
 type coldRead struct {
-	clean []ColdFile
-	dirty []ColdFile
-	how   resolution // for dirty
-	upper []ColdFile // byExclusion: the dirty runs' files of higher versions
+	clean     []ColdFile // read as they are (for readings_versions: every file)
+	exclusion []ColdFile // every file of the runs resolved by exclusion
+	upper     []ColdFile // of those, the files of higher versions
+	ranked    []ColdFile // the runs resolved by resolution.sql's ROW_NUMBER()
+	skipped   []ColdFile // superseded files a read without ceilings leaves out
+	byMark    int        // files whose run was proven by a keys-unique mark
 }
 
-// resolution is how a cold half's dirty runs are resolved.
-type resolution uint8
+// parts are the file sets the read renders a relation of, each non-empty.
+func (r coldRead) parts() [][]ColdFile {
+	var out [][]ColdFile
+	for _, p := range [][]ColdFile{r.clean, r.exclusion, r.upper, r.ranked} {
+		if len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
-const (
-	unresolved  resolution = iota // readings_versions: every version is the answer
-	byExclusion                   // every file holds one version: keep a row unless a higher version holds its key
-	ranked                        // resolution.sql's ROW_NUMBER() over every row
-)
+// resolved are the files read through resolution.
+func (r coldRead) resolved() int { return len(r.exclusion) + len(r.ranked) }
 
-// elideOrResolve decides, for each cold half, from the planned files and
-// their statistics alone, which runs need resolution and how.
+// usesMarks reports whether the read depends on footer marks, which only a
+// per-file read can honour (iceberg_scan selects rows by statistics).
+func (r coldRead) usesMarks() bool { return r.byMark > 0 || len(r.skipped) > 0 }
+
+// elideOrResolve decides, for each cold half, from the planned files'
+// statistics and marks alone, which runs need resolution and how, and
+// moves a half iceberg_scan cannot read that way to a per-file read.
 func elideOrResolve(_ context.Context, pl *planning) error {
+	v := pl.e.view
+	ceiling := v.maxVersion != nil || v.knownAt != nil
 	for _, ref := range pl.refs {
-		if ref.cold != nil {
-			ref.cold.read = readFor(ref.cold.plan.Files, ref.rel.resolved)
-			if ref.rel.resolved {
-				pl.out.prov.ResolvedFiles += len(ref.cold.read.dirty)
-			}
+		c := ref.cold
+		if c == nil {
+			continue
+		}
+		c.read = readFor(c.plan.Files, ref.rel.resolved, ceiling)
+		pl.out.prov.ResolvedFiles += c.read.resolved()
+		if why := c.perFileReason(); why != "" {
+			c.path, c.pathNote = readParquetPath{}, why
 		}
 	}
 	return nil
 }
 
-// readFor decides how files are read for a resolved relation or a raw one.
-func readFor(files []ColdFile, resolved bool) coldRead {
-	clean, dirty := elide(files)
-	r := coldRead{clean: clean, dirty: dirty}
-	if len(dirty) == 0 || !resolved {
-		return r
+// readFor decides how files are read for a resolved relation or a raw one;
+// ceiling says a version or recorded_at ceiling filters the rows, under
+// which a superseded row can be the answer.
+func readFor(files []ColdFile, resolved, ceiling bool) coldRead {
+	if !resolved {
+		return coldRead{clean: files}
 	}
-	if _, upper, single := splitByVersion(dirty); single {
-		r.how, r.upper = byExclusion, upper
-	} else {
-		r.how = ranked
+	var r coldRead
+	var read []ColdFile
+	for _, f := range files {
+		if f.Superseded && !ceiling {
+			r.skipped = append(r.skipped, f)
+		} else {
+			read = append(read, f)
+		}
+	}
+	for _, run := range runs(read) {
+		if ok, byMark := run.clean(); ok {
+			r.clean = append(r.clean, run...)
+			r.byMark += byMark
+			continue
+		}
+		if upper, byMark, ok := run.exclusionSplit(); ok {
+			r.exclusion = append(r.exclusion, run...)
+			r.upper = append(r.upper, upper...)
+			r.byMark += byMark
+			continue
+		}
+		r.ranked = append(r.ranked, run...)
 	}
 	return r
 }
 
-// elide splits the planned cold files into those whose rows need no resolution
-// and those that do, from Iceberg statistics alone (design invariant 8):
-//
-//  1. files are grouped into runs whose "from" bounds overlap (transitively);
-//  2. a run is clean when every file in it holds a single version (min = max)
-//     and all files of the run carry that same version.
-//
-// "from" is in the merge key, so two runs that do not overlap cannot share a
-// key, and a clean run cannot hold two versions of one reading. A file missing a
-// statistic is treated as overlapping every other file and as holding many
-// versions: a missing statistic proves nothing. Partition values are never used
-// (a table repartitioned out of band could carry a field on an attribute column).
-func elide(files []ColdFile) (clean, dirty []ColdFile) {
-	for _, run := range runs(files) {
-		if run.singleVersion() {
-			clean = append(clean, run...)
-		} else {
-			dirty = append(dirty, run...)
-		}
-	}
-	return clean, dirty
-}
-
-// run is a maximal group of files whose "from" bounds overlap transitively.
+// A run is a maximal group of files whose boxes — "from" bounds by malo_id
+// bounds — overlap, transitively. The merge key holds both columns, so two
+// runs never share a resolution key: each run is resolved (or not) on its
+// own. A missing or truncated bound spans its whole axis; a file missing a
+// "from" or version bound joins every other file's run, as before malo_id
+// bounds were used: a missing statistic proves nothing (invariant 8).
+// Partition values are never used (a table repartitioned out of band could
+// carry a field on an attribute column).
 type run []ColdFile
 
-// runs groups files into runs; with any statistic missing, all files are one run.
-func runs(files []ColdFile) []run {
+// runs groups files into runs, ordered by their first file's "from".
+func runs(files []ColdFile) []run { return groupRuns(files, true) }
+
+// groupRuns groups files whose "from" bounds overlap — and, byMalo, whose
+// malo_id bounds overlap too — transitively, by a sweep over "from".
+func groupRuns(files []ColdFile, byMalo bool) []run {
 	for _, f := range files {
 		if !f.known() {
 			return []run{files}
 		}
 	}
-	known := append([]ColdFile(nil), files...)
-	sort.SliceStable(known, func(i, j int) bool { return known[i].FromMin.Before(*known[j].FromMin) })
-	var out []run
-	for i := 0; i < len(known); {
-		r := run{known[i]}
-		end := *known[i].FromMax
-		j := i + 1
-		for ; j < len(known) && !known[j].FromMin.After(end); j++ {
-			r = append(r, known[j])
-			if known[j].FromMax.After(end) {
-				end = *known[j].FromMax
+	sorted := slices.Clone(files)
+	slices.SortStableFunc(sorted, func(a, b ColdFile) int { return a.FromMin.Compare(*b.FromMin) })
+	parent := make([]int, len(sorted))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	var active []int // files whose "from" interval may still reach the next one
+	for i, f := range sorted {
+		active = slices.DeleteFunc(active, func(j int) bool { return sorted[j].FromMax.Before(*f.FromMin) })
+		for _, j := range active {
+			if !byMalo || malosOverlap(sorted[j], f) {
+				parent[find(i)] = find(j)
 			}
 		}
-		out = append(out, r)
-		i = j
+		active = append(active, i)
+	}
+	var out []run
+	at := map[int]int{} // root → its run's index in out
+	for i, f := range sorted {
+		root := find(i)
+		k, ok := at[root]
+		if !ok {
+			k = len(out)
+			at[root] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], f)
 	}
 	return out
+}
+
+// malosOverlap reports whether two files' malo_id bounds may share a value.
+func malosOverlap(a, b ColdFile) bool {
+	if a.MaloMin == nil || a.MaloMax == nil || b.MaloMin == nil || b.MaloMax == nil {
+		return true
+	}
+	return *a.MaloMin <= *b.MaloMax && *b.MaloMin <= *a.MaloMax
 }
 
 func (f ColdFile) known() bool {
 	return f.FromMin != nil && f.FromMax != nil && f.VersionMin != nil && f.VersionMax != nil
 }
 
-func (r run) singleVersion() bool {
-	if !r[0].known() {
-		return false
-	}
-	v := *r[0].VersionMin
-	for _, f := range r {
-		if !f.known() || *f.VersionMin != v || *f.VersionMax != v {
-			return false
-		}
-	}
-	return true
+// singleVersion reports whether statistics prove the file holds one version.
+func (f ColdFile) singleVersion() bool {
+	return f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
 }
 
-// splitByVersion divides dirty files for resolution by exclusion: in each run,
-// the files of the run's lowest version (the base: usually the whole window as
-// archived) and the files of higher versions (the corrections: usually small).
-// It reports false unless statistics prove that every file holds one version.
-func splitByVersion(dirty []ColdFile) (base, upper []ColdFile, ok bool) {
-	for _, r := range runs(dirty) {
-		lowest := ^uint64(0)
-		for _, f := range r {
-			if !f.known() || *f.VersionMin != *f.VersionMax {
-				return nil, nil, false
-			}
-			lowest = min(lowest, *f.VersionMin)
+// clean reports whether no resolution key can repeat in the run: one file
+// holding one version or marked keys-unique, or files all holding the same
+// single version ((merge key, version) is unique). byMark counts the files
+// only a keys-unique mark proved.
+func (r run) clean() (ok bool, byMark int) {
+	if len(r) == 1 {
+		f := r[0]
+		if f.singleVersion() {
+			return true, 0
 		}
-		for _, f := range r {
-			if *f.VersionMin == lowest {
-				base = append(base, f)
-			} else {
-				upper = append(upper, f)
-			}
+		if f.KeysUnique {
+			return true, 1
+		}
+		return false, 0
+	}
+	for _, f := range r {
+		if !f.singleVersion() || *f.VersionMin != *r[0].VersionMin {
+			return false, 0
 		}
 	}
-	return base, upper, true
+	return true, 0
+}
+
+// exclusionSplit finds, for resolution by exclusion, the run's files of
+// higher versions (upper): every version in them above every version of the
+// other files (the base), whose keys must not repeat. Then a base row is the
+// answer unless upper holds its key, and among upper's rows of a key the
+// highest version is. Of the splits that qualify it takes the smallest upper
+// (the files aggregated). byMark counts base files only a keys-unique mark
+// proved; ok is false when no split qualifies.
+func (r run) exclusionSplit() (upper []ColdFile, byMark int, ok bool) {
+	var ceilings []uint64
+	for _, f := range r {
+		if f.VersionMin == nil || f.VersionMax == nil {
+			return nil, 0, false
+		}
+		ceilings = append(ceilings, *f.VersionMax)
+	}
+	slices.Sort(ceilings)
+	ceilings = slices.Compact(ceilings)
+	for i := len(ceilings) - 2; i >= 0; i-- {
+		if upper, byMark, ok := r.splitAt(ceilings[i]); ok {
+			return upper, byMark, true
+		}
+	}
+	return nil, 0, false
+}
+
+// splitAt splits the run into the files with versions up to top (the base)
+// and those with versions all above it, if the base's keys cannot repeat.
+func (r run) splitAt(top uint64) (upper []ColdFile, byMark int, ok bool) {
+	var base []ColdFile
+	for _, f := range r {
+		switch {
+		case *f.VersionMax <= top:
+			base = append(base, f)
+		case *f.VersionMin > top:
+			upper = append(upper, f)
+		default:
+			return nil, 0, false
+		}
+	}
+	for _, sub := range runs(base) {
+		clean, marked := sub.clean()
+		if !clean {
+			return nil, 0, false
+		}
+		byMark += marked
+	}
+	return upper, byMark, true
 }

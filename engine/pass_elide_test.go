@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,16 +60,15 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 		_, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * EXCLUDE (win) FROM g WHERE version = %d ORDER BY ALL) TO '%s'`, *f.VersionMin, f.Path))
 		require.NoError(t, err)
 	}
-	clean, dirty := elide(files)
-	require.NotEmpty(t, clean, "window 1 holds one version")
-	base, upper, single := splitByVersion(dirty)
-	require.True(t, single)
-	require.Len(t, base, 2)
-	require.Len(t, upper, 4)
+	r := readFor(files, true, false)
+	require.NotEmpty(t, r.clean, "window 1 holds one version")
+	require.Empty(t, r.ranked)
+	require.Len(t, r.exclusion, 6)
+	require.Len(t, r.upper, 4)
 
 	for _, where := range []string{"", ` WHERE "version" <= 12`, ` WHERE "from" >= TIMESTAMPTZ '2026-01-01 12:00:00+00' AND "tenant" = 'T1'`} {
 		ranked := cfg.RenderResolution("(" + readParquet(cfg, files, where) + ") AS _meterstore_src")
-		excluded := readParquet(cfg, clean, where) + " UNION ALL " + resolveByExclusion(cfg, readParquet(cfg, dirty, where), readParquet(cfg, upper, where))
+		excluded := readParquet(cfg, r.clean, where) + " UNION ALL " + resolveByExclusion(cfg, readParquet(cfg, r.exclusion, where), readParquet(cfg, r.upper, where))
 		var n, onlyRanked, onlyExcluded, versions int
 		require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT
 			(SELECT count(*) FROM (%[1]s)),
@@ -80,48 +80,119 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 		require.Zero(t, onlyRanked, where)
 		require.Zero(t, onlyExcluded, where)
 	}
-	// A file holding two versions proves nothing: the ranked form is used.
+	// A base file holding two versions proves nothing: its run is ranked.
 	two := *files[0].VersionMin + 1
 	mixed := append([]ColdFile{{Path: files[0].Path, FromMin: files[0].FromMin, FromMax: files[0].FromMax, VersionMin: files[0].VersionMin, VersionMax: &two}}, files[1:]...)
-	_, dirty = elide(mixed)
-	_, _, single = splitByVersion(dirty)
-	require.False(t, single)
+	require.NotEmpty(t, readFor(mixed, true, false).ranked)
 }
 
-func TestElisionRuns(t *testing.T) {
+// layoutFile is a file of a planner test: name, "from" days lo..hi,
+// versions vmin..vmax, and options (malo bounds, marks, missing statistics).
+func layoutFile(name string, from, to int, vmin, vmax uint64, opts ...func(*ColdFile)) ColdFile {
 	day := func(d int) *time.Time { x := ts("2025-01-01T00:00:00Z").AddDate(0, 0, d); return &x }
-	v := func(x uint64) *uint64 { return &x }
-	f := func(name string, from, to int, vmin, vmax uint64) ColdFile {
-		return ColdFile{Path: name, FromMin: day(from), FromMax: day(to), VersionMin: v(vmin), VersionMax: v(vmax)}
+	f := ColdFile{Path: name, FromMin: day(from), FromMax: day(to), VersionMin: &vmin, VersionMax: &vmax}
+	for _, o := range opts {
+		o(&f)
 	}
+	return f
+}
+
+func malos(lo, hi string) func(*ColdFile) {
+	return func(f *ColdFile) { f.MaloMin, f.MaloMax = &lo, &hi }
+}
+
+func keysUnique(f *ColdFile) { f.KeysUnique = true }
+func superseded(f *ColdFile) { f.Superseded = true }
+
+func TestElisionRuns(t *testing.T) {
+	f := layoutFile
+	current := func(files ...ColdFile) coldRead { return readFor(files, true, false) }
 	// A year of daily files at distinct versions: disjoint, so nothing to resolve.
-	clean, dirty := elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
-	require.Len(t, clean, 3)
-	require.Empty(t, dirty)
+	r := current(f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3))
+	require.Len(t, r.clean, 3)
+	require.Zero(t, r.resolved())
 	// A late correction overlapping day 1 at a higher version: exactly that run resolves.
-	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3), f("fix", 1, 1, 9, 9)})
-	require.ElementsMatch(t, []string{"a", "c"}, paths(clean))
-	require.ElementsMatch(t, []string{"b", "fix"}, paths(dirty))
+	r = current(f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3), f("fix", 1, 1, 9, 9))
+	require.ElementsMatch(t, []string{"a", "c"}, paths(r.clean))
+	require.ElementsMatch(t, []string{"b", "fix"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
 	// A large window's version continued in a second file (catalog rolls a file
 	// over after a bound of row groups): same version, overlapping bounds, so
 	// still nothing to resolve; with a correction, both are the run's base.
-	clean, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("c", 2, 2, 3, 3)})
-	require.Len(t, clean, 3)
-	require.Empty(t, dirty)
-	_, dirty = elide([]ColdFile{f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("fix", 1, 1, 9, 9)})
-	base, upper, single := splitByVersion(dirty)
-	require.True(t, single)
-	require.ElementsMatch(t, []string{"b1", "b2"}, paths(base))
-	require.ElementsMatch(t, []string{"fix"}, paths(upper))
-	// A file holding two versions resolves itself.
-	_, dirty = elide([]ColdFile{f("a", 0, 0, 1, 2)})
-	require.Len(t, dirty, 1)
+	r = current(f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("c", 2, 2, 3, 3))
+	require.Len(t, r.clean, 3)
+	r = current(f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("fix", 1, 1, 9, 9))
+	require.ElementsMatch(t, []string{"b1", "b2", "fix"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
+	// A file holding two versions, unmarked, resolves itself.
+	require.Len(t, current(f("a", 0, 0, 1, 2)).ranked, 1)
 	// A missing statistic proves nothing.
 	missing := f("m", 5, 5, 1, 1)
 	missing.VersionMax = nil
-	clean, dirty = elide([]ColdFile{f("a", 0, 0, 1, 1), missing})
-	require.Empty(t, clean)
-	require.Len(t, dirty, 2)
+	r = current(f("a", 0, 0, 1, 1), missing)
+	require.Empty(t, r.clean)
+	require.Len(t, r.ranked, 2)
+}
+
+// TestElisionByMaloBounds: files that overlap on "from" but not on malo_id
+// share no key; a missing or truncated malo_id bound overlaps every other.
+func TestElisionByMaloBounds(t *testing.T) {
+	f := layoutFile
+	r := readFor([]ColdFile{f("a", 0, 9, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 9, 2, 2, malos("10000000006", "10000000009"))}, true, false)
+	require.Len(t, r.clean, 2)
+	r = readFor([]ColdFile{f("a", 0, 9, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 9, 2, 2, malos("10000000005", "10000000009"))}, true, false)
+	require.Len(t, r.exclusion, 2, "a shared malo_id bound overlaps")
+	r = readFor([]ColdFile{f("a", 0, 9, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 9, 2, 2)}, true, false)
+	require.Len(t, r.exclusion, 2, "no malo_id bound: overlaps everything")
+	// A correction of one meter dirties the files holding that meter only.
+	r = readFor([]ColdFile{
+		f("a", 0, 0, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 0, 1, 1, malos("10000000006", "10000000009")),
+		f("fix", 0, 0, 7, 7, malos("10000000007", "10000000007")),
+	}, true, false)
+	require.ElementsMatch(t, []string{"a"}, paths(r.clean))
+	require.ElementsMatch(t, []string{"b", "fix"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
+}
+
+// TestElisionByMarks: a compacted month — current files marked keys-unique,
+// split by malo_id range, and the file of the rows they supersede — and late
+// corrections into it.
+func TestElisionByMarks(t *testing.T) {
+	f := layoutFile
+	month := []ColdFile{
+		f("c1", 0, 30, 101, 3102, malos("10000000001", "10000000005"), keysUnique),
+		f("c2", 0, 30, 101, 3102, malos("10000000006", "10000000009"), keysUnique),
+		f("s", 0, 30, 101, 3101, malos("10000000001", "10000000009"), superseded),
+	}
+	// Current read: the superseded file is left out, each current file is clean.
+	r := readFor(month, true, false)
+	require.ElementsMatch(t, []string{"c1", "c2"}, paths(r.clean))
+	require.ElementsMatch(t, []string{"s"}, paths(r.skipped))
+	require.Equal(t, 2, r.byMark)
+	require.True(t, r.usesMarks())
+	// Under a version or recorded_at ceiling a superseded row can be the
+	// answer: every file is read, and the run holding the superseded file ranked.
+	r = readFor(month, true, true)
+	require.Empty(t, r.skipped)
+	require.ElementsMatch(t, []string{"c1", "c2", "s"}, paths(r.ranked))
+	// readings_versions reads every file as it is.
+	require.Len(t, readFor(month, false, false).clean, 3)
+	// A late correction at a creation-time version (above the month's newest):
+	// its run is resolved by exclusion against it alone.
+	late := f("late", 12, 12, 4001, 4001, malos("10000000007", "10000000007"))
+	r = readFor(append(slices.Clone(month), late), true, false)
+	require.ElementsMatch(t, []string{"c1"}, paths(r.clean))
+	require.ElementsMatch(t, []string{"c2", "late"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"late"}, paths(r.upper))
+	require.Empty(t, r.ranked)
+	// One whose version lies within the month's: ranked, that run only.
+	older := f("older", 12, 12, 1201, 1201, malos("10000000007", "10000000007"))
+	r = readFor(append(slices.Clone(month), older), true, false)
+	require.ElementsMatch(t, []string{"c1"}, paths(r.clean))
+	require.ElementsMatch(t, []string{"c2", "older"}, paths(r.ranked))
+	// An unmarked multi-version file proves nothing.
+	r = readFor([]ColdFile{f("c", 0, 30, 101, 3102)}, true, false)
+	require.Len(t, r.ranked, 1)
 }
 
 func paths(fs []ColdFile) []string {
@@ -130,22 +201,4 @@ func paths(fs []ColdFile) []string {
 		out = append(out, f.Path)
 	}
 	return out
-}
-
-// TestReadForDecidesPerRun: the decision elide or resolve hands render.
-func TestReadForDecidesPerRun(t *testing.T) {
-	day := func(d int) *time.Time { x := ts("2025-01-01T00:00:00Z").AddDate(0, 0, d); return &x }
-	v := func(x uint64) *uint64 { return &x }
-	f := func(name string, d int, vmin, vmax uint64) ColdFile {
-		return ColdFile{Path: name, FromMin: day(d), FromMax: day(d), VersionMin: v(vmin), VersionMax: v(vmax)}
-	}
-	files := []ColdFile{f("a", 0, 1, 1), f("b", 1, 2, 2), f("fix", 1, 9, 9)}
-	r := readFor(files, true)
-	require.Equal(t, byExclusion, r.how)
-	require.ElementsMatch(t, []string{"a"}, paths(r.clean))
-	require.ElementsMatch(t, []string{"b", "fix"}, paths(r.dirty))
-	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
-	require.Equal(t, unresolved, readFor(files, false).how, "readings_versions")
-	require.Equal(t, ranked, readFor([]ColdFile{f("a", 0, 1, 1), f("m", 0, 2, 3)}, true).how)
-	require.Empty(t, readFor([]ColdFile{f("a", 0, 1, 1)}, true).dirty)
 }

@@ -46,14 +46,14 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 	prov := &pl.out.prov
 	var parts []string
 	if c := ref.cold; c != nil {
-		sql, err := c.sql(cfg, ref.rel.resolved)
+		sql, err := c.sql(cfg)
 		if err != nil {
 			return "", nil, err
 		}
 		parts = append(parts, sql...)
 		prov.ColdPath = c.path.name()
 		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s; through %s",
-			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.name()))
+			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.name()+c.pathWhy()))
 	}
 	if h := ref.hot; h != nil {
 		rel, err := h.path.relation(ctx, pl, ref)
@@ -82,56 +82,87 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 	return strings.Join(parts, " UNION ALL "), explain, nil
 }
 
-// sql is the cold half's relations: the clean runs as they are, the dirty
-// ones resolved as decided.
-func (c *coldHalf) sql(cfg meterstore.TableConfig, resolved bool) ([]string, error) {
-	var parts []string
+// sql is the cold half's relations: the clean runs as they are, the others
+// resolved as decided — each run on its own, the runs resolved alike in one
+// relation (runs share no resolution key).
+func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
 	r := c.read
+	rel := func(files []ColdFile) (string, error) { return c.path.relation(cfg, c, files) }
+	var parts []string
 	if len(r.clean) > 0 {
-		clean, err := c.path.relation(cfg, c, r.clean)
+		clean, err := rel(r.clean)
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, clean)
 	}
-	if len(r.dirty) == 0 {
-		return parts, nil
-	}
-	dirty, err := c.path.relation(cfg, c, r.dirty)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case !resolved:
-		return append(parts, "SELECT * FROM ("+dirty+") AS _meterstore_src"), nil
-	case r.how == byExclusion:
-		upper, err := c.path.relation(cfg, c, r.upper)
+	if len(r.exclusion) > 0 {
+		all, err := rel(r.exclusion)
 		if err != nil {
 			return nil, err
 		}
-		return append(parts, resolveByExclusion(cfg, dirty, upper)), nil
+		upper, err := rel(r.upper)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, resolveByExclusion(cfg, all, upper))
 	}
-	return append(parts, cfg.RenderResolution("("+dirty+") AS _meterstore_src")), nil
+	if len(r.ranked) > 0 {
+		ranked, err := rel(r.ranked)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, cfg.RenderResolution("("+ranked+") AS _meterstore_src"))
+	}
+	return parts, nil
 }
 
-// status is the cold half's line of EXPLAIN: whether and how it is resolved.
+// share is " to X of Y files (…)" when only some of the read files are resolved.
+func (c *coldHalf) share(read int) string {
+	if c.read.resolved() == read {
+		return ""
+	}
+	return fmt.Sprintf(" to %d of %d files (runs where a key may repeat)", c.read.resolved(), read)
+}
+
+// pathWhy is the EXPLAIN note on a half moved off the engine's cold path.
+func (c *coldHalf) pathWhy() string {
+	if c.pathNote == "" {
+		return ""
+	}
+	return " (not iceberg_scan: " + c.pathNote + ")"
+}
+
+// status is the cold half's line of EXPLAIN: whether and how it is resolved,
+// and what footer marks spared.
 func (c *coldHalf) status(resolved bool) string {
 	r := c.read
-	how := "ranked"
-	if r.how == byExclusion {
-		how = fmt.Sprintf("by exclusion against the %d files of higher versions", len(r.upper))
-	}
-	switch {
-	case !resolved:
+	if !resolved {
 		return "unresolved relation"
-	case len(r.dirty) > 0 && len(r.clean) > 0:
-		return fmt.Sprintf("resolution applied to %d of %d files (runs with more than one version), %s", len(r.dirty), len(r.dirty)+len(r.clean), how)
-	case len(r.dirty) > 0:
-		return "resolution applied, " + how
-	case len(r.clean) == 0:
+	}
+	read := len(r.clean) + r.resolved()
+	exclusion := fmt.Sprintf("by exclusion against the %d files of higher versions", len(r.upper))
+	var out string
+	switch {
+	case r.resolved() == 0:
+		out = "resolution elided"
+	case len(r.ranked) == 0:
+		out = "resolution applied" + c.share(read) + ", " + exclusion
+	case len(r.exclusion) == 0:
+		out = "resolution applied" + c.share(read) + ", ranked"
+	default:
+		out = fmt.Sprintf("resolution applied%s, %d files %s, %d ranked", c.share(read), len(r.exclusion), exclusion, len(r.ranked))
+	}
+	if read == 0 && len(r.skipped) == 0 {
 		return "no files"
 	}
-	return "resolution elided"
+	if r.byMark > 0 {
+		out += fmt.Sprintf("; %d files proven by their keys-unique mark", r.byMark)
+	}
+	if len(r.skipped) > 0 {
+		out += fmt.Sprintf("; %d superseded files not read", len(r.skipped))
+	}
+	return out
 }
 
 // resolveByExclusion is resolution.sql's answer — per resolution key, the row

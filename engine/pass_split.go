@@ -15,6 +15,9 @@ type coldHalf struct {
 	plan  ColdPlan
 	path  coldPath
 	read  coldRead
+	// pathNote says why the half reads through path rather than the
+	// engine's cold path ("" when it does not).
+	pathNote string
 }
 
 // hotHalf is a reference's read of PostgreSQL: [max(lo, W), hi), from the

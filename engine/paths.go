@@ -63,7 +63,7 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 	}
 	pred, err := filePredicate(c.plan.Files, files)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("iceberg_scan: %w", err)
 	}
 	where := c.where
 	if pred != "" {
@@ -78,13 +78,13 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 }
 
 // filePredicate selects the rows of files, a subset of the planned files all,
-// by statistics: every subset elide or resolve reads is a union of whole runs
-// (clean, dirty) or of the files of some versions within runs (the base and the
-// higher versions of resolution by exclusion). Runs are disjoint on "from", so
-// a run is selected by its "from" interval, consecutive selected runs by one,
-// and some versions of a run by their versions too. Files the catalog pruned
-// hold no row of the half's filter, which the relation carries as well; so
-// the predicate selects exactly the rows of files. "" when files are all.
+// by statistics, or fails: groups of files whose "from" bounds overlap are
+// disjoint on "from", so a group is selected by its "from" interval,
+// consecutive selected groups by one, and some files of a group by their
+// versions where each file holds one version and no file left out shares
+// one. Files the catalog pruned hold no row of the half's filter, which the
+// relation carries as well; so the predicate selects exactly the rows of
+// files. "" when files are all.
 func filePredicate(all, files []ColdFile) (string, error) {
 	if len(files) == len(all) {
 		return "", nil
@@ -101,7 +101,7 @@ func filePredicate(all, files []ColdFile) (string, error) {
 			open = nil
 		}
 	}
-	for _, r := range runs(all) {
+	for _, r := range groupRuns(all, false) {
 		var members []ColdFile
 		for _, f := range r {
 			if in[f.Path] {
@@ -151,7 +151,7 @@ func fromBetween(files []ColdFile) string {
 func runVersions(r run, members []ColdFile) (string, error) {
 	for _, f := range r {
 		if !f.known() || *f.VersionMin != *f.VersionMax {
-			return "", fmt.Errorf("iceberg_scan: %s cannot be told apart from its run by statistics", f.Path)
+			return "", fmt.Errorf("%s cannot be told apart from its run by statistics", f.Path)
 		}
 	}
 	versions := map[uint64]bool{}
@@ -164,10 +164,29 @@ func runVersions(r run, members []ColdFile) (string, error) {
 	}
 	for _, f := range r {
 		if versions[*f.VersionMin] && !contains(members, f.Path) {
-			return "", fmt.Errorf("iceberg_scan: %s shares version %d with a file read apart from it", f.Path, *f.VersionMin)
+			return "", fmt.Errorf("%s shares version %d with a file read apart from it", f.Path, *f.VersionMin)
 		}
 	}
 	return fmt.Sprintf(`(%s AND "version" IN (%s))`, fromBetween(r), strings.Join(list, ", ")), nil
+}
+
+// perFileReason says why the half, planned through iceberg_scan, must read
+// its files one by one instead ("" when it need not): a read that relies on
+// footer marks, or that splits files apart which "from" and version
+// statistics cannot tell apart (runs grouped by malo_id bounds as well).
+func (c *coldHalf) perFileReason() string {
+	if _, ok := c.path.(icebergScanPath); !ok {
+		return ""
+	}
+	if c.read.usesMarks() {
+		return "the read relies on footer marks, which iceberg_scan's filters cannot express"
+	}
+	for _, files := range c.read.parts() {
+		if _, err := filePredicate(c.plan.Files, files); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 func contains(files []ColdFile, path string) bool {

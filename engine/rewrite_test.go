@@ -86,8 +86,9 @@ func (g *golden) table(t *testing.T, c ddCase) {
 }
 
 // coldFiles sets a table's snapshot and watermark (zero: nothing archived)
-// and, one per input line, its files: a name, then from=lo..hi and
-// version=v or v1..v2 (a missing one is a missing statistic). Each file is
+// and, one per input line, its files: a name, then from=lo..hi,
+// version=v or v1..v2 and malo=lo..hi (a missing one is a missing
+// statistic), and marks=keys-unique,superseded (footer marks). Each file is
 // written, empty, with the table's columns, so DuckDB can bind it.
 func (g *golden) coldFiles(t *testing.T, c ddCase) {
 	cold := g.cold[c.arg("table")]
@@ -125,6 +126,21 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 				b, err := strconv.ParseUint(hi, 10, 64)
 				require.NoError(t, err)
 				f.VersionMin, f.VersionMax = &a, &b
+			case "malo":
+				f.MaloMin, f.MaloMax = &lo, &hi
+			case "marks":
+				for _, m := range strings.Split(v, ",") {
+					switch m {
+					case "keys-unique":
+						f.KeysUnique = true
+					case "superseded":
+						f.Superseded = true
+					default:
+						t.Fatalf("line %d: unknown mark %q", c.line, m)
+					}
+				}
+			default:
+				t.Fatalf("line %d: unknown file statistic %q", c.line, k)
 			}
 		}
 		cold.files = append(cold.files, f)

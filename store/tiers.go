@@ -188,8 +188,12 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 	}
 	out := engine.ColdPlan{SnapshotID: planned, Pruned: total - len(files), MetadataLocation: c.t.Iceberg().MetadataLocation()}
 	for _, f := range files {
-		out.Files = append(out.Files, engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
-			VersionMin: f.VersionMin, VersionMax: f.VersionMax})
+		cf := engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
+			VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded}
+		if b, ok := f.TextBounds["malo_id"]; ok {
+			cf.MaloMin, cf.MaloMax = &b[0], &b[1]
+		}
+		out.Files = append(out.Files, cf)
 	}
 	return out, nil
 }
