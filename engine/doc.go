@@ -16,12 +16,37 @@
 //	 7 pin snapshot and watermark  one Iceberg snapshot and its watermark W per table, once per statement
 //	 8 split tiers                 cold [lo, min(hi, W)) with the planned files · hot [max(lo, W), hi) with
 //	                               the detached partitions · scope and ceilings in both
-//	 9 elide or resolve            per run of cold files, from statistics alone: elided, by exclusion, ranked
+//	 9 elide or resolve            per run of cold files, from statistics and footer marks: elided, by
+//	                               exclusion, ranked; superseded files left out of a current read
 //	10 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
 //	                               EXPLAIN lines, provenance
 //	tree ─json_deserialize_sql─▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
 //	after the rows: re-read W and the detached partitions; if an archival moved
 //	either while the hot tier was read, fail with ErrBoundaryMoved (Query retries).
+//
+// Elision, the proof. Resolution keeps, per resolution key (merge key +
+// version_scope), the row of the highest version; it can be skipped for rows
+// whose key occurs once. Files are grouped into runs: files whose boxes of
+// "from" bounds × malo_id bounds overlap, transitively. Both columns are in
+// the merge key, so no key spans two runs, and each run is decided alone:
+//
+//   - clean (read as it is): one file holding one version, or one file the
+//     compactor marked keys-unique (it wrote the file sorted by the key and
+//     saw no key twice), or files all of one single version — (merge key,
+//     version) is unique in the store;
+//   - by exclusion: the run splits into a base whose keys cannot repeat (its
+//     own runs clean) and upper files whose every version lies above every
+//     base version; a row is then the answer unless upper holds its key at
+//     another version, and only upper (usually a few corrections) is
+//     aggregated — a late correction into a compacted month is such a run;
+//   - ranked (resolution.sql's ROW_NUMBER()) otherwise, over that run only.
+//
+// A file marked superseded holds only rows with a higher version of their key
+// in files of the same snapshot; a current read leaves it out, but a version
+// or recorded_at ceiling can make its rows the answer, so then it is read and
+// its run resolved. A missing or truncated bound spans its axis, and a
+// missing mark proves nothing (invariant 8). TestElisionNeverHidesARepeatedKey
+// checks the rules against a brute-force fold over generated layouts.
 //
 // Resolution is rendered from the embedded resolution.sql, so the statement
 // published for foreign engines and the plan executed here cannot drift

@@ -92,9 +92,9 @@ func readFor(files []ColdFile, resolved, ceiling bool) coldRead {
 // A run is a maximal group of files whose boxes — "from" bounds by malo_id
 // bounds — overlap, transitively. The merge key holds both columns, so two
 // runs never share a resolution key: each run is resolved (or not) on its
-// own. A missing or truncated bound spans its whole axis; a file missing a
-// "from" or version bound joins every other file's run, as before malo_id
-// bounds were used: a missing statistic proves nothing (invariant 8).
+// own. A missing or truncated malo_id bound spans that axis, and a file
+// missing a "from" or version bound puts every file in one run: a missing
+// statistic proves nothing (invariant 8).
 // Partition values are never used (a table repartitioned out of band could
 // carry a field on an attribute column).
 type run []ColdFile
