@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"meterstore/internal/s3test"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -274,4 +275,103 @@ func TestArchivalCompactionAndLateCorrectionsRacing(t *testing.T) {
 	_, err = tbl.Cold().Compact(e.ctx, catalog.CompactOptions{})
 	require.NoError(t, err)
 	agree(t, e, o, "after a final compaction")
+}
+
+// Late corrections into a compacted month: the month holding several versions
+// and late corrections is compacted, then corrected late again — first at
+// creation-time versions (above any version of the month), then at the
+// versions the operator restates days at. readings, readings_versions, AsOf
+// the snapshot before compaction (with and without a version ceiling) and
+// AsKnownAt equal the oracle at every step, and the plan of the month reads
+// what the footer marks prove: no superseded file in a current read, the
+// current files as they are, a creation-time correction by exclusion.
+func TestLateCorrectionsIntoACompactedMonth(t *testing.T) {
+	f := newCompactionFixture(t, 0xC0A4)
+	o := testkit.NewOracle(f.cfg)
+	e := newEnv(t, f.first, f.cfg)
+	early, later := f.late[:len(f.late)/2], f.late[len(f.late)/2:]
+	f.late = early
+	pre, then := f.load(t, e, o)
+	cold := e.table(t).Cold()
+	beforeCompaction := cold.CurrentSnapshotID()
+	atCompaction := testkit.NewOracle(f.cfg)
+	_, err := atCompaction.RecordDeliveries(append(append(append([]testkit.Delivery{}, f.originals...), f.inWindow...), early...)...)
+	require.NoError(t, err)
+	agree(t, e, o, "before compaction")
+	scopedAnswers(t, e, o, then, pre, "before compaction")
+
+	res, err := cold.Compact(e.ctx, catalog.CompactOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Partitions, "October is closed")
+	require.Positive(t, res.Partitions[0].Superseded, "October holds several versions")
+	agree(t, e, o, "after compaction")
+	scopedAnswers(t, e, o, then, pre, "after compaction")
+	october := `SELECT count(*), sum(value) FROM ` + f.cfg.ResolvedName() + ` WHERE "from" < '2025-11-01 00:00:00+00'`
+	plan := explainCold(t, e, e.cur.st.Engine(), october)
+	require.Contains(t, plan, "resolution elided")
+	require.Contains(t, plan, "keys-unique mark")
+	require.Contains(t, plan, "superseded files not read")
+
+	creationTime := reversioned(t, later[:len(later)/2], 20251120000001)
+	out := e.appendAll(t, o, creationTime)
+	require.True(t, out.HadLateCorrections())
+	agree(t, e, o, "after late corrections at creation-time versions")
+	scopedAnswers(t, e, o, then, pre, "after late corrections at creation-time versions")
+	plan = explainCold(t, e, e.cur.st.Engine(), october)
+	require.Contains(t, plan, "by exclusion")
+	require.NotContains(t, plan, "ranked")
+	require.Contains(t, plan, "superseded files not read")
+
+	restated := later[len(later)/2:]
+	out = e.appendAll(t, o, restated)
+	require.True(t, out.HadLateCorrections())
+	agree(t, e, o, "after late corrections at restated versions")
+	scopedAnswers(t, e, o, then, pre, "after late corrections at restated versions")
+
+	// As of the snapshot before compaction, under a version ceiling that
+	// makes superseded rows current again.
+	ceiling := metering.Version{}
+	for _, d := range f.inWindow {
+		if ceiling.IsZero() || d.Series.Version.Compare(ceiling) < 0 {
+			ceiling = d.Series.Version
+		}
+	}
+	mv := ceiling.Uint64()
+	w, err := cold.WatermarkAt(e.ctx, beforeCompaction)
+	require.NoError(t, err)
+	require.Equal(t, oracleSumCount(atCompaction.With(testkit.Ceiling{MaxVersion: mv}), w),
+		sumCount(t, e, e.cur.st.Engine().AsOf(beforeCompaction, &mv), f.cfg.ResolvedName()), "as of the snapshot before compaction, versions ≤ %d", mv)
+	now := cold.CurrentSnapshotID()
+	require.Equal(t, oracleSumCount(o.With(testkit.Ceiling{MaxVersion: mv}), e.watermark(t)),
+		sumCount(t, e, e.cur.st.Engine().AsOf(now, &mv), f.cfg.ResolvedName()), "as of the current snapshot, versions ≤ %d", mv)
+	plan = explainCold(t, e, e.cur.st.Engine().AsOf(now, &mv), october)
+	require.NotContains(t, plan, "superseded files not read", "a version ceiling reads the superseded file")
+}
+
+// explainCold is the cold line of EXPLAIN of q on eng.
+func explainCold(t testing.TB, e *env, eng *engine.Engine, q string) string {
+	t.Helper()
+	text, err := eng.Explain(e.ctx, q)
+	require.NoError(t, err)
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "cold:") {
+			return l
+		}
+	}
+	t.Fatalf("no cold line in EXPLAIN:\n%s", text)
+	return ""
+}
+
+// reversioned copies deliveries with distinct versions from first on: a
+// creation-time version above any the month holds.
+func reversioned(t testing.TB, ds []testkit.Delivery, first uint64) []testkit.Delivery {
+	t.Helper()
+	out := make([]testkit.Delivery, len(ds))
+	for i, d := range ds {
+		v, err := metering.NewVersion(first + uint64(i))
+		require.NoError(t, err)
+		d.Series.Version = v
+		out[i] = d
+	}
+	return out
 }
