@@ -32,8 +32,8 @@ func TestElisionNeverHidesARepeatedKey(t *testing.T) {
 			r := readFor(files, true, q.ceiling())
 			got := l.carryOut(r, q)
 			want := l.fold(q)
-			require.Equal(t, want, got, "seed %d, read %+v\n%s\ndecision: clean %v, exclusion %v (upper %v), ranked %v, skipped %v",
-				seed, q, l, paths(r.clean), paths(r.exclusion), paths(r.upper), paths(r.ranked), paths(r.skipped))
+			require.Equal(t, want, got, "seed %d, read %+v\n%s\ndecision: clean %v, base %v, upper %v (clean %v), ranked %v, skipped %v",
+				seed, q, l, paths(r.clean), paths(r.base), paths(r.upper), r.upperClean, paths(r.ranked), paths(r.skipped))
 			raw := l.carryOut(readFor(files, false, q.ceiling()), q)
 			require.Equal(t, l.visible(q), raw, "seed %d: readings_versions", seed)
 			seen.count(r)
@@ -54,7 +54,7 @@ func (s *planFeatures) count(r coldRead) {
 	for _, c := range []struct {
 		n   *int
 		hit bool
-	}{{&s.clean, len(r.clean) > 0}, {&s.byMark, r.byMark > 0}, {&s.exclusion, len(r.exclusion) > 0},
+	}{{&s.clean, len(r.clean) > 0}, {&s.byMark, r.byMark > 0}, {&s.exclusion, len(r.base) > 0},
 		{&s.ranked, len(r.ranked) > 0}, {&s.skipped, len(r.skipped) > 0}} {
 		if c.hit {
 			*c.n++
@@ -347,20 +347,26 @@ func (l *layout) rowsOf(files []ColdFile, q layoutRead) []layoutRow {
 }
 
 // carryOut is what the rendered SQL computes for a decision, row by row:
-// clean files as they are, exclusion (a row stays unless the files of higher
-// versions hold its key at another version), the ranked runs' newest row per
-// key; skipped files not at all.
+// clean files as they are; exclusion — a base row unless the files of higher
+// versions hold its key, and those files' rows as they are (upperClean) or
+// their newest per key; the ranked runs' newest row per key; skipped files
+// not at all.
 func (l *layout) carryOut(r coldRead, q layoutRead) []layoutRow {
 	out := l.rowsOf(r.clean, q)
-	newer := map[[3]int]uint64{}
-	for _, u := range l.rowsOf(r.upper, q) {
-		newer[u.key()] = max(newer[u.key()], u.version)
+	upper := l.rowsOf(r.upper, q)
+	newer := map[[3]int]bool{}
+	for _, u := range upper {
+		newer[u.key()] = true
 	}
-	for _, x := range l.rowsOf(r.exclusion, q) {
-		if v, ok := newer[x.key()]; !ok || x.version == v {
+	for _, x := range l.rowsOf(r.base, q) {
+		if !newer[x.key()] {
 			out = append(out, x)
 		}
 	}
+	if !r.upperClean {
+		upper = newestPerKey(upper)
+	}
+	out = append(out, upper...)
 	out = append(out, newestPerKey(l.rowsOf(r.ranked, q))...)
 	return sortedRows(out)
 }

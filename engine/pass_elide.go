@@ -10,18 +10,21 @@ import (
 // exclusion where statistics and marks allow, ranked otherwise — and the
 // files a current read does not need left out.
 type coldRead struct {
-	clean     []ColdFile // read as they are (for readings_versions: every file)
-	exclusion []ColdFile // every file of the runs resolved by exclusion
-	upper     []ColdFile // of those, the files of higher versions
-	ranked    []ColdFile // the runs resolved by resolution.sql's ROW_NUMBER()
-	skipped   []ColdFile // superseded files a read without ceilings leaves out
-	byMark    int        // files whose run was proven by a keys-unique mark
+	clean []ColdFile // read as they are (for readings_versions: every file)
+	// The runs resolved by exclusion: base, files whose keys cannot repeat,
+	// and upper, files whose every version lies above base's; upperClean
+	// when upper's keys cannot repeat either.
+	base, upper []ColdFile
+	upperClean  bool
+	ranked      []ColdFile // the runs resolved by resolution.sql's ROW_NUMBER()
+	skipped     []ColdFile // superseded files a read without ceilings leaves out
+	byMark      int        // files whose run was proven by a keys-unique mark
 }
 
 // parts are the file sets the read renders a relation of, each non-empty.
 func (r coldRead) parts() [][]ColdFile {
 	var out [][]ColdFile
-	for _, p := range [][]ColdFile{r.clean, r.exclusion, r.upper, r.ranked} {
+	for _, p := range [][]ColdFile{r.clean, r.base, r.upper, r.ranked} {
 		if len(p) > 0 {
 			out = append(out, p)
 		}
@@ -30,7 +33,7 @@ func (r coldRead) parts() [][]ColdFile {
 }
 
 // resolved are the files read through resolution.
-func (r coldRead) resolved() int { return len(r.exclusion) + len(r.ranked) }
+func (r coldRead) resolved() int { return len(r.base) + len(r.upper) + len(r.ranked) }
 
 // usesMarks reports whether the read depends on footer marks, which only a
 // per-file read can honour (iceberg_scan selects rows by statistics).
@@ -63,7 +66,7 @@ func readFor(files []ColdFile, resolved, ceiling bool) coldRead {
 	if !resolved {
 		return coldRead{clean: files}
 	}
-	var r coldRead
+	r := coldRead{upperClean: true}
 	var read []ColdFile
 	for _, f := range files {
 		if f.Superseded && !ceiling {
@@ -78,10 +81,12 @@ func readFor(files []ColdFile, resolved, ceiling bool) coldRead {
 			r.byMark += byMark
 			continue
 		}
-		if upper, byMark, ok := run.exclusionSplit(); ok {
-			r.exclusion = append(r.exclusion, run...)
+		if base, upper, byMark, ok := run.exclusionSplit(); ok {
+			r.base = append(r.base, base...)
 			r.upper = append(r.upper, upper...)
 			r.byMark += byMark
+			clean, _ := cleanSet(upper)
+			r.upperClean = r.upperClean && clean
 			continue
 		}
 		r.ranked = append(r.ranked, run...)
@@ -188,35 +193,35 @@ func (r run) clean() (ok bool, byMark int) {
 	return true, 0
 }
 
-// exclusionSplit finds, for resolution by exclusion, the run's files of
-// higher versions (upper): every version in them above every version of the
-// other files (the base), whose keys must not repeat. Then a base row is the
+// exclusionSplit splits a run, for resolution by exclusion, into upper,
+// files whose every version lies above every version of the others, and
+// base, those others, whose keys must not repeat. Then a base row is the
 // answer unless upper holds its key, and among upper's rows of a key the
 // highest version is. Of the splits that qualify it takes the smallest upper
-// (the files aggregated). byMark counts base files only a keys-unique mark
-// proved; ok is false when no split qualifies.
-func (r run) exclusionSplit() (upper []ColdFile, byMark int, ok bool) {
+// (the files whose keys every base row is checked against). byMark counts
+// base files only a keys-unique mark proved; ok is false when no split
+// qualifies.
+func (r run) exclusionSplit() (base, upper []ColdFile, byMark int, ok bool) {
 	var ceilings []uint64
 	for _, f := range r {
 		if f.VersionMin == nil || f.VersionMax == nil {
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 		ceilings = append(ceilings, *f.VersionMax)
 	}
 	slices.Sort(ceilings)
 	ceilings = slices.Compact(ceilings)
 	for i := len(ceilings) - 2; i >= 0; i-- {
-		if upper, byMark, ok := r.splitAt(ceilings[i]); ok {
-			return upper, byMark, true
+		if base, upper, byMark, ok := r.splitAt(ceilings[i]); ok {
+			return base, upper, byMark, true
 		}
 	}
-	return nil, 0, false
+	return nil, nil, 0, false
 }
 
 // splitAt splits the run into the files with versions up to top (the base)
 // and those with versions all above it, if the base's keys cannot repeat.
-func (r run) splitAt(top uint64) (upper []ColdFile, byMark int, ok bool) {
-	var base []ColdFile
+func (r run) splitAt(top uint64) (base, upper []ColdFile, byMark int, ok bool) {
 	for _, f := range r {
 		switch {
 		case *f.VersionMax <= top:
@@ -224,15 +229,25 @@ func (r run) splitAt(top uint64) (upper []ColdFile, byMark int, ok bool) {
 		case *f.VersionMin > top:
 			upper = append(upper, f)
 		default:
-			return nil, 0, false
+			return nil, nil, 0, false
 		}
 	}
-	for _, sub := range runs(base) {
+	clean, byMark := cleanSet(base)
+	if !clean {
+		return nil, nil, 0, false
+	}
+	return base, upper, byMark, true
+}
+
+// cleanSet reports whether no resolution key can repeat among files: each
+// of their own runs clean. byMark counts the files only a keys-unique mark proved.
+func cleanSet(files []ColdFile) (ok bool, byMark int) {
+	for _, sub := range runs(files) {
 		clean, marked := sub.clean()
 		if !clean {
-			return nil, 0, false
+			return false, 0
 		}
 		byMark += marked
 	}
-	return upper, byMark, true
+	return true, byMark
 }

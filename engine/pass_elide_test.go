@@ -60,26 +60,35 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 		_, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT * EXCLUDE (win) FROM g WHERE version = %d ORDER BY ALL) TO '%s'`, *f.VersionMin, f.Path))
 		require.NoError(t, err)
 	}
+	agree := func(files []ColdFile, r coldRead) {
+		for _, where := range []string{"", ` WHERE "version" <= 12`, ` WHERE "from" >= TIMESTAMPTZ '2026-01-01 12:00:00+00' AND "tenant" = 'T1'`} {
+			ranked := cfg.RenderResolution("(" + readParquet(cfg, files, where) + ") AS _meterstore_src")
+			excluded := readParquet(cfg, r.clean, where) + " UNION ALL " + resolveByExclusion(cfg, readParquet(cfg, r.base, where), readParquet(cfg, r.upper, where), r.upperClean)
+			var n, onlyRanked, onlyExcluded, versions int
+			require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT
+				(SELECT count(*) FROM (%[1]s)),
+				(SELECT count(*) FROM ((%[1]s) EXCEPT ALL (%[2]s))),
+				(SELECT count(*) FROM ((%[2]s) EXCEPT ALL (%[1]s))),
+				(SELECT count(DISTINCT version) FROM (%[2]s))`, ranked, excluded)).Scan(&n, &onlyRanked, &onlyExcluded, &versions))
+			require.Greater(t, n, 1000, where)
+			require.Greater(t, versions, 2, "the answer mixes versions: %s", where)
+			require.Zero(t, onlyRanked, where)
+			require.Zero(t, onlyExcluded, where)
+		}
+	}
 	r := readFor(files, true, false)
 	require.NotEmpty(t, r.clean, "window 1 holds one version")
 	require.Empty(t, r.ranked)
-	require.Len(t, r.exclusion, 6)
+	require.Len(t, r.base, 2)
 	require.Len(t, r.upper, 4)
-
-	for _, where := range []string{"", ` WHERE "version" <= 12`, ` WHERE "from" >= TIMESTAMPTZ '2026-01-01 12:00:00+00' AND "tenant" = 'T1'`} {
-		ranked := cfg.RenderResolution("(" + readParquet(cfg, files, where) + ") AS _meterstore_src")
-		excluded := readParquet(cfg, r.clean, where) + " UNION ALL " + resolveByExclusion(cfg, readParquet(cfg, r.exclusion, where), readParquet(cfg, r.upper, where))
-		var n, onlyRanked, onlyExcluded, versions int
-		require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT
-			(SELECT count(*) FROM (%[1]s)),
-			(SELECT count(*) FROM ((%[1]s) EXCEPT ALL (%[2]s))),
-			(SELECT count(*) FROM ((%[2]s) EXCEPT ALL (%[1]s))),
-			(SELECT count(DISTINCT version) FROM (%[2]s))`, ranked, excluded)).Scan(&n, &onlyRanked, &onlyExcluded, &versions))
-		require.Greater(t, n, 1000, where)
-		require.Greater(t, versions, 2, "the answer mixes versions: %s", where)
-		require.Zero(t, onlyRanked, where)
-		require.Zero(t, onlyExcluded, where)
-	}
+	require.False(t, r.upperClean, "two versions of a key among the corrections")
+	agree(files, r)
+	// One correction version per window: the corrections are read as they are.
+	oneFix := slices.DeleteFunc(slices.Clone(files), func(f ColdFile) bool { return *f.VersionMin%10 == 3 })
+	r = readFor(oneFix, true, false)
+	require.Len(t, r.upper, 2)
+	require.True(t, r.upperClean)
+	agree(oneFix, r)
 	// A base file holding two versions proves nothing: its run is ranked.
 	two := *files[0].VersionMin + 1
 	mixed := append([]ColdFile{{Path: files[0].Path, FromMin: files[0].FromMin, FromMax: files[0].FromMax, VersionMin: files[0].VersionMin, VersionMax: &two}}, files[1:]...)
@@ -114,15 +123,16 @@ func TestElisionRuns(t *testing.T) {
 	// A late correction overlapping day 1 at a higher version: exactly that run resolves.
 	r = current(f("a", 0, 0, 1, 1), f("b", 1, 1, 2, 2), f("c", 2, 2, 3, 3), f("fix", 1, 1, 9, 9))
 	require.ElementsMatch(t, []string{"a", "c"}, paths(r.clean))
-	require.ElementsMatch(t, []string{"b", "fix"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"b"}, paths(r.base))
 	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
+	require.True(t, r.upperClean)
 	// A large window's version continued in a second file (catalog rolls a file
 	// over after a bound of row groups): same version, overlapping bounds, so
 	// still nothing to resolve; with a correction, both are the run's base.
 	r = current(f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("c", 2, 2, 3, 3))
 	require.Len(t, r.clean, 3)
 	r = current(f("b1", 1, 1, 2, 2), f("b2", 1, 1, 2, 2), f("fix", 1, 1, 9, 9))
-	require.ElementsMatch(t, []string{"b1", "b2", "fix"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"b1", "b2"}, paths(r.base))
 	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
 	// A file holding two versions, unmarked, resolves itself.
 	require.Len(t, current(f("a", 0, 0, 1, 2)).ranked, 1)
@@ -141,16 +151,16 @@ func TestElisionByMaloBounds(t *testing.T) {
 	r := readFor([]ColdFile{f("a", 0, 9, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 9, 2, 2, malos("10000000006", "10000000009"))}, true, false)
 	require.Len(t, r.clean, 2)
 	r = readFor([]ColdFile{f("a", 0, 9, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 9, 2, 2, malos("10000000005", "10000000009"))}, true, false)
-	require.Len(t, r.exclusion, 2, "a shared malo_id bound overlaps")
+	require.Len(t, r.base, 1, "a shared malo_id bound overlaps")
 	r = readFor([]ColdFile{f("a", 0, 9, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 9, 2, 2)}, true, false)
-	require.Len(t, r.exclusion, 2, "no malo_id bound: overlaps everything")
+	require.Len(t, r.base, 1, "no malo_id bound: overlaps everything")
 	// A correction of one meter dirties the files holding that meter only.
 	r = readFor([]ColdFile{
 		f("a", 0, 0, 1, 1, malos("10000000001", "10000000005")), f("b", 0, 0, 1, 1, malos("10000000006", "10000000009")),
 		f("fix", 0, 0, 7, 7, malos("10000000007", "10000000007")),
 	}, true, false)
 	require.ElementsMatch(t, []string{"a"}, paths(r.clean))
-	require.ElementsMatch(t, []string{"b", "fix"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"b"}, paths(r.base))
 	require.ElementsMatch(t, []string{"fix"}, paths(r.upper))
 }
 
@@ -182,7 +192,7 @@ func TestElisionByMarks(t *testing.T) {
 	late := f("late", 12, 12, 4001, 4001, malos("10000000007", "10000000007"))
 	r = readFor(append(slices.Clone(month), late), true, false)
 	require.ElementsMatch(t, []string{"c1"}, paths(r.clean))
-	require.ElementsMatch(t, []string{"c2", "late"}, paths(r.exclusion))
+	require.ElementsMatch(t, []string{"c2"}, paths(r.base))
 	require.ElementsMatch(t, []string{"late"}, paths(r.upper))
 	require.Empty(t, r.ranked)
 	// One whose version lies within the month's: ranked, that run only.

@@ -96,8 +96,8 @@ func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
 		}
 		parts = append(parts, clean)
 	}
-	if len(r.exclusion) > 0 {
-		all, err := rel(r.exclusion)
+	if len(r.base) > 0 {
+		base, err := rel(r.base)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +105,7 @@ func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, resolveByExclusion(cfg, all, upper))
+		parts = append(parts, resolveByExclusion(cfg, base, upper, r.upperClean))
 	}
 	if len(r.ranked) > 0 {
 		ranked, err := rel(r.ranked)
@@ -148,10 +148,10 @@ func (c *coldHalf) status(resolved bool) string {
 		out = "resolution elided"
 	case len(r.ranked) == 0:
 		out = "resolution applied" + c.share(read) + ", " + exclusion
-	case len(r.exclusion) == 0:
+	case len(r.base) == 0:
 		out = "resolution applied" + c.share(read) + ", ranked"
 	default:
-		out = fmt.Sprintf("resolution applied%s, %d files %s, %d ranked", c.share(read), len(r.exclusion), exclusion, len(r.ranked))
+		out = fmt.Sprintf("resolution applied%s, %d files %s, %d ranked", c.share(read), len(r.base)+len(r.upper), exclusion, len(r.ranked))
 	}
 	if read == 0 && len(r.skipped) == 0 {
 		return "no files"
@@ -166,28 +166,28 @@ func (c *coldHalf) status(resolved bool) string {
 }
 
 // resolveByExclusion is resolution.sql's answer — per resolution key, the row
-// of the highest version — for runs of single-version files, computed without
-// ranking every row: a row is kept unless a file of a higher version in its run
-// holds its key, and only those (small) correction files are aggregated. A hash
-// join against them costs a fraction of ROW_NUMBER() over every row of the
-// window. Exact because (merge key, version) is unique, so a key's highest
-// version is one row; tested against the rendered resolution.sql on generated
-// data (TestResolutionByExclusionMatchesResolutionSQL).
-func resolveByExclusion(cfg meterstore.TableConfig, all, upper string) string {
+// of the highest version — for runs split into a base whose keys cannot repeat
+// and upper files whose versions all lie above the base's, computed without
+// ranking every row: a base row is the answer unless upper holds its key (an
+// anti join against upper's keys, which are few: the corrections), and
+// upper's rows are resolved among themselves — as they are when upperClean
+// says their keys cannot repeat either. The anti join costs a fraction of
+// ROW_NUMBER() over every row of the window. Tested against the rendered
+// resolution.sql on generated data (TestResolutionByExclusionMatchesResolutionSQL).
+func resolveByExclusion(cfg meterstore.TableConfig, base, upper string, upperClean bool) string {
 	key := cfg.ResolutionKey()
-	cols := cfg.ColumnNames()
-	proj := make([]string, len(cols))
-	for i, c := range cols {
-		proj[i] = "_meterstore_row." + meterstore.QuoteIdent(c)
-	}
 	on := make([]string, len(key))
 	for i, k := range key {
 		q := meterstore.QuoteIdent(k)
 		on[i] = fmt.Sprintf("_meterstore_row.%s IS NOT DISTINCT FROM _meterstore_newer.%s", q, q)
 	}
-	return fmt.Sprintf(`SELECT %s FROM (%s) AS _meterstore_row
-LEFT JOIN (SELECT %s, max("version") AS _meterstore_newest FROM (%s) GROUP BY %s) AS _meterstore_newer
+	newer := upper
+	if !upperClean {
+		newer = cfg.RenderResolution("(" + upper + ") AS _meterstore_src")
+	}
+	return fmt.Sprintf(`SELECT * FROM (%s) AS _meterstore_row
+ANTI JOIN (SELECT %s FROM (%s)) AS _meterstore_newer
 ON %s
-WHERE _meterstore_newer._meterstore_newest IS NULL OR _meterstore_row."version" = _meterstore_newer._meterstore_newest`,
-		strings.Join(proj, ", "), all, meterstore.QuoteIdents(key), upper, meterstore.QuoteIdents(key), strings.Join(on, " AND "))
+UNION ALL SELECT * FROM (%s)`,
+		base, meterstore.QuoteIdents(key), upper, strings.Join(on, " AND "), newer)
 }
