@@ -63,7 +63,7 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, objectstore); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, objectstore); empty runs all")
 	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
 	flag.Parse()
 	for _, s := range strings.Split(o.rss, ",") {
@@ -192,7 +192,8 @@ func run(ctx context.Context, o options) error {
 	}
 	measures := []measure{{"ingest", b.ingest, false}, {"storage", b.storage, true}, {"cold", b.coldAggregate, false},
 		{"balancing-day", b.balancingDay, false}, {"hot", b.hotScan, false}, {"single-meter", b.singleMeter, true},
-		{"monthly", b.monthlySum, true}, {"udf", b.udfCost, false}, {"archival", b.archival, false}, {"extensions", b.extensionPaths, false}}
+		{"monthly", b.monthlySum, true}, {"udf", b.udfCost, false}, {"archival", b.archival, false}, {"extensions", b.extensionPaths, false},
+		{"compaction", b.compaction, false}}
 	if o.objectStore == "also" {
 		measures = append(measures, measure{"objectstore", b.objectStore, false})
 	}
