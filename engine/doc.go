@@ -17,7 +17,7 @@
 //	 8 split tiers                 cold [lo, min(hi, W)) with the planned files · hot [max(lo, W), hi) with
 //	                               the detached partitions · scope and ceilings in both
 //	 9 elide or resolve            per run of cold files, from statistics and footer marks: elided, by
-//	                               exclusion, ranked; superseded files left out of a current read
+//	                               exclusion, by merge, ranked; superseded files left out of a current read
 //	10 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
 //	                               EXPLAIN lines, provenance
 //	tree ─json_deserialize_sql─▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
@@ -36,9 +36,15 @@
 //     version) is unique in the store;
 //   - by exclusion: the run splits into a base whose keys cannot repeat (its
 //     own runs clean) and upper files whose every version lies above every
-//     base version; a row is then the answer unless upper holds its key at
-//     another version, and only upper (usually a few corrections) is
-//     aggregated — a late correction into a compacted month is such a run;
+//     base version; a base row is then the answer unless upper holds its
+//     key, and only upper's keys (usually a few corrections) are checked
+//     against — a late correction at a creation-time version into a
+//     compacted month is such a run;
+//   - by merge: a base whose keys cannot repeat holds most rows, the other
+//     files any versions; a base row is the answer unless the others hold
+//     its key, and only the rows of the keys they hold are ranked — a late
+//     correction restating a compacted month at its days' versions, or the
+//     superseded file read under a ceiling;
 //   - ranked (resolution.sql's ROW_NUMBER()) otherwise, over that run only.
 //
 // A file marked superseded holds only rows with a higher version of their key

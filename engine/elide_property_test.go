@@ -32,8 +32,8 @@ func TestElisionNeverHidesARepeatedKey(t *testing.T) {
 			r := readFor(files, true, q.ceiling())
 			got := l.carryOut(r, q)
 			want := l.fold(q)
-			require.Equal(t, want, got, "seed %d, read %+v\n%s\ndecision: clean %v, base %v, upper %v (clean %v), ranked %v, skipped %v",
-				seed, q, l, paths(r.clean), paths(r.base), paths(r.upper), r.upperClean, paths(r.ranked), paths(r.skipped))
+			require.Equal(t, want, got, "seed %d, read %+v\n%s\ndecision: clean %v, base %v, upper %v (clean %v), merge %v with %v, ranked %v, skipped %v",
+				seed, q, l, paths(r.clean), paths(r.base), paths(r.upper), r.upperClean, paths(r.mergeBase), paths(r.mergeOther), paths(r.ranked), paths(r.skipped))
 			raw := l.carryOut(readFor(files, false, q.ceiling()), q)
 			require.Equal(t, l.visible(q), raw, "seed %d: readings_versions", seed)
 			seen.count(r)
@@ -42,19 +42,19 @@ func TestElisionNeverHidesARepeatedKey(t *testing.T) {
 	t.Logf("decisions seen: %+v", seen)
 	// The generator reaches every kind of decision, or the test proves little.
 	for name, n := range map[string]int{"clean": seen.clean, "clean by mark": seen.byMark, "exclusion": seen.exclusion,
-		"ranked": seen.ranked, "skipped": seen.skipped} {
+		"merge": seen.merge, "ranked": seen.ranked, "skipped": seen.skipped} {
 		require.Greater(t, n, layouts/20, name)
 	}
 }
 
 // planFeatures counts the reads whose decision had each part.
-type planFeatures struct{ clean, byMark, exclusion, ranked, skipped int }
+type planFeatures struct{ clean, byMark, exclusion, merge, ranked, skipped int }
 
 func (s *planFeatures) count(r coldRead) {
 	for _, c := range []struct {
 		n   *int
 		hit bool
-	}{{&s.clean, len(r.clean) > 0}, {&s.byMark, r.byMark > 0}, {&s.exclusion, len(r.base) > 0},
+	}{{&s.clean, len(r.clean) > 0}, {&s.byMark, r.byMark > 0}, {&s.exclusion, len(r.base) > 0}, {&s.merge, len(r.mergeBase) > 0},
 		{&s.ranked, len(r.ranked) > 0}, {&s.skipped, len(r.skipped) > 0}} {
 		if c.hit {
 			*c.n++
@@ -349,8 +349,9 @@ func (l *layout) rowsOf(files []ColdFile, q layoutRead) []layoutRow {
 // carryOut is what the rendered SQL computes for a decision, row by row:
 // clean files as they are; exclusion — a base row unless the files of higher
 // versions hold its key, and those files' rows as they are (upperClean) or
-// their newest per key; the ranked runs' newest row per key; skipped files
-// not at all.
+// their newest per key; merge — a base row unless the other files hold its
+// key, and the newest per key of the rest; the ranked runs' newest row per
+// key; skipped files not at all.
 func (l *layout) carryOut(r coldRead, q layoutRead) []layoutRow {
 	out := l.rowsOf(r.clean, q)
 	upper := l.rowsOf(r.upper, q)
@@ -367,6 +368,19 @@ func (l *layout) carryOut(r coldRead, q layoutRead) []layoutRow {
 		upper = newestPerKey(upper)
 	}
 	out = append(out, upper...)
+	other := l.rowsOf(r.mergeOther, q)
+	contested := map[[3]int]bool{}
+	for _, o := range other {
+		contested[o.key()] = true
+	}
+	for _, x := range l.rowsOf(r.mergeBase, q) {
+		if contested[x.key()] {
+			other = append(other, x)
+		} else {
+			out = append(out, x)
+		}
+	}
+	out = append(out, newestPerKey(other)...)
 	out = append(out, newestPerKey(l.rowsOf(r.ranked, q))...)
 	return sortedRows(out)
 }

@@ -1,14 +1,15 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 )
 
 // coldRead is how a cold half's files are read: the runs proven free of
 // repeated keys as they are, each other run resolved on its own — by
-// exclusion where statistics and marks allow, ranked otherwise — and the
-// files a current read does not need left out.
+// exclusion or by merge where statistics and marks allow, ranked otherwise —
+// and the files a current read does not need left out.
 type coldRead struct {
 	clean []ColdFile // read as they are (for readings_versions: every file)
 	// The runs resolved by exclusion: base, files whose keys cannot repeat,
@@ -16,15 +17,18 @@ type coldRead struct {
 	// when upper's keys cannot repeat either.
 	base, upper []ColdFile
 	upperClean  bool
-	ranked      []ColdFile // the runs resolved by resolution.sql's ROW_NUMBER()
-	skipped     []ColdFile // superseded files a read without ceilings leaves out
-	byMark      int        // files whose run was proven by a keys-unique mark
+	// The runs resolved by merge: mergeBase, files whose keys cannot repeat,
+	// and mergeOther, fewer rows of any versions.
+	mergeBase, mergeOther []ColdFile
+	ranked                []ColdFile // the runs resolved by resolution.sql's ROW_NUMBER()
+	skipped               []ColdFile // superseded files a read without ceilings leaves out
+	byMark                int        // files whose run was proven by a keys-unique mark
 }
 
 // parts are the file sets the read renders a relation of, each non-empty.
 func (r coldRead) parts() [][]ColdFile {
 	var out [][]ColdFile
-	for _, p := range [][]ColdFile{r.clean, r.base, r.upper, r.ranked} {
+	for _, p := range [][]ColdFile{r.clean, r.base, r.upper, r.mergeBase, r.mergeOther, r.ranked} {
 		if len(p) > 0 {
 			out = append(out, p)
 		}
@@ -33,7 +37,9 @@ func (r coldRead) parts() [][]ColdFile {
 }
 
 // resolved are the files read through resolution.
-func (r coldRead) resolved() int { return len(r.base) + len(r.upper) + len(r.ranked) }
+func (r coldRead) resolved() int {
+	return len(r.base) + len(r.upper) + len(r.mergeBase) + len(r.mergeOther) + len(r.ranked)
+}
 
 // usesMarks reports whether the read depends on footer marks, which only a
 // per-file read can honour (iceberg_scan selects rows by statistics).
@@ -51,6 +57,7 @@ func elideOrResolve(_ context.Context, pl *planning) error {
 			continue
 		}
 		c.read = readFor(c.plan.Files, ref.rel.resolved, ceiling)
+		pl.out.prov.ColdFiles -= len(c.read.skipped)
 		pl.out.prov.ResolvedFiles += c.read.resolved()
 		if why := c.perFileReason(); why != "" {
 			c.path, c.pathNote = readParquetPath{}, why
@@ -87,6 +94,12 @@ func readFor(files []ColdFile, resolved, ceiling bool) coldRead {
 			r.byMark += byMark
 			clean, _ := cleanSet(upper)
 			r.upperClean = r.upperClean && clean
+			continue
+		}
+		if base, other, byMark, ok := run.mergeSplit(); ok {
+			r.mergeBase = append(r.mergeBase, base...)
+			r.mergeOther = append(r.mergeOther, other...)
+			r.byMark += byMark
 			continue
 		}
 		r.ranked = append(r.ranked, run...)
@@ -237,6 +250,31 @@ func (r run) splitAt(top uint64) (base, upper []ColdFile, byMark int, ok bool) {
 		return nil, nil, 0, false
 	}
 	return base, upper, byMark, true
+}
+
+// mergeSplit splits a run, for resolution by merge, into a base whose keys
+// cannot repeat — the largest files first, as long as that holds — and the
+// other files, whatever their versions, holding fewer rows than the base.
+// Then a base row whose key the others do not hold is the answer, and the
+// rest (the base rows of the others' keys, and the others' rows) is ranked:
+// a few rows where the versions are not ordered by file, as for late
+// corrections restating a compacted month at the versions of its days.
+// byMark counts base files only a keys-unique mark proved.
+func (r run) mergeSplit() (base, other []ColdFile, byMark int, ok bool) {
+	bySize := slices.SortedStableFunc(slices.Values(r), func(a, b ColdFile) int { return cmp.Compare(b.Records, a.Records) })
+	var baseRows, otherRows int64
+	for _, f := range bySize {
+		if clean, _ := cleanSet(append(slices.Clone(base), f)); clean {
+			base, baseRows = append(base, f), baseRows+f.Records
+		} else {
+			other, otherRows = append(other, f), otherRows+f.Records
+		}
+	}
+	if len(base) == 0 || len(other) == 0 || otherRows > baseRows {
+		return nil, nil, 0, false
+	}
+	_, byMark = cleanSet(base)
+	return base, other, byMark, true
 }
 
 // cleanSet reports whether no resolution key can repeat among files: each

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +64,9 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 	agree := func(files []ColdFile, r coldRead) {
 		for _, where := range []string{"", ` WHERE "version" <= 12`, ` WHERE "from" >= TIMESTAMPTZ '2026-01-01 12:00:00+00' AND "tenant" = 'T1'`} {
 			ranked := cfg.RenderResolution("(" + readParquet(cfg, files, where) + ") AS _meterstore_src")
-			excluded := readParquet(cfg, r.clean, where) + " UNION ALL " + resolveByExclusion(cfg, readParquet(cfg, r.base, where), readParquet(cfg, r.upper, where), r.upperClean)
+			parts, err := (&coldHalf{where: where, read: r, path: readParquetPath{}}).sql(cfg)
+			require.NoError(t, err)
+			excluded := "SELECT * FROM (" + strings.Join(parts, ") UNION ALL SELECT * FROM (") + ")"
 			var n, onlyRanked, onlyExcluded, versions int
 			require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT
 				(SELECT count(*) FROM (%[1]s)),
@@ -89,10 +92,14 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 	require.Len(t, r.upper, 2)
 	require.True(t, r.upperClean)
 	agree(oneFix, r)
-	// A base file holding two versions proves nothing: its run is ranked.
+	// A base file said to hold two versions: exclusion cannot be proven for
+	// its run; a merge can, with the file of the next version as its base.
 	two := *files[0].VersionMin + 1
 	mixed := append([]ColdFile{{Path: files[0].Path, FromMin: files[0].FromMin, FromMax: files[0].FromMax, VersionMin: files[0].VersionMin, VersionMax: &two}}, files[1:]...)
-	require.NotEmpty(t, readFor(mixed, true, false).ranked)
+	r = readFor(mixed, true, false)
+	require.ElementsMatch(t, []string{files[1].Path}, paths(r.mergeBase))
+	require.ElementsMatch(t, []string{files[0].Path, files[2].Path}, paths(r.mergeOther))
+	agree(mixed, r)
 }
 
 // layoutFile is a file of a planner test: name, "from" days lo..hi,
@@ -141,7 +148,14 @@ func TestElisionRuns(t *testing.T) {
 	missing.VersionMax = nil
 	r = current(f("a", 0, 0, 1, 1), missing)
 	require.Empty(t, r.clean)
-	require.Len(t, r.ranked, 2)
+	require.ElementsMatch(t, []string{"a"}, paths(r.mergeBase), "a alone holds one version")
+	require.ElementsMatch(t, []string{"m"}, paths(r.mergeOther))
+	// Two files of several versions each: nothing proves a key unique.
+	require.Len(t, current(f("a", 0, 0, 1, 2), f("b", 0, 0, 1, 3)).ranked, 2)
+	// A merge only where the base holds most rows.
+	big, small := f("a", 0, 0, 1, 1), f("m", 0, 0, 1, 3)
+	big.Records, small.Records = 10, 100
+	require.Len(t, current(big, small).ranked, 2)
 }
 
 // TestElisionByMaloBounds: files that overlap on "from" but not on malo_id
@@ -181,10 +195,11 @@ func TestElisionByMarks(t *testing.T) {
 	require.Equal(t, 2, r.byMark)
 	require.True(t, r.usesMarks())
 	// Under a version or recorded_at ceiling a superseded row can be the
-	// answer: every file is read, and the run holding the superseded file ranked.
+	// answer: every file is read, the superseded file merged with the current ones.
 	r = readFor(month, true, true)
 	require.Empty(t, r.skipped)
-	require.ElementsMatch(t, []string{"c1", "c2", "s"}, paths(r.ranked))
+	require.ElementsMatch(t, []string{"c1", "c2"}, paths(r.mergeBase))
+	require.ElementsMatch(t, []string{"s"}, paths(r.mergeOther))
 	// readings_versions reads every file as it is.
 	require.Len(t, readFor(month, false, false).clean, 3)
 	// A late correction at a creation-time version (above the month's newest):
@@ -195,11 +210,12 @@ func TestElisionByMarks(t *testing.T) {
 	require.ElementsMatch(t, []string{"c2"}, paths(r.base))
 	require.ElementsMatch(t, []string{"late"}, paths(r.upper))
 	require.Empty(t, r.ranked)
-	// One whose version lies within the month's: ranked, that run only.
+	// One whose version lies within the month's: merged, that run only.
 	older := f("older", 12, 12, 1201, 1201, malos("10000000007", "10000000007"))
 	r = readFor(append(slices.Clone(month), older), true, false)
 	require.ElementsMatch(t, []string{"c1"}, paths(r.clean))
-	require.ElementsMatch(t, []string{"c2", "older"}, paths(r.ranked))
+	require.ElementsMatch(t, []string{"c2"}, paths(r.mergeBase))
+	require.ElementsMatch(t, []string{"older"}, paths(r.mergeOther))
 	// An unmarked multi-version file proves nothing.
 	r = readFor([]ColdFile{f("c", 0, 30, 101, 3102)}, true, false)
 	require.Len(t, r.ranked, 1)

@@ -107,6 +107,17 @@ func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
 		}
 		parts = append(parts, resolveByExclusion(cfg, base, upper, r.upperClean))
 	}
+	if len(r.mergeBase) > 0 {
+		base, err := rel(r.mergeBase)
+		if err != nil {
+			return nil, err
+		}
+		other, err := rel(r.mergeOther)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, resolveByMerge(cfg, base, other))
+	}
 	if len(r.ranked) > 0 {
 		ranked, err := rel(r.ranked)
 		if err != nil {
@@ -141,17 +152,19 @@ func (c *coldHalf) status(resolved bool) string {
 		return "unresolved relation"
 	}
 	read := len(r.clean) + r.resolved()
-	exclusion := fmt.Sprintf("by exclusion against the %d files of higher versions", len(r.upper))
-	var out string
-	switch {
-	case r.resolved() == 0:
-		out = "resolution elided"
-	case len(r.ranked) == 0:
-		out = "resolution applied" + c.share(read) + ", " + exclusion
-	case len(r.base) == 0:
-		out = "resolution applied" + c.share(read) + ", ranked"
-	default:
-		out = fmt.Sprintf("resolution applied%s, %d files %s, %d ranked", c.share(read), len(r.base)+len(r.upper), exclusion, len(r.ranked))
+	var how []string
+	if len(r.base) > 0 {
+		how = append(how, fmt.Sprintf("%d by exclusion against the %d files of higher versions", len(r.base)+len(r.upper), len(r.upper)))
+	}
+	if len(r.mergeBase) > 0 {
+		how = append(how, fmt.Sprintf("%d by merge with the %d files of other versions", len(r.mergeBase)+len(r.mergeOther), len(r.mergeOther)))
+	}
+	if len(r.ranked) > 0 {
+		how = append(how, fmt.Sprintf("%d ranked", len(r.ranked)))
+	}
+	out := "resolution elided"
+	if len(how) > 0 {
+		out = "resolution applied" + c.share(read) + ": " + strings.Join(how, ", ")
 	}
 	if read == 0 && len(r.skipped) == 0 {
 		return "no files"
@@ -175,19 +188,31 @@ func (c *coldHalf) status(resolved bool) string {
 // ROW_NUMBER() over every row of the window. Tested against the rendered
 // resolution.sql on generated data (TestResolutionByExclusionMatchesResolutionSQL).
 func resolveByExclusion(cfg meterstore.TableConfig, base, upper string, upperClean bool) string {
+	newer := upper
+	if !upperClean {
+		newer = cfg.RenderResolution("(" + upper + ") AS _meterstore_src")
+	}
+	return keyJoin(cfg, "ANTI", base, upper) + " UNION ALL SELECT * FROM (" + newer + ")"
+}
+
+// resolveByMerge is resolution.sql's answer for runs split into a base whose
+// keys cannot repeat and other files of any versions: a base row is the
+// answer unless the others hold its key; for the keys they hold, the base's
+// rows and theirs are ranked — ROW_NUMBER() over a few rows, not the window.
+func resolveByMerge(cfg meterstore.TableConfig, base, other string) string {
+	contested := keyJoin(cfg, "SEMI", base, other) + " UNION ALL SELECT * FROM (" + other + ")"
+	return keyJoin(cfg, "ANTI", base, other) + " UNION ALL " + cfg.RenderResolution("("+contested+") AS _meterstore_src")
+}
+
+// keyJoin is base's rows whose resolution key others holds (SEMI) or does
+// not hold (ANTI).
+func keyJoin(cfg meterstore.TableConfig, kind, base, others string) string {
 	key := cfg.ResolutionKey()
 	on := make([]string, len(key))
 	for i, k := range key {
 		q := meterstore.QuoteIdent(k)
 		on[i] = fmt.Sprintf("_meterstore_row.%s IS NOT DISTINCT FROM _meterstore_newer.%s", q, q)
 	}
-	newer := upper
-	if !upperClean {
-		newer = cfg.RenderResolution("(" + upper + ") AS _meterstore_src")
-	}
-	return fmt.Sprintf(`SELECT * FROM (%s) AS _meterstore_row
-ANTI JOIN (SELECT %s FROM (%s)) AS _meterstore_newer
-ON %s
-UNION ALL SELECT * FROM (%s)`,
-		base, meterstore.QuoteIdents(key), upper, strings.Join(on, " AND "), newer)
+	return fmt.Sprintf("SELECT * FROM (%s) AS _meterstore_row %s JOIN (SELECT %s FROM (%s)) AS _meterstore_newer ON %s",
+		base, kind, meterstore.QuoteIdents(key), others, strings.Join(on, " AND "))
 }

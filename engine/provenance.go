@@ -20,10 +20,12 @@ type Provenance struct {
 	Mode        ReadMode
 	Tables      []string
 	SnapshotIDs []int64
-	ColdFiles   int
+	// ColdFiles are the cold files read (a superseded file a current read
+	// leaves out is not among them).
+	ColdFiles int
 	// ResolvedFiles of the ColdFiles are read through resolution; the others
-	// have it elided (statistics prove no merge key repeats) or belong to the
-	// unresolved relation.
+	// have it elided (statistics or marks prove no resolution key repeats)
+	// or belong to the unresolved relation.
 	ResolvedFiles int
 	// KnownAt is the transaction-time ceiling of an AsKnownAt read, MaxVersion
 	// the version ceiling of an AsOf read; nil when none.
