@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"meterstore/catalog"
 	"os"
 	"strings"
 	"time"
@@ -164,15 +163,8 @@ func (b *bench) coldAggregate() ([]result, error) {
 		clean = w
 	}
 	filesIn := func(from, to time.Time) (string, error) {
-		fs, _, err := b.table().Cold().PlanFiles(b.ctx, catalog.PlanRequest{From: from, To: to})
-		if err != nil {
-			return "", err
-		}
-		q := make([]string, len(fs))
-		for i, f := range fs {
-			q[i] = "'" + f.Path + "'"
-		}
-		return "read_parquet([" + strings.Join(q, ", ") + "])", nil
+		fs, err := b.filesIn(from, to)
+		return readParquetOf(fs), err
 	}
 	cleanFiles, err := filesIn(lo, clean)
 	if err != nil {
@@ -246,17 +238,13 @@ func (b *bench) coldAggregate() ([]result, error) {
 
 // coldRowsIn counts the archived rows with "from" in [from, to).
 func (b *bench) coldRowsIn(from, to time.Time) (int64, error) {
-	fs, _, err := b.table().Cold().PlanFiles(b.ctx, catalog.PlanRequest{From: from, To: to})
+	fs, err := b.filesIn(from, to)
 	if err != nil {
 		return 0, err
 	}
-	q := make([]string, len(fs))
-	for i, f := range fs {
-		q[i] = "'" + f.Path + "'"
-	}
 	var n int64
-	err = b.st.Engine().DB().QueryRowContext(b.ctx, fmt.Sprintf(`SELECT count(*) FROM read_parquet([%s]) WHERE "from" >= %s AND "from" < %s`,
-		strings.Join(q, ", "), ts(from), ts(to))).Scan(&n)
+	err = b.st.Engine().DB().QueryRowContext(b.ctx, fmt.Sprintf(`SELECT count(*) FROM %s WHERE "from" >= %s AND "from" < %s`,
+		readParquetOf(fs), ts(from), ts(to))).Scan(&n)
 	return n, err
 }
 
