@@ -311,6 +311,10 @@ func TestLateCorrectionsIntoACompactedMonth(t *testing.T) {
 	require.Contains(t, plan, "resolution elided")
 	require.Contains(t, plan, "keys-unique mark")
 	require.Contains(t, plan, "superseded files not read")
+	res2, err := e.cur.st.Engine().Query(e.ctx, october)
+	require.NoError(t, err)
+	require.Zero(t, res2.Provenance.ResolvedFiles, "a compacted month is read without resolution")
+	require.Positive(t, res2.Provenance.ColdFiles)
 
 	creationTime := reversioned(t, later[:len(later)/2], 20251120000001)
 	out := e.appendAll(t, o, creationTime)
