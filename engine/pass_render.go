@@ -87,43 +87,36 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 // relation (runs share no resolution key).
 func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
 	r := c.read
-	rel := func(files []ColdFile) (string, error) { return c.path.relation(cfg, c, files) }
+	rels := func(sets ...[]ColdFile) ([]string, error) {
+		out := make([]string, len(sets))
+		for i, files := range sets {
+			rel, err := c.path.relation(cfg, c, files)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = rel
+		}
+		return out, nil
+	}
+	kinds := []struct {
+		sets   [][]ColdFile
+		render func(rel []string) string
+	}{
+		{[][]ColdFile{r.clean}, func(rel []string) string { return rel[0] }},
+		{[][]ColdFile{r.base, r.upper}, func(rel []string) string { return resolveByExclusion(cfg, rel[0], rel[1], r.upperClean) }},
+		{[][]ColdFile{r.mergeBase, r.mergeOther}, func(rel []string) string { return resolveByMerge(cfg, rel[0], rel[1]) }},
+		{[][]ColdFile{r.ranked}, func(rel []string) string { return cfg.RenderResolution("(" + rel[0] + ") AS _meterstore_src") }},
+	}
 	var parts []string
-	if len(r.clean) > 0 {
-		clean, err := rel(r.clean)
+	for _, k := range kinds {
+		if len(k.sets[0]) == 0 {
+			continue
+		}
+		rel, err := rels(k.sets...)
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, clean)
-	}
-	if len(r.base) > 0 {
-		base, err := rel(r.base)
-		if err != nil {
-			return nil, err
-		}
-		upper, err := rel(r.upper)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, resolveByExclusion(cfg, base, upper, r.upperClean))
-	}
-	if len(r.mergeBase) > 0 {
-		base, err := rel(r.mergeBase)
-		if err != nil {
-			return nil, err
-		}
-		other, err := rel(r.mergeOther)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, resolveByMerge(cfg, base, other))
-	}
-	if len(r.ranked) > 0 {
-		ranked, err := rel(r.ranked)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, cfg.RenderResolution("("+ranked+") AS _meterstore_src"))
+		parts = append(parts, k.render(rel))
 	}
 	return parts, nil
 }
