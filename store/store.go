@@ -70,10 +70,14 @@ type Config struct {
 // Query, Series, Readings and the derived views (AsOf, AsKnownAt, Scoped)
 // start from it.
 type Store struct {
-	View
+	current
 	cfg    Config
 	tables []*Table
 }
+
+// current is the Store's own View, embedded under an unexported name so its
+// methods are the Store's without a View field callers could replace.
+type current = View
 
 // Table is one configured table: its tiers and archiver.
 type Table struct {

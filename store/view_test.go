@@ -20,8 +20,8 @@ import (
 func TestTypedReadsWithoutTheTableKind(t *testing.T) {
 	points, err := meterstore.TableSpec{Name: "register_versions", TimeModel: meterstore.Point}.Build()
 	require.NoError(t, err)
-	views := func(e *env) map[string]*store.View {
-		return map[string]*store.View{"store": &e.st.View, "AsKnownAt": e.st.AsKnownAt(time.Now())}
+	views := func(e *env) map[string]typedReads {
+		return map[string]typedReads{"store": e.st, "AsKnownAt": e.st.AsKnownAt(time.Now())}
 	}
 	e := open(t, nil, points)
 	for name, v := range views(e) {
@@ -202,7 +202,7 @@ func TestTypedReadsOnDerivedViews(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// views read the interval and the point table (AsOf pins one table's snapshot id).
-		series, readings *store.View
+		series, readings typedReads
 		oi, op           testkit.View
 		to               time.Time // the range read: cold only under AsOf
 		tenant           string    // the scope, "" for none
@@ -266,16 +266,16 @@ func TestTypedReadsOnDerivedViews(t *testing.T) {
 
 // otherTenantInvisible checks a view scoped to tenant reads nothing of the
 // other tenant of a shared MaLo, which the store holds.
-func (f *derivedFixture) otherTenantInvisible(t *testing.T, scoped *store.View, tenant string) {
+func (f *derivedFixture) otherTenantInvisible(t *testing.T, scoped typedReads, tenant string) {
 	t.Helper()
 	for _, m := range f.batch.Meters {
 		if m.Tenant == tenant {
 			continue
 		}
-		q := func(v *store.View) *store.SeriesQuery {
+		q := func(v typedReads) *store.SeriesQuery {
 			return v.Series(m.MaloID.String()).Obis(m.Channels[0].String()).ColumnEq("tenant", m.Tenant)
 		}
-		ivs, err := q(&f.e.st.View).Intervals(f.e.ctx)
+		ivs, err := q(f.e.st).Intervals(f.e.ctx)
 		require.NoError(t, err)
 		require.NotEmpty(t, ivs)
 		ivs, err = q(scoped).Intervals(f.e.ctx)
@@ -287,7 +287,7 @@ func (f *derivedFixture) otherTenantInvisible(t *testing.T, scoped *store.View, 
 // refusals checks a view refuses what the store refuses: a read spanning two
 // channels, or two readings (two tenants of a shared MaLo, two meters under
 // one MaLo) — except two tenants where the view is scoped to one.
-func (f *derivedFixture) refusals(t *testing.T, series, readings *store.View, scoped bool) {
+func (f *derivedFixture) refusals(t *testing.T, series, readings typedReads, scoped bool) {
 	t.Helper()
 	ctx := f.e.ctx
 	var shared string
@@ -336,8 +336,8 @@ func TestDerivedViewsRefuseTwoWinners(t *testing.T) {
 	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
 	scoped, err := e.st.Scoped("malo_id", maloA)
 	require.NoError(t, err)
-	for name, v := range map[string]*store.View{
-		"store":     &e.st.View,
+	for name, v := range map[string]typedReads{
+		"store":     e.st,
 		"AsOf":      e.st.AsOf(tbl.Cold().CurrentSnapshotID(), nil),
 		"AsKnownAt": e.st.AsKnownAt(day0.Add(30 * 24 * time.Hour)),
 		"Scoped":    scoped,
@@ -347,4 +347,12 @@ func TestDerivedViewsRefuseTwoWinners(t *testing.T) {
 		_, err = v.Series(maloA).Obis(imp).Latest(e.ctx)
 		require.ErrorIs(t, err, store.ErrInvariantViolated, name)
 	}
+}
+
+// typedReads is what the store and every view derived from it offer alike.
+type typedReads interface {
+	Series(malo string) *store.SeriesQuery
+	Readings(malo string) *store.ReadingsQuery
+	SeriesIn(table, malo string) *store.SeriesQuery
+	ReadingsIn(table, malo string) *store.ReadingsQuery
 }
