@@ -36,35 +36,73 @@ import (
 //
 // It runs once per read path: the Go reader (meter_cold_scan, no extensions)
 // and DuckDB's httpfs with the warehouse's secret (where the extensions are
-// installed: go tool task extensions, as CI does).
+// installed: go tool task extensions, as CI does); and once with no key pair
+// in the settings, the credentials coming from the AWS credential chain's
+// environment variables: the writers and the Go reader take them, and httpfs,
+// which reaches the chain only through DuckDB's aws extension, is not used
+// even where it is installed.
 func TestWarehouseOnObjectStore(t *testing.T) {
 	t.Run("go reader", func(t *testing.T) {
-		testWarehouseOnObjectStore(t, engine.Extensions{}, "meter_cold_scan")
+		testWarehouseOnObjectStore(t, engine.Extensions{}, "meter_cold_scan", false)
 	})
 	t.Run("httpfs", func(t *testing.T) {
 		dir := extensionDirectory(t)
-		testWarehouseOnObjectStore(t, engine.Extensions{Directory: dir}, "read_parquet (httpfs)")
+		testWarehouseOnObjectStore(t, engine.Extensions{Directory: dir}, "read_parquet (httpfs)", false)
 	})
+	t.Run("credential chain", func(t *testing.T) {
+		dir, _ := installedExtensions(t)
+		testWarehouseOnObjectStore(t, engine.Extensions{Directory: dir}, "meter_cold_scan", true)
+	})
+}
+
+// fromCredentialChain moves the settings' key pair into the environment
+// variables the AWS credential chain reads first, with the host's shared
+// files and instance role out of reach, and returns the settings without it.
+func fromCredentialChain(t *testing.T, s3 meterstore.S3Settings) meterstore.S3Settings {
+	t.Setenv("AWS_ACCESS_KEY_ID", s3.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3.SecretAccessKey.Reveal())
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	s3.AccessKeyID, s3.SecretAccessKey = "", ""
+	return s3
 }
 
 // extensionDirectory is the directory `go tool task extensions` fills, or the
 // environment's; the test skips when neither holds the extensions.
 func extensionDirectory(t *testing.T) string {
 	t.Helper()
+	dir, ok := installedExtensions(t)
+	if !ok {
+		t.Skip("DuckDB's extensions are not installed: go tool task extensions")
+	}
+	return dir
+}
+
+// installedExtensions is the absolute extension directory and whether the
+// extensions are installed there ("" when not).
+func installedExtensions(t *testing.T) (string, bool) {
+	t.Helper()
 	dir := os.Getenv(engine.EnvExtensionDirectory)
 	if dir == "" {
 		dir = filepath.Join("..", ".cache", "duckdb-extensions")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "installed")); err != nil {
-		t.Skip("DuckDB's extensions are not installed: go tool task extensions")
+		return "", false
 	}
 	abs, err := filepath.Abs(dir)
 	require.NoError(t, err)
-	return abs
+	return abs, true
 }
 
-func testWarehouseOnObjectStore(t *testing.T, ext engine.Extensions, path string) {
+func testWarehouseOnObjectStore(t *testing.T, ext engine.Extensions, path string, chain bool) {
 	wh, s3 := s3test.Warehouse(t)
+	secret := s3.SecretAccessKey.Reveal()
+	if chain {
+		s3 = fromCredentialChain(t, s3)
+	}
 	e := openOn(t, wh, s3, func(c *store.Config) { c.Extensions = ext }, intervalTable(t, nil))
 	require.Equal(t, path, e.st.Engine().Extensions().ObjectStore, "%s", e.st.Engine().Extensions())
 	tbl, _ := e.st.Table("readings_versions")
@@ -144,7 +182,6 @@ func testWarehouseOnObjectStore(t *testing.T, ext engine.Extensions, path string
 	require.Contains(t, explain, strings.Fields(path)[0], "the cold half's path")
 	prov, err := json.Marshal(res.Provenance)
 	require.NoError(t, err)
-	secret := s3.SecretAccessKey.Reveal()
 	for what, text := range map[string]string{"explain": explain, "provenance": string(prov) + fmt.Sprintf("%+v", res.Provenance),
 		"answer": fmt.Sprint(res.Rows), "settings": fmt.Sprintf("%+v %#v", s3, s3)} {
 		require.NotContains(t, text, secret, "the secret key leaked into the %s", what)
