@@ -33,7 +33,45 @@ func extractBounds(ctx context.Context, pl *planning) error {
 			lv.attach(c)
 		}
 	}
+	dropSharedDayParameters(pl.root, pl.refs)
 	return evaluate(ctx, pl.conn, pl.refs, pl.args)
+}
+
+// dropSharedDayParameters keeps a bare parameter as a day bound only where
+// the statement uses it nowhere but in comparisons with balancing_day. DuckDB
+// gives a parameter one type per statement, from the places it is used: there
+// it is a DATE (a string or time.Time argument becomes a day, as evaluate's
+// cast to DATE makes it), but used elsewhere too it may become a TIMESTAMP WITH
+// TIME ZONE, and a timestamp compared with balancing_day is no day bound
+// (dateLike).
+func dropSharedDayParameters(root sqltree.Node, refs []*reference) {
+	inDays := map[*sqltree.Parameter]bool{}
+	for _, r := range refs {
+		for _, d := range r.days {
+			if p, ok := d.expr.(*sqltree.Parameter); ok {
+				inDays[p] = true
+			}
+		}
+	}
+	if len(inDays) == 0 {
+		return
+	}
+	shared := map[string]bool{}
+	sqltree.Inspect(root, func(n sqltree.Node, _ sqltree.Scope) bool {
+		if p, ok := n.(*sqltree.Parameter); ok && !inDays[p] {
+			shared[p.Identifier] = true
+		}
+		return true
+	})
+	for _, r := range refs {
+		kept := r.days[:0]
+		for _, d := range r.days {
+			if p, ok := d.expr.(*sqltree.Parameter); !ok || !shared[p.Identifier] {
+				kept = append(kept, d)
+			}
+		}
+		r.days = kept
+	}
 }
 
 func conjuncts(n sqltree.Node) []sqltree.Node {
@@ -138,16 +176,19 @@ func foldable(n sqltree.Node) bool {
 }
 
 // dateLike accepts only a value compared with a DATE column as a date: a
-// VARCHAR literal (DuckDB casts it to DATE) or a DATE-typed cast or literal.
-// A TIMESTAMP compared with balancing_day is compared as a timestamp
-// (balancing_day < TIMESTAMP '… 12:00' holds for that day), which the day
-// bounds below would not cover.
+// VARCHAR literal (DuckDB casts it to DATE), a DATE-typed cast or literal, or a
+// parameter (DuckDB types it DATE from the comparison, unless the statement
+// uses it elsewhere: dropSharedDayParameters). A TIMESTAMP compared with
+// balancing_day is compared as a timestamp (balancing_day < TIMESTAMP '…
+// 12:00' holds for that day), which the day bounds below would not cover.
 func dateLike(n sqltree.Node) bool {
 	switch x := n.(type) {
 	case *sqltree.Constant:
 		return x.TypeID() == "VARCHAR" || x.TypeID() == "DATE"
 	case *sqltree.Cast:
 		return x.TypeID() == "DATE" && foldable(x.Child)
+	case *sqltree.Parameter:
+		return true
 	}
 	return false
 }
