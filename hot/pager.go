@@ -49,12 +49,13 @@ type blockPart struct {
 
 // Pager plans req; nothing is read until Next.
 func (s *Store) Pager(req ScanRequest) (*Pager, error) {
-	plan, err := s.planScan(req)
+	_, pinned := req.Eq["malo_id"]
+	blocks := req.Unordered && !pinned
+	plan, err := s.planScan(req, !blocks)
 	if err != nil {
 		return nil, err
 	}
-	_, pinned := req.Eq["malo_id"]
-	return &Pager{plan: plan, req: req, blocks: req.Unordered && !pinned}, nil
+	return &Pager{plan: plan, req: req, blocks: blocks}, nil
 }
 
 // Next returns the next page, decoded into buf's storage (nil: a new slice); an

@@ -21,8 +21,9 @@ type ScanRequest struct {
 	MaxVersion *uint64
 	// RecordedAtMax keeps rows with recorded_at <= *RecordedAtMax (an AsKnownAt read).
 	RecordedAtMax *time.Time
-	// Columns is the projection; nil = all columns. Primary-key columns are always
-	// read (they are the keyset cursor); other unprojected fields are left zero.
+	// Columns is the projection; nil = all columns. A keyset-paged scan (one in
+	// primary-key order, or pinning malo_id) reads the primary-key columns too,
+	// as its cursor; unprojected fields are left zero.
 	Columns []string
 	// PageRows is the keyset page size; 0 = the table's scan_chunk_rows.
 	PageRows int
@@ -69,7 +70,7 @@ func (s *Store) Scan(ctx context.Context, req ScanRequest, page func([]meterstor
 // such as DuckDB's postgres extension (postgres_query). Columns are req's
 // projection (nil = all), with the same predicates Scan pushes.
 func (s *Store) Query(req ScanRequest) (string, error) {
-	p, err := s.planScan(req)
+	p, err := s.planScan(req, false)
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +114,9 @@ type scanPlan struct {
 	pageRows int
 }
 
-func (s *Store) planScan(req ScanRequest) (*scanPlan, error) {
+// planScan checks req and builds its SQL pieces; keyset adds the
+// primary-key columns to the projection, for the cursor.
+func (s *Store) planScan(req ScanRequest, keyset bool) (*scanPlan, error) {
 	table := s.cfg.Name()
 	if req.Table != "" {
 		if err := s.checkTable(req.Table); err != nil {
@@ -138,14 +141,19 @@ func (s *Store) planScan(req ScanRequest) (*scanPlan, error) {
 			}
 			want[c] = true
 		}
-		for _, c := range pk {
-			want[c] = true
+		if keyset {
+			for _, c := range pk {
+				want[c] = true
+			}
 		}
 		for _, c := range all { // table order
 			if want[c.Name] {
 				cols = append(cols, c.Name)
 			}
 		}
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("scan %s: the projection names no column", table)
 	}
 	p := &scanPlan{s: s, table: table, dec: s.newDecoder(cols), pk: pk, pageRows: req.PageRows}
 	if p.pageRows <= 0 {

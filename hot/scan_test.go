@@ -114,15 +114,33 @@ func TestScanFiltersAndProjection(t *testing.T) {
 	require.Len(t, collect(hot.ScanRequest{From: day10.Add(24 * time.Hour), RecordedAtMax: ptr(testNow.Add(time.Hour))}), 96)
 	require.Empty(t, collect(hot.ScanRequest{Eq: map[string]string{"obis_code": obisExport}}))
 
-	proj := collect(hot.ScanRequest{Columns: []string{"value"}, PageRows: 100})
+	// A projection: keyset paging reads the primary key as well (its cursor),
+	// block paging only the projected columns; the values agree.
+	projected := hot.ScanRequest{Columns: []string{"value"}, PageRows: 100}
+	var proj, blockProj []meterstore.Row
+	require.NoError(t, st.Scan(ctx, projected, func(p []meterstore.Row) error { proj = append(proj, p...); return nil }))
 	require.Len(t, proj, 576)
-	require.Equal(t, maloA, proj[0].MaloID, "primary-key columns are always read")
+	require.Equal(t, maloA, proj[0].MaloID, "a keyset scan reads the primary key")
 	require.Empty(t, proj[0].Quality, "unprojected fields stay zero")
 	require.Nil(t, proj[0].To)
+	projected.Unordered = true
+	require.NoError(t, st.Scan(ctx, projected, func(p []meterstore.Row) error { blockProj = append(blockProj, p...); return nil }))
+	values := func(rows []meterstore.Row) []string {
+		out := make([]string, len(rows))
+		for i, r := range rows {
+			out[i] = r.Value.String()
+		}
+		return out
+	}
+	require.ElementsMatch(t, values(proj), values(blockProj))
+	require.Equal(t, meterstore.Row{Value: blockProj[0].Value}, blockProj[0], "a block scan reads only the projection")
 
 	sql := st.ScanSQL(hot.ScanRequest{From: day10, Columns: []string{"value"}})
 	require.Contains(t, sql, `ORDER BY "malo_id", "obis_code", "from", "version" LIMIT 50000`)
 	require.NotContains(t, sql, "quality")
+	sql = st.ScanSQL(hot.ScanRequest{From: day10, Columns: []string{"from", "value"}, Unordered: true})
+	require.True(t, strings.HasPrefix(sql, `SELECT "from", "value" FROM `), sql)
+	require.Empty(t, st.ScanSQL(hot.ScanRequest{Columns: []string{}, Unordered: true}), "no column to read")
 
 	err = st.Scan(ctx, hot.ScanRequest{Columns: []string{"nope"}}, func([]meterstore.Row) error { return nil })
 	require.Error(t, err)
