@@ -271,12 +271,9 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 			names = append(names, c.Name)
 		}
 	}
-	if len(s.projected) == 0 { // count(*): page the key only
-		names = []string{"malo_id"}
-	}
 	scans := make([]HotScan, len(s.p.scans))
 	for i, sc := range s.p.scans {
-		sc.Columns = names
+		sc.Columns = scanColumns(names)
 		scans[i] = sc
 	}
 	s.pages = make(chan pageResult)
@@ -284,6 +281,16 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 	s.free <- nil
 	s.free <- nil
 	go s.read(scans)
+}
+
+// scanColumns is what a hot scan asks PostgreSQL for, given the columns
+// DuckDB projected: those, or for none (count(*)) the first key column, whose
+// rows are counted.
+func scanColumns(projected []string) []string {
+	if len(projected) == 0 {
+		return []string{"malo_id"}
+	}
+	return projected
 }
 
 // isProjected reports whether DuckDB asked for column i. The pinned duckdb-go

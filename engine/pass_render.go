@@ -67,8 +67,8 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 			parts = append(parts, "SELECT * FROM "+src)
 		}
 		prov.HotPath = h.path.name()
-		explain = append(explain, fmt.Sprintf("  hot: from %s, %d relation(s), resolution applied; through %s; PostgreSQL: %s",
-			h.rng, len(h.scans), h.path.name(), h.path.explain(ref)))
+		pl.out.hotLines = append(pl.out.hotLines, hotLine{at: len(pl.out.explain) + len(explain), ref: ref})
+		explain = append(explain, ref.hotExplain(h.path.explain(ref, nil)))
 	}
 	switch len(parts) {
 	case 0:
@@ -80,6 +80,17 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 		parts[i] = "SELECT * FROM (" + parts[i] + ")"
 	}
 	return strings.Join(parts, " UNION ALL "), explain, nil
+}
+
+// hotExplain is the hot half's line of EXPLAIN, saying what PostgreSQL receives.
+func (ref *reference) hotExplain(received string) string {
+	h := ref.hot
+	status := "resolution applied"
+	if !ref.rel.resolved {
+		status = "unresolved relation"
+	}
+	return fmt.Sprintf("  hot: from %s, %d relation(s), %s; through %s; PostgreSQL: %s",
+		h.rng, len(h.scans), status, h.path.name(), received)
 }
 
 // sql is the cold half's relations: the clean runs as they are, the others

@@ -36,8 +36,9 @@ type coldPath interface {
 type hotPath interface {
 	name() string
 	relation(ctx context.Context, pl *planning, ref *reference) (string, error)
-	// explain is the SQL PostgreSQL receives for the half's first relation.
-	explain(ref *reference) string
+	// explain is the SQL PostgreSQL receives for the half's first relation
+	// when DuckDB reads columns of it (nil: every column).
+	explain(ref *reference, columns []string) string
 }
 
 // readParquetPath reads the planned files with DuckDB's Parquet reader.
@@ -217,8 +218,12 @@ func (hotScanPath) relation(ctx context.Context, pl *planning, ref *reference) (
 	return fmt.Sprintf("(SELECT %s FROM meter_hot_scan('%s'))", typedProjection(cfg), tok), nil
 }
 
-func (hotScanPath) explain(ref *reference) string {
-	return ref.rel.table.hot.ScanSQL(ref.hot.scans[0])
+func (hotScanPath) explain(ref *reference, columns []string) string {
+	sc := ref.hot.scans[0]
+	if columns != nil {
+		sc.Columns = scanColumns(columns)
+	}
+	return ref.rel.table.hot.ScanSQL(sc)
 }
 
 // postgresQueryPath reads the hot half through the postgres extension: one
@@ -244,10 +249,15 @@ func (postgresQueryPath) relation(_ context.Context, _ *planning, ref *reference
 	return "(" + strings.Join(parts, " UNION ALL ") + ")", nil
 }
 
-func (postgresQueryPath) explain(ref *reference) string {
+// explain is the statement the postgres extension sends: the planned query
+// under its projection of DuckDB's columns.
+func (postgresQueryPath) explain(ref *reference, columns []string) string {
 	q, err := ref.rel.table.hot.ScanQuery(ref.hot.scans[0])
 	if err != nil {
 		return err.Error()
 	}
-	return q
+	if columns == nil {
+		return q
+	}
+	return fmt.Sprintf("SELECT %s FROM (%s) AS __unnamed_subquery", meterstore.QuoteIdents(scanColumns(columns)), q)
 }

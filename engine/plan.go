@@ -41,6 +41,7 @@ type plan struct {
 	prov       Provenance
 	scans      []*plannedScan
 	explain    []string
+	hotLines   []hotLine // the lines of explain Explain completes with DuckDB's projection
 	hotTables  map[*tableState]tablePin
 	registered []string
 }
@@ -52,6 +53,12 @@ func (e *Engine) relations() map[string]relation {
 		out[strings.ToLower(t.cfg.ResolvedName())] = relation{table: t, resolved: true}
 	}
 	return out
+}
+
+// hotLine is the index in plan.explain of a reference's hot half line.
+type hotLine struct {
+	at  int
+	ref *reference
 }
 
 func (p *plan) release(e *Engine) {

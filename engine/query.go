@@ -289,6 +289,9 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 		return "", err
 	}
 	defer p.release(e)
+	if err := p.completeHotLines(ctx, conn, args); err != nil {
+		return "", fmt.Errorf("explain: %w", inUserStatement(err, q, p.sql))
+	}
 	var b strings.Builder
 	b.WriteString("MeterStore plan\n")
 	for _, l := range p.explain {
