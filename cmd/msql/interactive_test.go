@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
@@ -63,17 +66,25 @@ func (tm *ptyTerm) send(s string) {
 // expect waits until want appears in the output after the last match.
 func (tm *ptyTerm) expect(want string, timeout time.Duration) {
 	tm.t.Helper()
+	tm.expectMatch(regexp.MustCompile(regexp.QuoteMeta(want)), timeout)
+}
+
+// expectMatch waits until re matches the output after the last match and
+// returns its submatches.
+func (tm *ptyTerm) expectMatch(re *regexp.Regexp, timeout time.Duration) []string {
+	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		tm.mu.Lock()
 		out := tm.out.String()
 		tm.mu.Unlock()
-		if i := strings.Index(out[tm.seen:], want); i >= 0 {
-			tm.seen += i + len(want)
-			return
+		if loc := re.FindStringSubmatchIndex(out[tm.seen:]); loc != nil {
+			m := re.FindStringSubmatch(out[tm.seen:])
+			tm.seen += loc[1]
+			return m
 		}
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("timed out after %s waiting for %q; output after the last match:\n%s", timeout, want, out[tm.seen:])
+			tm.t.Fatalf("timed out after %s waiting for %s; output after the last match:\n%s", timeout, re, out[tm.seen:])
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -183,5 +194,85 @@ func TestInteractiveHistoryPersists(t *testing.T) {
 	tm.expect("remembered", 5*time.Second)
 	tm.send("\r\r")
 	tm.expect("(1 row)", 10*time.Second)
+	tm.exit()
+}
+
+// .plot in a terminal draws across the terminal's width, in colour, with the
+// time axis on Berlin's clock.
+func TestInteractivePlot(t *testing.T) {
+	tm := startTerm(t, t.TempDir(), "--scratch")
+	tm.expect("msql> ", 30*time.Second)
+	tm.send(`.plot SELECT ts AS "from", 0.1 + 0.05 * sin(epoch(ts) / 3600 * pi() / 6) AS value ` +
+		`FROM generate_series(TIMESTAMPTZ '2025-10-25 22:00:00+00', TIMESTAMPTZ '2025-10-26 22:45:00+00', INTERVAL 15 MINUTE) g(ts)` + "\r")
+	tm.expect("\x1b[", 20*time.Second) // the series in colour
+	axis := tm.expectMatch(regexp.MustCompile(`\r\n( *└┬[─┬]+)\r\n`), 10*time.Second)[1]
+	width := utf8.RuneCountInString(axis)
+	require.Greater(t, width, 130, "the plot spans the 160-column terminal (off a terminal it is 100 wide): %q", axis)
+	require.LessOrEqual(t, width, 160, axis)
+	tm.expect("06:00", 5*time.Second)
+	tm.expect("value by from (Europe/Berlin)", 5*time.Second)
+	tm.send("SELECT 'after' AS state;\r")
+	tm.expect("(1 row)", 10*time.Second)
+	tm.exit()
+}
+
+// A statement running past two seconds shows DuckDB's progress as a bar,
+// redrawn in place on the terminal; Ctrl-C cancels it and the line is
+// cleared. Off a terminal nothing is drawn: no carriage return, no bar.
+func TestInteractiveProgressBar(t *testing.T) {
+	// A scan DuckDB can estimate (a table's rows), slow per row.
+	const table = `CREATE TABLE t AS SELECT range AS x FROM range(30000000);`
+	const long = `SELECT max(md5(md5(md5(x::VARCHAR)))) FROM t;`
+	tm := startTerm(t, t.TempDir(), "--scratch")
+	tm.expect("msql> ", 30*time.Second)
+	tm.send(table + "\r")
+	tm.expect("msql> ", 60*time.Second)
+	tm.send(long + "\r")
+	tm.expectMatch(regexp.MustCompile(`\r\x1b\[2K *[1-9]\d*% ▕[ █▏▎▍▌▋▊▉]{40}▏ \d+\.\ds · Ctrl-C cancels`), 60*time.Second)
+	tm.send("\x03")
+	tm.expect("\r\x1b[2K", 10*time.Second) // the bar is cleared
+	tm.expect("statement cancelled", 20*time.Second)
+	tm.send("SELECT 'after' AS state;\r")
+	tm.expect("(1 row)", 10*time.Second)
+	tm.exit()
+
+	cmd := exec.Command(msqlBin, "--scratch")
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+home, "MSQL_HOME="+filepath.Join(home, "msql"))
+	cmd.Stdin = strings.NewReader(table + "\n" + long + "\n")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	time.Sleep(progressAfter + 3*time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	_ = cmd.Wait()
+	require.NotContains(t, out.String(), "\r", "piped: %q", out.String())
+	require.NotContains(t, out.String(), "Ctrl-C cancels", "piped: %q", out.String())
+}
+
+// A day bound with .param set is a parameter of the statement, and prunes
+// files as the literal day does: EXPLAIN keeps some of the files and reads
+// no hot partition, and the count is the literal's.
+func TestInteractiveParamPrunesByDay(t *testing.T) {
+	dep := tinyDemo(t)
+	r := msql(t, "", append(dep, "--format", "csv", "-c", `SELECT min(balancing_day) FROM readings`)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	day := strings.TrimSpace(strings.Split(r.stdout, "\n")[1])
+	r = msql(t, "", append(dep, "--format", "csv", "--no-provenance", "-c", `SELECT count(*) FROM readings WHERE balancing_day = DATE '`+day+`'`)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	count := strings.TrimSpace(strings.Split(r.stdout, "\n")[1])
+	require.NotEqual(t, "0", count)
+
+	tm := startTerm(t, t.TempDir(), dep...)
+	tm.expect("msql> ", 60*time.Second)
+	tm.send(".param set day " + day + "\r")
+	tm.expect("msql> ", 10*time.Second)
+	tm.send(".explain SELECT count(*) FROM readings WHERE balancing_day = $day;\r")
+	plan := tm.expectMatch(regexp.MustCompile(`MeterStore plan\r\n((?:[^\r]*\r\n)*?)provenance: `), 30*time.Second)[1]
+	require.Regexp(t, `\d+ files kept, [1-9]\d* pruned by statistics`, plan)
+	require.NotContains(t, plan, "  hot:", "the day lies below the watermark")
+	tm.send("SELECT count(*) AS n FROM readings WHERE balancing_day = $day;\r")
+	tm.expect(" "+count+" ", 30*time.Second)
+	tm.expect("(1 row)", 5*time.Second)
 	tm.exit()
 }
