@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,6 +21,18 @@ func TestScratchFormats(t *testing.T) {
 			require.Empty(t, r.stderr)
 			golden(t, "scratch_"+format, r.stdout)
 		})
+	}
+}
+
+// .help names every output format .mode and .format take.
+func TestHelpListsEveryFormat(t *testing.T) {
+	r := msql(t, "", "--scratch", "-c", ".help")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, cmd := range []string{".mode ", ".format "} {
+		i := strings.Index(r.stdout, cmd)
+		require.GreaterOrEqual(t, i, 0, r.stdout)
+		line, _, _ := strings.Cut(r.stdout[i:], "\n")
+		require.Contains(t, line, "("+strings.Join(formats, " ")+")", line)
 	}
 }
 
