@@ -376,3 +376,30 @@ func TestPGWireStreamsLargeResults(t *testing.T) {
 	// Collected, the rows would need well over 200 MiB.
 	require.Less(t, growth, int64(48<<20), "server memory grew with the result")
 }
+
+// A balancing day bound as a parameter — as text, and as a DATE a driver
+// encodes from a time.Time — prunes as the literal day does: a day below the
+// watermark reads the cold tier only (the provenance notice), and the sum is
+// the oracle's.
+func TestPGWireDayParameterPrunes(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, addr := f.startPG(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}))
+	day := f.cut.AddDate(0, 0, -2)
+	all := time.Time{}
+	want := f.oracle.SumBy(all, all, func(r meterstore.Row) string { return r.BalancingDay.Format(time.DateOnly) })[day.Format(time.DateOnly)]
+	require.False(t, want.IsZero())
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
+		for _, arg := range []any{day.Format(time.DateOnly), day} {
+			var notices []string
+			c := pgConnect(t, addr, "admin", "s3cret", mode, &notices)
+			var s pgtype.Numeric
+			require.NoError(t, c.QueryRow(ctx, `SELECT sum(value) FROM readings WHERE balancing_day = $1`, arg).Scan(&s), "mode %v arg %T", mode, arg)
+			var got decimal.Decimal
+			require.NoError(t, got.Scan(mustText(t, s)))
+			require.True(t, want.Equal(got), "mode %v arg %T: pgwire %s oracle %s", mode, arg, got, want)
+			require.NotEmpty(t, notices)
+			require.Contains(t, notices[len(notices)-1], "tiers cold ·", "mode %v arg %T: %s", mode, arg, notices[len(notices)-1])
+		}
+	}
+}
