@@ -168,14 +168,15 @@ type Engine struct {
 	shared  *Engine
 	cfg     Config
 
-	// confined is a second DuckDB database for confined handles, walled off
-	// from the file system (see confinedDB). Created on first use.
-	confinedOnce sync.Once
-	confinedDB   *duckDB
-	confinedErr  error
-	sysMu        sync.Mutex
-	lastSystem   map[string][]systemRow
-	timeZone     string // DuckDB's canonical name of Config.TimeZone
+	// confinedDB is a second DuckDB database for confined handles, walled off
+	// from the file system (see confined). Created on first use, and anew
+	// after a fatal error invalidated it; confinedMu serialises the opening,
+	// sysMu guards the pointer.
+	confinedMu sync.Mutex
+	confinedDB *duckDB
+	sysMu      sync.Mutex
+	lastSystem map[string][]systemRow
+	timeZone   string // DuckDB's canonical name of Config.TimeZone
 
 	ext extensionState // what loaded, and the path each half takes
 }
@@ -299,7 +300,7 @@ func (e *Engine) TimeZone() string { return e.shared.timeZone }
 // it; close the engine Open returned, once.
 func (e *Engine) Close() error {
 	err := e.shared.db.Close()
-	if c := e.shared.confinedDB; c != nil {
+	if c := e.shared.currentConfined(); c != nil {
 		err = errors.Join(err, c.db.Close())
 	}
 	return err
