@@ -1,7 +1,9 @@
 // Package archive moves settled windows from PostgreSQL to Iceberg, one
 // partition per window, ordered so that no step can lose or double a row:
 //
-//	detach the window's partition      (an insert now fails instead of landing unseen)
+//	claim every range below W+step      (hot.ClaimBelow: the window's partition is
+//	                                      detached, a row or a new partition below
+//	                                      W+step now fails instead of landing unseen)
 //	  → stream it, keyset-paged, into Parquet files      (durable, not yet visible)
 //	  → one Iceberg commit: the files + watermark W+step  (visible, atomically)
 //	  → DROP TABLE the detached partition                 (never DELETE)
@@ -19,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"meterstore"
@@ -167,24 +170,12 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 	w := out.Watermark
 	step := a.cfg.ArchivalStep()
 	limit := now.Add(-a.cfg.SettlementLag())
-	parts, err := a.hot.Partitions(ctx)
-	if err != nil {
-		return err
-	}
 	if w.IsZero() {
 		// Nothing archived yet: start at the oldest partition holding rows.
-		for _, p := range parts {
-			has, err := a.hasRows(ctx, p.Name)
-			if err != nil {
-				return err
-			}
-			if has {
-				w = p.From
-				break
-			}
-		}
-		if w.IsZero() {
-			return nil
+		// The first window's claim takes every range below it too.
+		var err error
+		if w, err = a.oldestWithRows(ctx); err != nil || w.IsZero() {
+			return err
 		}
 	}
 	for maxWindows <= 0 || len(out.Windows) < maxWindows {
@@ -195,7 +186,7 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		win, err := a.archiveWindow(ctx, parts, w, end, false)
+		win, err := a.archiveWindow(ctx, nil, w, end)
 		if err != nil {
 			return err
 		}
@@ -206,46 +197,56 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 	return nil
 }
 
-// hasRows reports whether a partition holds a row: a keyset page of one row,
-// not a count of them all — the first archival of a table meets full partitions.
-func (a *Archiver) hasRows(ctx context.Context, table string) (bool, error) {
-	pager, err := a.hot.Pager(hot.ScanRequest{Table: table, PageRows: 1})
+// oldestWithRows is the start of the oldest partition holding a row (zero:
+// none). Each is probed with a keyset page of one row, not a count of them all
+// — the first archival of a table meets full partitions.
+func (a *Archiver) oldestWithRows(ctx context.Context) (time.Time, error) {
+	parts, err := a.hot.Partitions(ctx)
 	if err != nil {
-		return false, err
+		return time.Time{}, err
 	}
-	page, err := pager.Next(ctx, nil)
-	return len(page) > 0, err
-}
-
-func findPartition(parts []hot.Partition, from time.Time) (hot.Partition, bool) {
 	for _, p := range parts {
-		if p.From.Equal(from) {
-			return p, true
+		pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name, PageRows: 1})
+		if err != nil {
+			return time.Time{}, err
+		}
+		page, err := pager.Next(ctx, nil)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(page) > 0 {
+			return p.From, nil
 		}
 	}
-	return hot.Partition{}, false
+	return time.Time{}, nil
 }
 
-// archiveWindow runs the four steps for [from, to).
-func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, from, to time.Time, recovered bool) (Window, error) {
+// archiveWindow runs the four steps for [from, to): claim every range below
+// to (hot.ClaimBelow: the window's partition and, on a table's first window,
+// any below it are detached, and no row can land below to any more), stream
+// the claimed partitions and those an interrupted run left detached into one
+// commit with watermark to, then drop them. The claim comes before the commit
+// whether or not the window has a partition: a writer that routed by the old
+// watermark is refused from then on instead of writing where the commit hides
+// its rows.
+func (a *Archiver) archiveWindow(ctx context.Context, detached []hot.Partition, from, to time.Time) (Window, error) {
 	start := time.Now()
+	recovered := len(detached) > 0
 	win := Window{From: from, To: to, Recovered: recovered}
-	p, exists := findPartition(parts, from)
-	if exists && !recovered {
-		if err := a.hot.Detach(ctx, p); err != nil {
-			return win, err
-		}
+	claimed, err := a.hot.ClaimBelow(ctx, to)
+	if err != nil {
+		return win, fmt.Errorf("archive %s window %s: %w", a.cfg.Name(), from.Format(time.RFC3339), err)
+	}
+	if len(claimed) > 0 {
 		if err := a.hook(AfterDetach); err != nil {
 			return win, err
 		}
 	}
-	var src catalog.RowSource = emptySource{}
-	if exists {
-		pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name})
-		if err != nil {
-			return win, err
-		}
-		src = &partitionSource{a: a, pager: pager, window: from}
+	parts := append(slices.Clone(detached), claimed...)
+	slices.SortFunc(parts, func(x, y hot.Partition) int { return x.From.Compare(y.From) })
+	src, err := a.partitionsSource(parts, from)
+	if err != nil {
+		return win, err
 	}
 	res, err := a.cold.CommitWindow(ctx, hookedSource{src, a}, to)
 	if err != nil {
@@ -255,16 +256,8 @@ func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, fro
 	if err := a.hook(AfterCommit); err != nil {
 		return win, err
 	}
-	if exists {
-		n, err := a.hot.CountRows(ctx, p.Name)
-		if err != nil {
-			return win, err
-		}
-		if n != res.Rows {
-			return win, fmt.Errorf("archive %s: partition %s holds %d rows but %d were committed; it is kept: %w",
-				a.cfg.Name(), p.Name, n, res.Rows, ErrInvariant)
-		}
-		if err := a.hot.Drop(ctx, p); err != nil {
+	if len(parts) > 0 {
+		if err := a.dropCommitted(ctx, parts, res.Rows); err != nil {
 			return win, err
 		}
 		if err := a.hook(AfterDrop); err != nil {
@@ -276,6 +269,31 @@ func (a *Archiver) archiveWindow(ctx context.Context, parts []hot.Partition, fro
 		a.opt.Progress(Progress{Window: from, Rows: win.Rows, Done: true, Recovered: recovered})
 	}
 	return win, nil
+}
+
+// dropCommitted drops the detached partitions a window's commit streamed,
+// once their rows add up to the rows committed; otherwise they are kept.
+func (a *Archiver) dropCommitted(ctx context.Context, parts []hot.Partition, committed int64) error {
+	var n int64
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		c, err := a.hot.CountRows(ctx, p.Name)
+		if err != nil {
+			return err
+		}
+		n += c
+		names[i] = p.Name
+	}
+	if n != committed {
+		return fmt.Errorf("archive %s: partitions %v hold %d rows but %d were committed; they are kept: %w",
+			a.cfg.Name(), names, n, committed, ErrInvariant)
+	}
+	for _, p := range parts {
+		if err := a.hot.Drop(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Compact compacts the table's due months (catalog.Table.Compact) under the
@@ -292,9 +310,10 @@ func (a *Archiver) Compact(ctx context.Context, opt catalog.CompactOptions) (res
 }
 
 // Reconcile restores invariant 1 outside a scheduled run, under the archiver's
-// lease: a write that landed after an archival dropped its window recreated
-// that partition below the watermark, where no query reads; its rows are
-// offered to Iceberg (already there = Duplicate) and the partition is dropped.
+// lease: an attached partition below the watermark, where no query reads — one
+// a build that did not claim the archived range let a stale writer recreate —
+// has its rows offered to Iceberg (already there = Duplicate) and is dropped,
+// and the range below the watermark is claimed again.
 // Partitions an interrupted run left detached are recovered as Archive does.
 // store.Append calls it when the watermark moved during a write, after it has
 // re-routed its own rows to Iceberg. When another process holds the lease it
@@ -308,23 +327,17 @@ func (a *Archiver) Reconcile(ctx context.Context) (Outcome, error) {
 	})
 }
 
-// reconcileBelow detaches every attached partition entirely below the
-// watermark, offers its rows to Iceberg and drops it. The caller holds the lease.
+// reconcileBelow claims the range below the committed watermark w again
+// (hot.ClaimBelow), which withdraws the claim of a window whose commit never
+// happened, and moves every attached partition it detaches there — one a write
+// recreated below the watermark — to Iceberg: its rows are offered (already
+// there = Duplicate) and it is dropped. The caller holds the lease.
 func (a *Archiver) reconcileBelow(ctx context.Context, w time.Time, out *Outcome) error {
-	if w.IsZero() {
-		return nil
-	}
-	parts, err := a.hot.Partitions(ctx)
+	claimed, err := a.hot.ClaimBelow(ctx, w)
 	if err != nil {
 		return err
 	}
-	for _, p := range parts {
-		if p.To.After(w) {
-			continue
-		}
-		if err := a.hot.Detach(ctx, p); err != nil {
-			return err
-		}
+	for _, p := range claimed {
 		if err := a.reoffer(ctx, p); err != nil {
 			return fmt.Errorf("archive %s: move partition %s below the watermark %s to Iceberg (it stays detached; the next run retries): %w",
 				a.cfg.Name(), p.Name, w.Format(time.RFC3339), err)
@@ -343,39 +356,60 @@ func (a *Archiver) recover(ctx context.Context, out *Outcome) error {
 	if err != nil {
 		return err
 	}
+	w := out.Watermark
+	var pending []hot.Partition
 	for _, p := range det {
-		w := out.Watermark
-		switch {
-		case !p.To.After(w):
-			// Committed: its rows should be in Iceberg. A count proves nothing (a
-			// window also holds late corrections), so every row is offered to
-			// Iceberg again, page by page: one already there is a Duplicate, one
-			// missing is appended. Only then is the partition dropped.
-			if err := a.reoffer(ctx, p); err != nil {
-				return fmt.Errorf("archive %s: verify detached partition %s before dropping it: %w", a.cfg.Name(), p.Name, err)
-			}
-			if err := a.hot.Drop(ctx, p); err != nil {
-				return err
-			}
-			out.Dropped = append(out.Dropped, p.Name)
-		case p.From.Equal(w) || w.IsZero():
-			// Detached, never committed: archive it again.
-			win, err := a.archiveWindow(ctx, []hot.Partition{p}, p.From, p.To, true)
-			if err != nil {
-				return err
-			}
-			out.Windows = append(out.Windows, win)
-			out.Watermark = win.Watermark
-		default:
-			return fmt.Errorf("archive %s: detached partition %s [%s, %s) is not the next window after watermark %s: %w",
-				a.cfg.Name(), p.Name, p.From.Format(time.RFC3339), p.To.Format(time.RFC3339), w.Format(time.RFC3339), ErrInvariant)
+		if p.To.After(w) {
+			pending = append(pending, p)
+			continue
 		}
+		// Committed: its rows should be in Iceberg. A count proves nothing (a
+		// window also holds late corrections), so every row is offered to
+		// Iceberg again, page by page: one already there is a Duplicate, one
+		// missing is appended. Only then is the partition dropped.
+		if err := a.reoffer(ctx, p); err != nil {
+			return fmt.Errorf("archive %s: verify detached partition %s before dropping it: %w", a.cfg.Name(), p.Name, err)
+		}
+		if err := a.hot.Drop(ctx, p); err != nil {
+			return err
+		}
+		out.Dropped = append(out.Dropped, p.Name)
 	}
+	if len(pending) == 0 {
+		return nil
+	}
+	// Detached, never committed: archive them again. A window claims one
+	// partition, the next after the watermark; only a table's first window
+	// claims the partitions below it too, and nothing is archived then.
+	if !w.IsZero() && (len(pending) > 1 || !pending[0].From.Equal(w)) {
+		p := pending[0]
+		if p.From.Equal(w) {
+			p = pending[1]
+		}
+		return fmt.Errorf("archive %s: detached partition %s [%s, %s) is not the next window after watermark %s: %w",
+			a.cfg.Name(), p.Name, p.From.Format(time.RFC3339), p.To.Format(time.RFC3339), w.Format(time.RFC3339), ErrInvariant)
+	}
+	last := pending[len(pending)-1]
+	win, err := a.archiveWindow(ctx, pending, last.From, last.To)
+	if err != nil {
+		return err
+	}
+	out.Windows = append(out.Windows, win)
+	out.Watermark = win.Watermark
 	return nil
 }
 
 // reoffer appends every row of a detached partition to Iceberg, idempotently.
 func (a *Archiver) reoffer(ctx context.Context, p hot.Partition) error {
+	return a.eachPage(ctx, p, func(page []meterstore.Row) error {
+		_, err := a.cold.AppendCold(ctx, page)
+		return err
+	})
+}
+
+// eachPage calls fn with every keyset page of a partition's rows; fn must not
+// keep the page, whose buffer the next page reuses.
+func (a *Archiver) eachPage(ctx context.Context, p hot.Partition, fn func([]meterstore.Row) error) error {
 	pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name})
 	if err != nil {
 		return err
@@ -388,19 +422,33 @@ func (a *Archiver) reoffer(ctx context.Context, p hot.Partition) error {
 		if len(page) == 0 {
 			return nil
 		}
-		if _, err := a.cold.AppendCold(ctx, page); err != nil {
+		if err := fn(page); err != nil {
 			return err
 		}
 	}
 }
 
-// partitionSource pages a detached partition by its full primary key. It
-// decodes into two page buffers in turn: CommitWindow fetches the next page
-// while it still encodes the current one, and is done with a page before it
-// asks for the one after next (catalog.RowSource).
+// partitionsSource pages detached partitions one after the other.
+func (a *Archiver) partitionsSource(parts []hot.Partition, window time.Time) (*partitionSource, error) {
+	src := &partitionSource{a: a, window: window}
+	for _, p := range parts {
+		pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name})
+		if err != nil {
+			return nil, err
+		}
+		src.pagers = append(src.pagers, pager)
+	}
+	return src, nil
+}
+
+// partitionSource pages detached partitions by their full primary key, one
+// after the other (none: an empty window). It decodes into two page buffers in
+// turn: CommitWindow fetches the next page while it still encodes the current
+// one, and is done with a page before it asks for the one after next
+// (catalog.RowSource).
 type partitionSource struct {
 	a      *Archiver
-	pager  *hot.Pager
+	pagers []*hot.Pager // the partitions not yet drained
 	window time.Time
 	bufs   [2][]meterstore.Row
 	pages  int
@@ -409,25 +457,25 @@ type partitionSource struct {
 
 func (s *partitionSource) Next(ctx context.Context) ([]meterstore.Row, error) {
 	buf := &s.bufs[s.pages%2]
-	page, err := s.pager.Next(ctx, *buf)
-	if err != nil {
-		return nil, err
+	for len(s.pagers) > 0 {
+		page, err := s.pagers[0].Next(ctx, *buf)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			s.pagers = s.pagers[1:]
+			continue
+		}
+		*buf = page
+		s.pages++
+		s.rows += int64(len(page))
+		if s.a.opt.Progress != nil {
+			s.a.opt.Progress(Progress{Window: s.window, Rows: s.rows})
+		}
+		return page, nil
 	}
-	if len(page) == 0 {
-		return nil, io.EOF
-	}
-	*buf = page
-	s.pages++
-	s.rows += int64(len(page))
-	if s.a.opt.Progress != nil {
-		s.a.opt.Progress(Progress{Window: s.window, Rows: s.rows})
-	}
-	return page, nil
+	return nil, io.EOF
 }
-
-type emptySource struct{}
-
-func (emptySource) Next(context.Context) ([]meterstore.Row, error) { return nil, io.EOF }
 
 // hookedSource fires AfterWrite when the source is drained: every row has been
 // read, the last page is being encoded, the commit is not yet made.

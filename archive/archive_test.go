@@ -22,11 +22,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // loaded is a store with a generated week written to PostgreSQL and its oracle.
 type loaded struct {
-	s      *storetest.Store
-	tbl    *storetest.Table
-	oracle *testkit.Oracle
-	days   int
-	first  time.Time
+	s        *storetest.Store
+	tbl      *storetest.Table
+	oracle   *testkit.Oracle
+	workload testkit.Workload
+	days     int
+	first    time.Time
 }
 
 func load(t *testing.T, hook func(archive.Step) error) loaded {
@@ -51,7 +52,24 @@ func load(t *testing.T, hook func(archive.Step) error) loaded {
 	_, err = oracle.RecordDeliveries(batch.Deliveries...)
 	require.NoError(t, err)
 	first := batch.Days[0].Time().Add(-2 * time.Hour).Truncate(24 * time.Hour)
-	return loaded{s: s, tbl: tbl, oracle: oracle, days: len(batch.Days), first: first}
+	return loaded{s: s, tbl: tbl, oracle: oracle, workload: w, days: len(batch.Days), first: first}
+}
+
+// rowsOfDay is the loaded workload's original deliveries of the balancing day
+// containing day, encoded for the table.
+func (l loaded) rowsOfDay(t *testing.T, day time.Time) []meterstore.Row {
+	t.Helper()
+	w := l.workload
+	w.Start, w.Days, w.CorrectionRate, w.RedeliveryRate = day, 1, 0, 0
+	batch, err := w.Generate()
+	require.NoError(t, err)
+	var rows []meterstore.Row
+	for _, d := range batch.Deliveries {
+		r, err := l.tbl.Config.Encode(d.Series)
+		require.NoError(t, err)
+		rows = append(rows, r...)
+	}
+	return rows
 }
 
 // checkExactlyOnce compares the store with the oracle: every row counted once
@@ -202,9 +220,12 @@ func TestInsertRacingDetachFailsLoudly(t *testing.T) {
 	checkExactlyOnce(t, l)
 }
 
-// TestReconcileMovesARecreatedPartition: a write that lands after archival
-// dropped its window recreates the partition below the watermark, where no
-// query reads. Reconcile offers its rows to Iceberg and drops it.
+// TestReconcileMovesARecreatedPartition: a late correction written straight
+// to PostgreSQL after archival dropped its window (what a stale router would
+// do) is refused: the window is the cold tier's. A partition recreated below
+// the watermark all the same — by a build that did not claim the archived
+// range — holds rows no query reads; Reconcile offers them to Iceberg, drops
+// it and claims the range again.
 func TestReconcileMovesARecreatedPartition(t *testing.T) {
 	ctx := context.Background()
 	l := load(t, nil)
@@ -215,10 +236,13 @@ func TestReconcileMovesARecreatedPartition(t *testing.T) {
 	out, err := l.tbl.Archiver.Archive(ctx, now, 1)
 	require.NoError(t, err)
 	require.True(t, out.ArchivedAnything())
-	// A late correction written straight to PostgreSQL after the drop (what a
-	// stale router would do): it recreates the window's partition.
 	late.Version++
 	late.Value = late.Value.Add(decimal.NewFromInt(1))
+	_, err = l.tbl.Hot.Write(ctx, []meterstore.Row{late})
+	require.ErrorIs(t, err, hot.ErrArchivedRange, "the archived window is not recreated")
+
+	_, err = l.s.Pool.Exec(ctx, `DROP TABLE "readings_versions$archived"`)
+	require.NoError(t, err, "the state an earlier build left: no archived range")
 	_, err = l.tbl.Hot.Write(ctx, []meterstore.Row{late})
 	require.NoError(t, err)
 	rep, err := l.tbl.Archiver.VerifyInvariant(ctx)
@@ -231,4 +255,91 @@ func TestReconcileMovesARecreatedPartition(t *testing.T) {
 	_, err = l.oracle.Record(late)
 	require.NoError(t, err)
 	checkExactlyOnce(t, l)
+	late.Version++
+	_, err = l.tbl.Hot.Write(ctx, []meterstore.Row{late})
+	require.ErrorIs(t, err, hot.ErrArchivedRange, "Reconcile claims the range below the watermark again")
+}
+
+// TestArchivalRacingAWriterThatCreatesAPartition: a window's commit claims
+// every range below its new watermark, also ranges without a partition when the
+// run looked — everything below a table's first window, a window whose
+// partition is missing — and empty partitions below the first window. A
+// writer that puts rows there before the commit (a router that read the
+// watermark before it moved) must be refused, never acknowledged below the
+// watermark where no query reads them (invariants 1 and 7).
+func TestArchivalRacingAWriterThatCreatesAPartition(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name   string
+		window int           // the window (0 = the table's first) whose commit the writer races
+		rows   time.Duration // the racing rows' balancing day, after the first window's start
+		prep   func(context.Context, loaded) error
+	}{
+		{name: "below the first window, no partition", window: 0, rows: -10*day + 12*time.Hour},
+		{name: "below the first window, an empty partition", window: 0, rows: -5*day + 12*time.Hour,
+			prep: func(ctx context.Context, l loaded) error {
+				return l.tbl.Hot.EnsurePartitions(ctx, l.first.Add(-6*day), l.first.Add(-4*day))
+			}},
+		{name: "a window with no partition", window: 7, rows: 8*day + 12*time.Hour,
+			prep: func(ctx context.Context, l loaded) error {
+				parts, err := l.tbl.Hot.Partitions(ctx)
+				if err != nil {
+					return err
+				}
+				p, ok := findPartitionAt(parts, l.first.Add(7*day))
+				if !ok {
+					return errors.New("no pre-created partition for the eighth window")
+				}
+				if err := l.tbl.Hot.Detach(ctx, p); err != nil {
+					return err
+				}
+				return l.tbl.Hot.Drop(ctx, p)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var l loaded
+			var racing []meterstore.Row
+			var writeErr error
+			windows := 0
+			l = load(t, func(s archive.Step) error {
+				if s != archive.AfterWrite {
+					return nil
+				}
+				windows++
+				if windows == tc.window+1 {
+					// The window is read out, its commit not yet made.
+					_, writeErr = l.tbl.Hot.Write(ctx, racing)
+				}
+				return nil
+			})
+			racing = l.rowsOfDay(t, l.first.Add(tc.rows))
+			if tc.prep != nil {
+				require.NoError(t, tc.prep(ctx, l))
+			}
+			now := l.first.Add(time.Duration(tc.window+1)*day + l.tbl.Config.SettlementLag())
+			out, err := l.tbl.Archiver.Archive(ctx, now, 0)
+			require.NoError(t, err)
+			require.Len(t, out.Windows, tc.window+1)
+			if writeErr == nil {
+				_, err := l.oracle.Record(racing...)
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, writeErr, hot.ErrPartitionDetached, "a refused write says the range is the cold tier's")
+			}
+			rep, err := l.tbl.Archiver.VerifyInvariant(ctx)
+			require.NoError(t, err)
+			require.True(t, rep.Healthy, rep.String())
+			checkExactlyOnce(t, l)
+		})
+	}
+}
+
+func findPartitionAt(parts []hot.Partition, from time.Time) (hot.Partition, bool) {
+	for _, p := range parts {
+		if p.From.Equal(from) {
+			return p, true
+		}
+	}
+	return hot.Partition{}, false
 }

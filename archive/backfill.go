@@ -2,10 +2,13 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"meterstore"
+	"meterstore/catalog"
+	"meterstore/hot"
 )
 
 // Backfill commits settled history that PostgreSQL never held — a load from
@@ -50,7 +53,7 @@ func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterst
 				a.cfg.Name(), until.UTC().Format(time.RFC3339), n, ErrInvariant)
 		}
 		start := time.Now()
-		res, d, err := a.cold.CommitHistory(ctx, rows, until)
+		res, d, err := a.commitHistory(ctx, rows, until)
 		if err != nil {
 			return fmt.Errorf("backfill %s: %w", a.cfg.Name(), err)
 		}
@@ -62,4 +65,65 @@ func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterst
 		err = fmt.Errorf("backfill %s: %w", a.cfg.Name(), ErrLeaseHeld)
 	}
 	return win, dups, err
+}
+
+// commitHistory claims the range below until (hot.ClaimBelow) and commits the
+// history with the watermark until. The claimed partitions were empty at the
+// check for rows below until and are dropped; a row a writer put there since
+// joins the commit, and its partition is dropped after it. A commit that fails
+// withdraws the claim to the watermark then committed; a partition holding
+// such a row stays detached, for the next archival run to recover.
+func (a *Archiver) commitHistory(ctx context.Context, rows []meterstore.Row, until time.Time) (catalog.CommitResult, int, error) {
+	claimed, err := a.hot.ClaimBelow(ctx, until)
+	if err != nil {
+		return catalog.CommitResult{}, 0, err
+	}
+	var held []hot.Partition
+	for _, p := range claimed {
+		n, err := a.hot.CountRows(ctx, p.Name)
+		if err != nil {
+			return catalog.CommitResult{}, 0, err
+		}
+		if n == 0 {
+			if err := a.hot.Drop(ctx, p); err != nil {
+				return catalog.CommitResult{}, 0, err
+			}
+			continue
+		}
+		held = append(held, p)
+		err = a.eachPage(ctx, p, func(page []meterstore.Row) error {
+			rows = append(rows, page...)
+			return nil
+		})
+		if err != nil {
+			return catalog.CommitResult{}, 0, err
+		}
+	}
+	res, dups, err := a.cold.CommitHistory(ctx, rows, until)
+	if err != nil {
+		return res, dups, errors.Join(err, a.withdrawClaim(ctx))
+	}
+	for _, p := range held {
+		if err := a.hot.Drop(ctx, p); err != nil {
+			return res, dups, err
+		}
+	}
+	return res, dups, nil
+}
+
+// withdrawClaim claims the committed watermark again after a commit that
+// failed: writers below the claim's end are refused no longer. The watermark is
+// read back, not assumed — a commit reported failed may have happened.
+func (a *Archiver) withdrawClaim(ctx context.Context) error {
+	if err := a.cold.Refresh(ctx); err != nil {
+		return fmt.Errorf("withdraw the claim of %s: %w", a.cfg.Name(), err)
+	}
+	w, err := a.cold.Watermark(ctx)
+	if err != nil {
+		return fmt.Errorf("withdraw the claim of %s: %w", a.cfg.Name(), err)
+	}
+	if _, err := a.hot.ClaimBelow(ctx, w); err != nil {
+		return fmt.Errorf("withdraw the claim of %s: %w", a.cfg.Name(), err)
+	}
+	return nil
 }

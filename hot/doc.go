@@ -20,7 +20,11 @@
 //     Superseded, Shadowed, Duplicate).
 //   - Scan: keyset-paged by the full primary key, one page in memory, no transaction
 //     held across pages.
-//   - Partitions / Detach / Drop / TryArchiveLease for the archiver.
+//   - Partitions / Detach / Drop / TryArchiveLease for the archiver, and
+//     ClaimBelow: before an archival commits watermark W it detaches every
+//     partition below W and ends the table's archived range — a partition FROM
+//     (MINVALUE) TO (W) whose CHECK refuses every row — at W, so no writer, however
+//     stale its idea of the watermark, puts a row where no query reads it.
 //
 // Invariants guarded here (design.md numbering): 3 (nothing updated in place: ON
 // CONFLICT never does UPDATE, a purge is DROP TABLE), 5 (redelivery is Duplicate, a

@@ -26,6 +26,11 @@ var (
 	ErrInvalidRow = errors.New("hot: invalid row")
 	// ErrPartitionDetached: rows fall into a partition that is detached for archival.
 	ErrPartitionDetached = errors.New("hot: partition detached for archival")
+	// ErrArchivedRange: rows fall below the end of the table's archived range
+	// (ClaimBelow): the cold tier's, committed or being committed. It wraps
+	// ErrPartitionDetached, on which store.Append reads the watermark again and
+	// routes anew.
+	ErrArchivedRange = fmt.Errorf("%w: range claimed by the cold tier", ErrPartitionDetached)
 	// ErrExtensionUnavailable: btree_gist cannot be created while integrity constraints are on.
 	ErrExtensionUnavailable = errors.New("hot: extension btree_gist unavailable")
 	// ErrSchemaMismatch: the existing table does not agree with the configuration.
@@ -118,9 +123,10 @@ func IsCheckViolation(err error) (constraint string, ok bool) {
 }
 
 // mapWriteError turns an exclusion violation into the typed error naming its
-// rule, and a row with no partition into ErrPartitionDetached: a partition this
-// process knew was detached by an archiver elsewhere, and the row belongs to
-// whichever tier owns it after that archival (store.Append re-routes on it).
+// rule, a row with no partition into ErrPartitionDetached (a partition this
+// process knew was detached by an archiver elsewhere) and a row in the archived
+// range into ErrArchivedRange: the row belongs to whichever tier owns it after
+// that archival (store.Append re-routes on both).
 func (s *Store) mapWriteError(err error) error {
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) {
@@ -129,6 +135,10 @@ func (s *Store) mapWriteError(err error) error {
 	if pg.Code == "23514" && strings.HasPrefix(pg.Message, "no partition of relation") {
 		s.forgetAll()
 		return fmt.Errorf("%w: %s (another process detached the partition for archival; nothing was written): %w", ErrPartitionDetached, pg.Message, pg)
+	}
+	if pg.Code == "23514" && pg.ConstraintName == checkArchived {
+		s.forgetAll()
+		return fmt.Errorf("%w: a row lies below the watermark an archival committed or is committing; nothing was written, route it to Iceberg: %w", ErrArchivedRange, pg)
 	}
 	if pg.Code != "23P01" {
 		return err

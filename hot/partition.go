@@ -64,15 +64,16 @@ func pgTimestamp(t time.Time) string {
 // existing partition costs one catalogue lookup (and nothing once cached).
 //
 // A range whose partition exists as a detached table (being archived) is refused
-// with ErrPartitionDetached: rows there belong to the cold tier.
+// with ErrPartitionDetached, one below the archived range's end (ClaimBelow)
+// with ErrArchivedRange: rows there belong to the cold tier.
 func (s *Store) EnsurePartitions(ctx context.Context, from, to time.Time) error {
 	return s.ensurePartitions(ctx, from, to, false)
 }
 
 // ensurePartitions creates the missing partitions of [from, to). Pre-creation
-// (skipDetached) leaves a detached window alone instead of refusing: it writes
-// nothing there, and an archival run that was interrupted must not stop the
-// store from opening — the next run recovers the window.
+// (skipDetached) leaves a detached or archived window alone instead of
+// refusing: it writes nothing there, and an archival run that was interrupted
+// must not stop the store from opening — the next run recovers the window.
 func (s *Store) ensurePartitions(ctx context.Context, from, to time.Time, skipDetached bool) error {
 	if !to.After(from) {
 		return nil
@@ -115,6 +116,10 @@ func (s *Store) ensurePartitions(ctx context.Context, from, to time.Time, skipDe
 	if err != nil {
 		return err
 	}
+	archived, err := s.archivedEnd(ctx, tx)
+	if err != nil {
+		return err
+	}
 	var pk []string
 	if s.cfg.IntegrityConstraints() {
 		if pk, err = s.primaryKey(ctx, tx); err != nil {
@@ -124,8 +129,12 @@ func (s *Store) ensurePartitions(ctx context.Context, from, to time.Time, skipDe
 	var created []time.Time
 	for _, start := range missing {
 		name := s.PartitionName(start)
-		if detached[name] && skipDetached {
+		if (detached[name] || start.Before(archived)) && skipDetached {
 			continue
+		}
+		if start.Before(archived) {
+			return fmt.Errorf("%w: [%s, %s) lies below %s, up to which an archival committed or is committing the table %s; rows there belong to the cold tier, route them through the engine's append",
+				ErrArchivedRange, start.Format(time.RFC3339), start.Add(step).Format(time.RFC3339), archived.Format(time.RFC3339), s.cfg.Name())
 		}
 		created = append(created, start)
 		if detached[name] {

@@ -110,3 +110,69 @@ func TestCreateTablesSkipsADetachedWindow(t *testing.T) {
 	require.Len(t, det, 1)
 	require.ErrorIs(t, s.EnsurePartitions(ctx, parts[0].From, parts[0].To), hot.ErrPartitionDetached, "a write there is still refused")
 }
+
+// TestClaimBelowRefusesEveryRowBelowIt: a claim detaches the partitions below
+// it and from then on refuses, with ErrArchivedRange, a partition created there
+// and a row written there — also by a writer whose cache still knows the
+// claimed partition, also by raw SQL. A lower claim withdraws the refusal
+// above it; a zero claim withdraws it all.
+func TestClaimBelowRefusesEveryRowBelowIt(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	day11 := day10.Add(24 * time.Hour)
+	other := hot.New(pool, st.Config()) // another process, its partition cache warm
+	_, err := other.Write(ctx, quarterHours(maloA, obisImport, day10, 4, 20260310000001))
+	require.NoError(t, err)
+	_, err = st.Write(ctx, quarterHours(maloA, obisImport, day11, 4, 20260310000001))
+	require.NoError(t, err)
+
+	claimed, err := st.ClaimBelow(ctx, day11)
+	require.NoError(t, err)
+	names := func(ps []hot.Partition) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"readings_versions_2026_03_09_0000", "readings_versions_2026_03_10_0000"}, names(claimed),
+		"every attached partition below the claim, the empty pre-created one too")
+	det, err := st.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, names(claimed), names(det))
+	for _, p := range claimed {
+		require.NoError(t, st.Drop(ctx, p))
+	}
+
+	row := func(at time.Time) []meterstore.Row {
+		return []meterstore.Row{qh(maloB, obisImport, at, "1", 20260310000001)}
+	}
+	_, err = st.Write(ctx, row(day10.Add(-5*24*time.Hour)))
+	require.ErrorIs(t, err, hot.ErrArchivedRange, "no partition is created below the claim")
+	require.ErrorIs(t, err, hot.ErrPartitionDetached, "Append re-routes on it")
+	_, err = other.Write(ctx, row(day10.Add(time.Hour)))
+	require.ErrorIs(t, err, hot.ErrArchivedRange, "a cached partition start does not let a row below the claim through")
+	_, err = pool.Exec(ctx, `INSERT INTO readings_versions (malo_id, obis_code, sparte, "from", "to", value, unit, quality, source_kind, version, version_scope, recorded_at, balancing_day)
+		VALUES ('51238696781', '1-0:1.29.0', 'STROM', '2026-03-10 01:00+00', '2026-03-10 01:15+00', 1, 'KWH', 'MEASURED', 'MSCONS', 20260310000001, $1, now(), '2026-03-10')`, scopeMar)
+	var pg *pgconn.PgError
+	require.ErrorAs(t, err, &pg, "raw SQL below the claim fails too")
+	require.Equal(t, "23514", pg.Code)
+	_, err = st.Write(ctx, row(day11.Add(time.Hour)))
+	require.NoError(t, err, "at and above the claim, writes go on")
+	require.NoError(t, st.CreateTables(ctx, day10), "pre-creation skips the claimed range")
+
+	again, err := st.ClaimBelow(ctx, day11)
+	require.NoError(t, err)
+	require.Empty(t, again, "claiming the same range again changes nothing")
+	_, err = st.ClaimBelow(ctx, day10)
+	require.NoError(t, err)
+	_, err = st.Write(ctx, row(day10.Add(time.Hour)))
+	require.NoError(t, err, "a lower claim withdraws the refusal above it")
+	_, err = st.Write(ctx, row(day10.Add(-5*24*time.Hour)))
+	require.ErrorIs(t, err, hot.ErrArchivedRange)
+	_, err = st.ClaimBelow(ctx, time.Time{})
+	require.NoError(t, err)
+	_, err = st.Write(ctx, row(day10.Add(-5*24*time.Hour)))
+	require.NoError(t, err, "a zero claim withdraws the archived range")
+	_, err = st.ClaimBelow(ctx, day10.Add(time.Hour))
+	require.ErrorContains(t, err, "not a partition boundary")
+}

@@ -96,11 +96,11 @@ const detachedRetries = 20
 // invisible (invariant 7). It reads the boundary, writes (cold first, so a
 // cold-append lease timeout — ErrLockTimeout — leaves nothing changed), then
 // reads the boundary again: if an archival moved it since the first read (a
-// retry after a detached partition reads it in between), the rows written
-// to PostgreSQL below the new boundary are appended to Iceberg too (both passes
-// are idempotent, so a row the archival already moved is a Duplicate), and a
-// partition the write recreated below the watermark is detached, its rows
-// appended to Iceberg, and dropped.
+// hot write refused by the archival's claim — a detached partition, the
+// archived range — is retried and routes by a read in between), the rows
+// written to PostgreSQL below the new boundary are appended to Iceberg too
+// (both passes are idempotent, so a row the archival already moved is a
+// Duplicate), and the archiver reconciles (archive.Archiver.Reconcile).
 //
 // A row restating a different value under a stored version, and a second network
 // operator for a reading, are refused in both tiers (wrapping meterstore.ErrConflict). A

@@ -424,3 +424,55 @@ func TestDetachedRetryReroutesEarlierBatches(t *testing.T) {
 	require.True(t, oracle.Sum(all, all).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings`))))
 	require.Positive(t, out.Rerouted, "the second batch's rows are re-sent to Iceberg")
 }
+
+// TestAppendRacingTheFirstArchival: an Append that read the watermark before a
+// table's first archival and writes below its first window while the window's
+// commit is being made ends with its rows in Iceberg, where queries read them:
+// the archival's claim refuses the hot write, and Append routes the rows again
+// against the watermark the commit moved.
+func TestAppendRacingTheFirstArchival(t *testing.T) {
+	early := day0.Add(-10 * 24 * time.Hour)
+	var tbl *store.Table
+	var racing bool
+	appended, retried := make(chan error, 1), make(chan struct{}, 1)
+	e := open(t, func(c *store.Config) {
+		c.ArchiveHook = func(s archive.Step) error {
+			if s != archive.AfterWrite || racing {
+				return nil
+			}
+			racing = true // the first window is read out, its commit not yet made
+			go func() {
+				_, err := tbl.Append(context.Background(), mk(t, dl{from: early, value: "7"}))
+				appended <- err
+			}()
+			select {
+			case <-retried:
+			case err := <-appended:
+				appended <- err
+			}
+			return nil
+		}
+		c.AppendHook = func(s store.AppendStep) {
+			if s == store.BeforeDetachedRetry {
+				select {
+				case retried <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}, intervalTable(t, nil))
+	tbl, _ = e.st.Table("readings_versions")
+	oracle := testkit.NewOracle(tbl.Config())
+	first := mk(t, dl{from: day0, value: "1"})
+	_, err := tbl.Append(e.ctx, first)
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
+	require.True(t, racing)
+	require.NoError(t, <-appended)
+	_, err = oracle.RecordSeries(first, mk(t, dl{from: early, value: "7"}))
+	require.NoError(t, err)
+	e.healthy(t, tbl)
+	all := time.Time{}
+	require.Equal(t, int64(oracle.RowCount(all, all)), e.scalar(t, `SELECT count(*) FROM readings`))
+	require.True(t, oracle.Sum(all, all).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings`))))
+}
