@@ -2,10 +2,8 @@ package catalog
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"github.com/jackc/pgx/v5/pgconn"
 	"strings"
 	"sync"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"meterstore"
+	"meterstore/internal/pgerr"
 )
 
 // Table property values every cold table carries (seed 001, "Cold-tier layout").
@@ -103,7 +102,7 @@ func precedes(a, b *table.Table) bool {
 func (t *Table) Refresh(ctx context.Context) (err error) {
 	defer t.explainObjectStore(&err)
 	tbl, err := t.c.cat.LoadTable(ctx, t.ident)
-	if isLostConnection(err) {
+	if pgerr.Unavailable(err) {
 		tbl, err = t.c.cat.LoadTable(ctx, t.ident)
 	}
 	if err != nil {
@@ -111,23 +110,6 @@ func (t *Table) Refresh(ctx context.Context) (err error) {
 	}
 	t.set(tbl)
 	return nil
-}
-
-// isLostConnection recognises a connection the server ended: SQLSTATE class
-// 08 (connection exception) or 57P (operator intervention: shutdown,
-// termination), or the driver's bad-connection signal.
-func isLostConnection(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, driver.ErrBadConn) {
-		return true
-	}
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return strings.HasPrefix(pg.Code, "08") || strings.HasPrefix(pg.Code, "57P")
-	}
-	return pgconn.SafeToRetry(err)
 }
 
 func (c *Catalog) wrapLoad(name string, err error) error {

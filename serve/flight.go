@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"meterstore/engine"
+	"meterstore/internal/pgerr"
 )
 
 // FlightServer is a read-only Arrow Flight SQL server over the unified view:
@@ -203,7 +204,8 @@ func (s *FlightServer) session(ctx context.Context) (*engine.Engine, error) {
 	return e, nil
 }
 
-// grpcError maps an engine error to a gRPC status.
+// grpcError maps an engine error to a gRPC status. A database that cannot be
+// reached is Unavailable, the code clients retry: the statement is not wrong.
 func grpcError(err error) error {
 	var parse *engine.ParseError
 	switch {
@@ -215,6 +217,8 @@ func grpcError(err error) error {
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
+	case pgerr.Unavailable(err):
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.As(err, &parse):
 		return status.Error(codes.InvalidArgument, err.Error())
 	}

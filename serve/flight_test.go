@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"meterstore"
+	"meterstore/internal/storetest"
 	"meterstore/serve"
 )
 
@@ -186,4 +187,36 @@ func TestFlightSQL(t *testing.T) {
 		_, err = cl.Execute(actx, `SELECT * FROM read_parquet('/etc/passwd')`)
 		require.Equal(t, codes.PermissionDenied, status.Code(err), "%v", err)
 	})
+}
+
+// TestFlightSQLUnavailableWhilePostgreSQLIsDown: a statement that fails because
+// PostgreSQL cannot be reached is Unavailable — the code a client retries —
+// not InvalidArgument, which says the statement itself is wrong; once the
+// database is back the same statement answers.
+func TestFlightSQLUnavailableWhilePostgreSQLIsDown(t *testing.T) {
+	f := newFixtureWith(t, storetest.Options{PostgresProxy: true})
+	addr := f.startFlight(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}))
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, err := cl.Client.AuthenticateBasicToken(context.Background(), "admin", "s3cret")
+	require.NoError(t, err)
+	const q = `SELECT count(*) FROM readings`
+
+	f.s.Proxy.Down()
+	_, err = cl.Execute(ctx, q)
+	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+
+	require.NoError(t, f.s.Proxy.Up())
+	// The pool's connections died with the database; a client retries on
+	// Unavailable, as on a restarted server.
+	var info *flight.FlightInfo
+	for range 5 {
+		if info, err = cl.Execute(ctx, q); status.Code(err) != codes.Unavailable {
+			break
+		}
+	}
+	require.NoError(t, err)
+	_, rows, _ := fetch(t, ctx, cl, info)
+	require.EqualValues(t, f.oracle.RowCount(time.Time{}, time.Time{}), rows[0][0])
 }

@@ -9,6 +9,7 @@ package storetest
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"meterstore/catalog"
 	"meterstore/engine"
 	"meterstore/hot"
+	"meterstore/internal/faultproxy"
 	"meterstore/internal/pgtest"
 	"meterstore/internal/s3test"
 	"meterstore/store"
@@ -28,6 +30,7 @@ import (
 // Store is a running store for one test.
 type Store struct {
 	DSN       string
+	Proxy     *faultproxy.Proxy // between the store and PostgreSQL when Options.PostgresProxy, else nil
 	Warehouse string
 	S3        meterstore.S3Settings // how the warehouse is reached when it is s3://
 	Pool      *pgxpool.Pool
@@ -57,6 +60,9 @@ type Options struct {
 	Prepare     func(dsn string)
 	Log         *slog.Logger // the engine's start-up line (store.Config.Log); nil = slog.Default()
 	ObjectStore bool         // the warehouse on internal/s3test's server whatever MSQL_TEST_WAREHOUSE says
+	// PostgresProxy puts a fault proxy (Store.Proxy) between every connection
+	// of the store and PostgreSQL, so a test can take the database away.
+	PostgresProxy bool
 }
 
 // Start builds a store for cfgs, its engine reading the tiers through the
@@ -71,6 +77,9 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	s := &Store{DSN: pgtest.Database(t), Warehouse: wh, S3: s3, Tables: map[string]*Table{}}
 	if opt.Prepare != nil {
 		opt.Prepare(s.DSN)
+	}
+	if opt.PostgresProxy {
+		s.Proxy, s.DSN = proxied(t, s.DSN)
 	}
 	pool, err := pgxpool.New(ctx, s.DSN)
 	require.NoError(t, err)
@@ -99,6 +108,18 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 		s.Tables[tb.Config().Name()] = &Table{Config: tb.Config(), Hot: tb.Hot(), Cold: tb.Cold(), Archiver: tb.Archiver()}
 	}
 	return s
+}
+
+// proxied starts a fault proxy to dsn's server and returns dsn through it.
+func proxied(t testing.TB, dsn string) (*faultproxy.Proxy, string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	p, err := faultproxy.Start(u.Host)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	u.Host = p.Addr()
+	return p, u.String()
 }
 
 // Table returns the only table, or the one named.
