@@ -49,17 +49,34 @@ func (d *deployment) finish(ctx context.Context, o Options, s *store.Store, tbl 
 	default:
 		pass("invariant holds, no detached partition: %s", r)
 	}
-	orphans, err := tbl.Cold().DeleteOrphanFiles(ctx, 0, true)
-	switch {
-	case err != nil:
-		st.fail("list uncommitted files: " + err.Error())
-	default:
-		pass("%d files no snapshot references, left by commits that did not happen (orphan cleanup deletes them past its safety age of at least 1 h): %s", len(orphans), orphanKinds(orphans))
-	}
+	d.cleanOrphans(ctx, tbl, st, pass)
 	st.checkedEnough(pass)
 	d.exactlyOnce(ctx, s, l, st, pass)
 	d.idleLatency(ctx, l, w, st)
 	return checks
+}
+
+// cleanOrphans deletes the files no snapshot references — left by commits the
+// faults interrupted, which a deployment's orphan cleanup deletes past its
+// safety age of at least 1 h — with no safety age: nothing writes any more
+// (writers and maintenance stopped, msql serve only reads). The checks after
+// it read every answer again, so a file cleanup took that a snapshot still
+// needs would fail them; and none may be left.
+func (d *deployment) cleanOrphans(ctx context.Context, tbl *store.Table, st *stats, pass func(string, ...any)) {
+	orphans, err := tbl.Cold().DeleteOrphanFiles(ctx, 0, false)
+	if err != nil {
+		st.fail("delete the files of interrupted commits: " + err.Error())
+		return
+	}
+	left, err := tbl.Cold().DeleteOrphanFiles(ctx, 0, true)
+	switch {
+	case err != nil:
+		st.fail("list files no snapshot references: " + err.Error())
+	case len(left) > 0:
+		st.fail(fmt.Sprintf("%d files no snapshot references are left after orphan cleanup: %s", len(left), strings.Join(left, ", ")))
+	default:
+		pass("%d files of interrupted commits (%s) deleted by orphan cleanup with the writers stopped; none left, and every answer below read after it", len(orphans), orphanKinds(orphans))
+	}
 }
 
 // exactlyOnce: every version the writers were told was stored is stored once

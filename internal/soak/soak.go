@@ -61,8 +61,12 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	defer s.Close()
 	st := newStats()
 	w, today := workload(o, start)
-	var ds []testkit.Delivery
-	if err := w.Stream(func(x testkit.Delivery) error { ds = append(ds, x); return nil }); err != nil {
+	var generated []testkit.Delivery
+	if err := w.Stream(func(x testkit.Delivery) error { generated = append(generated, x); return nil }); err != nil {
+		return res, err
+	}
+	ds, err := withAuthored(generated, o.Seed)
+	if err != nil {
 		return res, err
 	}
 	l := newLedger(tbl.Config(), writers)
@@ -73,7 +77,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	runCtx, stop := context.WithTimeout(ctx, o.Duration)
 	defer stop()
 	var wg sync.WaitGroup
-	shares := make([][]testkit.Delivery, writers)
+	shares := make([][]delivery, writers)
 	for _, x := range ds {
 		i := l.owner(x.Series.MaloID.String())
 		shares[i] = append(shares[i], x)

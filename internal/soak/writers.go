@@ -51,10 +51,12 @@ func (l *ledger) view(f func(o *testkit.Oracle)) {
 }
 
 // writer delivers its MaLos' share of the workload in arrival order: the
-// current day through a HotWriter, everything else (history, late
-// corrections, redeliveries) through Append. A failed write is retried until
-// it succeeds — every delivery is idempotent, so a write that committed
-// before its error was reported is a duplicate the second time.
+// current day through a HotWriter, operator-authored values through
+// AppendAuthoritative, everything else (history, late corrections,
+// redeliveries) through Append. A failed write is retried until it succeeds —
+// every delivery is idempotent, so a write that committed before its error
+// was reported is a duplicate the second time (an authored value already in
+// force is a no-op).
 type writer struct {
 	id     int
 	tbl    *store.Table
@@ -64,7 +66,7 @@ type writer struct {
 	stats  *stats
 }
 
-func (w *writer) run(ctx context.Context, ds []testkit.Delivery) {
+func (w *writer) run(ctx context.Context, ds []delivery) {
 	for _, d := range ds {
 		if ctx.Err() != nil {
 			return
@@ -78,13 +80,13 @@ func (w *writer) run(ctx context.Context, ds []testkit.Delivery) {
 	}
 }
 
-func (w *writer) deliver(ctx context.Context, d testkit.Delivery) {
+func (w *writer) deliver(ctx context.Context, d delivery) {
 	lock := &w.ledger.owners[w.id]
 	for attempt := 0; ; attempt++ {
 		lock.Lock()
 		kind, err := w.write(ctx, d)
 		if err == nil {
-			w.ledger.view(func(o *testkit.Oracle) { _, err = o.RecordDeliveries(d) })
+			w.ledger.view(func(o *testkit.Oracle) { err = record(o, d) })
 			lock.Unlock()
 			if err != nil {
 				w.stats.fail("oracle refused a delivery the store took: " + err.Error())
@@ -101,9 +103,26 @@ func (w *writer) deliver(ctx context.Context, d testkit.Delivery) {
 	}
 }
 
+// record folds a delivery the store took into the oracle.
+func record(o *testkit.Oracle, d delivery) error {
+	if !d.authored {
+		_, err := o.RecordDeliveries(d.Delivery)
+		return err
+	}
+	rows, err := authoredRows(o.Config(), d)
+	if err == nil {
+		_, err = o.Record(rows...)
+	}
+	return err
+}
+
 // write sends one delivery; a HotWriter refusing an interval the watermark
 // has passed since it opened sends it through Append, as its error says to.
-func (w *writer) write(ctx context.Context, d testkit.Delivery) (string, error) {
+func (w *writer) write(ctx context.Context, d delivery) (string, error) {
+	if d.authored {
+		_, err := w.tbl.AppendAuthoritative(ctx, d.Series)
+		return "authoritative", err
+	}
 	kind := d.Kind.String()
 	if d.Kind == testkit.Original && !d.Series.Intervals[0].From.Before(w.today) {
 		hw, err := w.tbl.HotWriter(ctx)
