@@ -38,6 +38,7 @@ type deployment struct {
 
 	serve, maintenance     *process
 	pgwire, flight, health string
+	slow                   slowWarehouse // the soak's own cold-tier file IO
 }
 
 const warehouseBytes = 256 << 20

@@ -2,7 +2,8 @@
 // warehouse, msql serve and msql maintenance as separate processes — under
 // writers, readers checked against the oracle and faults injected at random
 // points (kill -9, PostgreSQL immediate restarts, cut connections, a full
-// warehouse disk), then checks that nothing was lost, doubled or misreported.
+// warehouse disk, a slow one), then checks that nothing was lost, doubled or
+// misreported.
 // Everything random is drawn from one seed.
 package soak
 
@@ -54,6 +55,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	defer d.slow.install()()
 	s, tbl, err := d.openStore(ctx)
 	if err != nil {
 		return res, err
@@ -189,7 +191,11 @@ func (w *watermarks) sample(ctx context.Context) {
 	}
 }
 
-var faultKinds = []string{"kill -9 msql maintenance", "kill -9 msql serve", "pg_ctl restart -m immediate", "cut PostgreSQL connections", "fill the warehouse disk"}
+var faultKinds = []string{"kill -9 msql maintenance", "kill -9 msql serve", "pg_ctl restart -m immediate", "cut PostgreSQL connections", "fill the warehouse disk", "slow warehouse"}
+
+// slowWarehouseDelay is the latency the slow-warehouse fault puts before every
+// file operation of the writers' cold tier, for slowWarehouseHold.
+const slowWarehouseDelay, slowWarehouseHold = 200 * time.Millisecond, 10 * time.Second
 
 // injectFaults injects one fault every few seconds — every kind once in a
 // seeded order first, then kinds at random — until a fifth of the run is left.
@@ -244,6 +250,12 @@ func (d *deployment) inject(ctx context.Context, kind string) (time.Duration, st
 		}
 		sleep(ctx, 5*time.Second)
 		return time.Since(t0), "held full for 5 s, then freed", os.Remove(path)
+	case faultKinds[5]:
+		t0 := time.Now()
+		d.slow.delay.Store(int64(slowWarehouseDelay))
+		sleep(ctx, slowWarehouseHold)
+		d.slow.delay.Store(0)
+		return time.Since(t0), fmt.Sprintf("%s before every file operation of the writers' cold tier", slowWarehouseDelay), nil
 	}
 	return 0, "", fmt.Errorf("unknown fault %q", kind)
 }
