@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"sync"
 	"time"
@@ -80,11 +81,21 @@ func (w *writer) run(ctx context.Context, ds []delivery) {
 	}
 }
 
+// finishWrites bounds how long a delivery in flight when the run ends is
+// retried, and attemptTimeout one attempt.
+const finishWrites, attemptTimeout = 2 * time.Minute, time.Minute
+
+// deliver writes d until the store confirms it. A delivery once started is
+// finished past the run's end: a write the deadline cut off may have
+// committed, and the oracle must hold what the store holds.
 func (w *writer) deliver(ctx context.Context, d delivery) {
 	lock := &w.ledger.owners[w.id]
+	var giveUp time.Time
 	for attempt := 0; ; attempt++ {
 		lock.Lock()
-		kind, err := w.write(ctx, d)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attemptTimeout)
+		kind, err := w.write(actx, d)
+		cancel()
 		if err == nil {
 			w.ledger.view(func(o *testkit.Oracle) { err = record(o, d) })
 			lock.Unlock()
@@ -95,10 +106,16 @@ func (w *writer) deliver(ctx context.Context, d delivery) {
 			return
 		}
 		lock.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
 		w.stats.writeError(kind, err)
+		if ctx.Err() != nil {
+			if giveUp.IsZero() {
+				giveUp = time.Now().Add(finishWrites)
+			}
+			if time.Now().After(giveUp) {
+				w.stats.fail(fmt.Sprintf("%s delivery %s, started before the run ended, still failed %s after: %v", kind, readingKey(d.Series), finishWrites, err))
+				return
+			}
+		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
