@@ -428,27 +428,40 @@ func (a *Archiver) eachPage(ctx context.Context, p hot.Partition, fn func([]mete
 	}
 }
 
-// partitionsSource pages detached partitions one after the other.
+// partitionsSource reads the detached partitions a window commits: one is
+// paged as it is, several are merged (mergedPages) — each is in the order the
+// commit writes files in, one after the other is not.
 func (a *Archiver) partitionsSource(parts []hot.Partition, window time.Time) (*partitionSource, error) {
-	src := &partitionSource{a: a, window: window}
-	for _, p := range parts {
+	pagers := make([]*hot.Pager, len(parts))
+	for i, p := range parts {
 		pager, err := a.hot.Pager(hot.ScanRequest{Table: p.Name})
 		if err != nil {
 			return nil, err
 		}
-		src.pagers = append(src.pagers, pager)
+		pagers[i] = pager
+	}
+	src := &partitionSource{a: a, window: window}
+	switch len(pagers) {
+	case 0: // an empty window
+	case 1:
+		src.next = pagers[0].Next
+	default:
+		m := &mergedPages{pageRows: a.cfg.ScanChunkRows()}
+		for _, p := range pagers {
+			m.inputs = append(m.inputs, &pageCursor{pager: p})
+		}
+		src.next = m.Next
 	}
 	return src, nil
 }
 
-// partitionSource pages detached partitions by their full primary key, one
-// after the other (none: an empty window). It decodes into two page buffers in
-// turn: CommitWindow fetches the next page while it still encodes the current
-// one, and is done with a page before it asks for the one after next
-// (catalog.RowSource).
+// partitionSource pages detached partitions by their full primary key (none:
+// an empty window). It decodes into two page buffers in turn: CommitWindow
+// fetches the next page while it still encodes the current one, and is done
+// with a page before it asks for the one after next (catalog.RowSource).
 type partitionSource struct {
 	a      *Archiver
-	pagers []*hot.Pager // the partitions not yet drained
+	next   func(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error) // nil: no rows
 	window time.Time
 	bufs   [2][]meterstore.Row
 	pages  int
@@ -456,25 +469,75 @@ type partitionSource struct {
 }
 
 func (s *partitionSource) Next(ctx context.Context) ([]meterstore.Row, error) {
-	buf := &s.bufs[s.pages%2]
-	for len(s.pagers) > 0 {
-		page, err := s.pagers[0].Next(ctx, *buf)
-		if err != nil {
-			return nil, err
-		}
-		if len(page) == 0 {
-			s.pagers = s.pagers[1:]
-			continue
-		}
-		*buf = page
-		s.pages++
-		s.rows += int64(len(page))
-		if s.a.opt.Progress != nil {
-			s.a.opt.Progress(Progress{Window: s.window, Rows: s.rows})
-		}
-		return page, nil
+	if s.next == nil {
+		return nil, io.EOF
 	}
-	return nil, io.EOF
+	buf := &s.bufs[s.pages%2]
+	page, err := s.next(ctx, *buf)
+	if err != nil {
+		return nil, err
+	}
+	if len(page) == 0 {
+		return nil, io.EOF
+	}
+	*buf = page
+	s.pages++
+	s.rows += int64(len(page))
+	if s.a.opt.Progress != nil {
+		s.a.opt.Progress(Progress{Window: s.window, Rows: s.rows})
+	}
+	return page, nil
+}
+
+// mergedPages pages several partitions as one stream in (malo_id, obis_code,
+// from) order — the order CommitWindow requires within a month, which a table's
+// first window can span with the partitions below it.
+type mergedPages struct {
+	inputs   []*pageCursor
+	pageRows int
+}
+
+type pageCursor struct {
+	pager *hot.Pager
+	page  []meterstore.Row
+	i     int
+	done  bool
+}
+
+// Next fills buf with the next rows in order; an empty page is the end.
+func (m *mergedPages) Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error) {
+	out := buf[:0]
+	for len(out) < m.pageRows {
+		var best *pageCursor
+		for _, c := range m.inputs {
+			if c.i == len(c.page) && !c.done {
+				page, err := c.pager.Next(ctx, c.page)
+				if err != nil {
+					return nil, err
+				}
+				c.page, c.i, c.done = page, 0, len(page) == 0
+			}
+			if !c.done && (best == nil || rowBefore(&c.page[c.i], &best.page[best.i])) {
+				best = c
+			}
+		}
+		if best == nil {
+			break
+		}
+		out = append(out, best.page[best.i])
+		best.i++
+	}
+	return out, nil
+}
+
+func rowBefore(a, b *meterstore.Row) bool {
+	if a.MaloID != b.MaloID {
+		return a.MaloID < b.MaloID
+	}
+	if a.ObisCode != b.ObisCode {
+		return a.ObisCode < b.ObisCode
+	}
+	return a.From.Before(b.From)
 }
 
 // hookedSource fires AfterWrite when the source is drained: every row has been

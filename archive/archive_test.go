@@ -343,3 +343,24 @@ func findPartitionAt(parts []hot.Partition, from time.Time) (hot.Partition, bool
 	}
 	return hot.Partition{}, false
 }
+
+// TestFirstWindowCommitsTheRowsClaimedBelowIt: the claim of a table's first
+// window detaches the partitions below it, and a writer may have filled them
+// since the archiver looked for the oldest one holding rows. Their rows join
+// the window's commit — several partitions of one month, merged into the
+// order the commit writes files in — here after the run was interrupted with
+// them all detached.
+func TestFirstWindowCommitsTheRowsClaimedBelowIt(t *testing.T) {
+	ctx := context.Background()
+	l := load(t, nil)
+	end := l.first.Add(2 * 24 * time.Hour)
+	claimed, err := l.tbl.Hot.ClaimBelow(ctx, end)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(claimed), 2, "the window's partition and one below it, both holding rows")
+	out, err := l.tbl.Archiver.Archive(ctx, end.Add(l.tbl.Config.SettlementLag()), 0)
+	require.NoError(t, err)
+	require.Len(t, out.Windows, 1)
+	require.True(t, out.Windows[0].Recovered)
+	require.True(t, out.Watermark.Equal(end), "watermark %s", out.Watermark)
+	checkExactlyOnce(t, l)
+}
