@@ -290,8 +290,11 @@ func (w *HotWriter) Boundary() time.Time { return w.boundary }
 
 // Append writes deliveries to PostgreSQL. If any interval is below the boundary
 // the whole call is refused with ErrBelowBoundary, naming the interval and
-// pointing at Table.Append, and nothing is written. Displacements are as for
-// Table.Append (all HotTier, Round 1).
+// pointing at Table.Append, and nothing is written. A batch holding an interval
+// an archival has claimed since the writer opened (the watermark passed its
+// boundary) fails with hot.ErrArchivedRange rather than landing where no query
+// reads it: reopen the writer, or send the delivery through Table.Append.
+// Displacements are as for Table.Append (all HotTier, Round 1).
 func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSeries) (out AppendOutcome, err error) {
 	m := w.t.writeMetrics()
 	defer func() { m.add(out); m.done(ctx, err) }()
