@@ -11,6 +11,7 @@ import (
 	"meterstore"
 	"meterstore/archive"
 	"meterstore/catalog"
+	"meterstore/hot"
 	"meterstore/internal/pglock"
 	"meterstore/metering"
 	"meterstore/store"
@@ -475,4 +476,25 @@ func TestAppendRacingTheFirstArchival(t *testing.T) {
 	all := time.Time{}
 	require.Equal(t, int64(oracle.RowCount(all, all)), e.scalar(t, `SELECT count(*) FROM readings`))
 	require.True(t, oracle.Sum(all, all).Equal(dec(t, e.scalar(t, `SELECT sum(value) FROM readings`))))
+}
+
+// TestHotWriterOpenedBeforeAnArchival: a HotWriter whose boundary an archival
+// has passed since it opened cannot put a row below the new watermark, where
+// no query reads it — the archival's claim refuses it, and nothing the store
+// answers changes.
+func TestHotWriterOpenedBeforeAnArchival(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := tbl.Append(e.ctx, mk(t, dl{from: day0, value: "1"}), mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
+	require.NoError(t, err)
+	hw, err := tbl.HotWriter(e.ctx)
+	require.NoError(t, err)
+	require.True(t, hw.Boundary().IsZero(), "nothing archived when it opened")
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+
+	before := e.scalar(t, `SELECT count(*) FROM readings`)
+	_, err = hw.Append(e.ctx, mk(t, dl{malo: maloB, from: day0.Add(24 * time.Hour), value: "3"}))
+	require.ErrorIs(t, err, hot.ErrArchivedRange)
+	e.healthy(t, tbl)
+	require.Equal(t, before, e.scalar(t, `SELECT count(*) FROM readings`))
 }
