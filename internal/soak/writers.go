@@ -85,27 +85,29 @@ func (w *writer) run(ctx context.Context, ds []delivery) {
 // retried, and attemptTimeout one attempt.
 const finishWrites, attemptTimeout = 2 * time.Minute, time.Minute
 
-// deliver writes d until the store confirms it. A delivery once started is
+// deliver writes d until the store confirms it, holding its MaLos' lock
+// throughout: a failed attempt may have written part of the delivery (a hot
+// batch committed before a later step failed), and no reader may compare the
+// store with an oracle that does not hold it yet. A delivery once started is
 // finished past the run's end: a write the deadline cut off may have
 // committed, and the oracle must hold what the store holds.
 func (w *writer) deliver(ctx context.Context, d delivery) {
 	lock := &w.ledger.owners[w.id]
+	lock.Lock()
+	defer lock.Unlock()
 	var giveUp time.Time
 	for attempt := 0; ; attempt++ {
-		lock.Lock()
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attemptTimeout)
 		kind, err := w.write(actx, d)
 		cancel()
 		if err == nil {
 			w.ledger.view(func(o *testkit.Oracle) { err = record(o, d) })
-			lock.Unlock()
 			if err != nil {
 				w.stats.fail("oracle refused a delivery the store took: " + err.Error())
 			}
 			w.stats.op(kind, attempt)
 			return
 		}
-		lock.Unlock()
 		w.stats.writeError(kind, err)
 		if ctx.Err() != nil {
 			if giveUp.IsZero() {
