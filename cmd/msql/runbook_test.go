@@ -23,8 +23,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"meterstore"
 	"meterstore/catalog"
 	"meterstore/internal/promtest"
+	"meterstore/store"
 )
 
 // Secrets of the operations deployment: none may appear in any log line.
@@ -300,7 +302,18 @@ func violateInvariant(t *testing.T, ctx context.Context, d *deployment) {
 	rows, err := tb.Cold().ReadRows(ctx, catalog.PlanRequest{From: day, To: day.Add(tb.Config().PartitionStep())})
 	require.NoError(t, err)
 	require.NotEmpty(t, rows)
-	require.NoError(t, tb.Hot().EnsurePartitions(ctx, day, day.Add(time.Hour)))
+	writeBelowWatermark(t, ctx, tb, rows)
+}
+
+// writeBelowWatermark writes rows below the watermark straight into
+// PostgreSQL, as a broken archival — one that did not claim the range below
+// it — would leave them: the table's archived range (hot.ClaimBelow), which
+// refuses such a partition and such rows, is dropped first.
+func writeBelowWatermark(t *testing.T, ctx context.Context, tb *store.Table, rows []meterstore.Row) {
+	t.Helper()
+	_, err := tb.Hot().Pool().Exec(ctx, "DROP TABLE "+meterstore.QuoteIdent(tb.Config().Name()+"$archived"))
+	require.NoError(t, err)
+	require.NoError(t, tb.Hot().EnsurePartitions(ctx, rows[0].From, rows[len(rows)-1].From.Add(time.Hour)))
 	_, err = tb.Hot().Write(ctx, rows)
 	require.NoError(t, err)
 }

@@ -226,9 +226,7 @@ func TestVerifyFailsOnRowsBelowWatermark(t *testing.T) {
 	}))
 	require.NotEmpty(t, rows)
 	require.True(t, rows[0].From.Before(wm))
-	require.NoError(t, tb.Hot().EnsurePartitions(ctx, rows[0].From, rows[len(rows)-1].From.Add(time.Hour)))
-	_, err = tb.Hot().Write(ctx, rows)
-	require.NoError(t, err)
+	writeBelowWatermark(t, ctx, tb, rows)
 
 	r := msql(t, "", append([]string{"verify"}, dep...)...)
 	require.Equal(t, 3, r.code, r.stdout+r.stderr)
