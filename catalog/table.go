@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -277,35 +278,80 @@ func (c *Catalog) Table(ctx context.Context, cfg meterstore.TableConfig) (_ *Tab
 	if v := tbl.Metadata().Version(); v != 2 {
 		return nil, fmt.Errorf("cold table %s has format version %d: %w", cfg.Name(), v, ErrFormatVersion)
 	}
-	// The resolved view, created for tables that predate it and replaced when
-	// the merge key changed (idempotent: an up-to-date view is only read).
-	if _, err := c.ensureView(ctx, cfg, tbl); err != nil {
-		return nil, fmt.Errorf("cold table %s: resolved view: %w", cfg.Name(), err)
+	// The resolved view, created for tables that predate it (idempotent: an
+	// up-to-date view is only read). A table whose schema differs from the
+	// configuration keeps its view: Evolve renders it with the columns it
+	// adds, and a quarantined table's view goes on describing the stored rows.
+	if len(checkSchema(cfg, tbl).Changes) == 0 {
+		if _, err := c.ensureView(ctx, cfg, tbl); err != nil {
+			return nil, fmt.Errorf("cold table %s: resolved view: %w", cfg.Name(), err)
+		}
 	}
 	return t, nil
+}
+
+// WithConfig is a handle on the same table, in its current state, read and
+// written in cfg: a quarantined table's handle in its stored layout
+// (StoredLayout), whose plans and reads name columns as that layout does.
+func (t *Table) WithConfig(cfg meterstore.TableConfig) *Table {
+	return &Table{c: t.c, cfg: cfg, ident: t.ident, tbl: t.Iceberg(), planCache: map[int64][]plannedFile{}, marks: map[string]fileMarks{}}
 }
 
 // FormatVersion is the Iceberg format version of the loaded table state.
 func (t *Table) FormatVersion() int { return t.Iceberg().Metadata().Version() }
 
+// verifyLayout checks what no configuration changes: format v2, a partition
+// spec of identity fields and month(from), the sort order (malo_id,
+// obis_code, from) — by field id, so a column renamed by another engine is
+// still the column it was. Which columns the identity fields partition by is
+// the schema check's (CheckSchema): a change there quarantines the table.
 func (t *Table) verifyLayout() error {
 	tbl := t.Iceberg()
 	if v := tbl.Metadata().Version(); v != 2 {
 		return fmt.Errorf("cold table %s has format version %d: %w", t.cfg.Name(), v, ErrFormatVersion)
 	}
 	sc := tbl.Schema()
-	want, err := PartitionSpec(t.cfg, sc)
-	if err != nil {
-		return fmt.Errorf("cold table %s: %w: %v", t.cfg.Name(), ErrLayout, err)
+	cols := t.cfg.Columns()
+	spec := tbl.Spec()
+	if !identityAndMonth(spec, cols[meterstore.ColFrom].FieldID) {
+		return fmt.Errorf("cold table %s: partition spec is %s, declared identity columns and month(from): %w", t.cfg.Name(), describeSpec(spec, sc), ErrLayout)
 	}
-	got := tbl.Spec()
-	if describeSpec(got, sc) != describeSpec(want, sc) {
-		return fmt.Errorf("cold table %s: partition spec is %s, declared %s: %w", t.cfg.Name(), describeSpec(got, sc), describeSpec(want, sc), ErrLayout)
+	so := tbl.SortOrder()
+	var sorted []int
+	for _, f := range so.Fields() {
+		if f.Direction != table.SortASC {
+			sorted = append(sorted, -1)
+			continue
+		}
+		sorted = append(sorted, f.SourceID())
 	}
-	if d := describeSort(tbl.SortOrder(), sc); d != strings.Join(SortOrderColumns, ",") {
-		return fmt.Errorf("cold table %s: sort order is (%s), declared (%s): %w", t.cfg.Name(), d, strings.Join(SortOrderColumns, ","), ErrLayout)
+	var want []int
+	for _, name := range SortOrderColumns {
+		want = append(want, cols[t.cfg.ColumnIndex(name)].FieldID)
+	}
+	if !slices.Equal(sorted, want) {
+		return fmt.Errorf("cold table %s: sort order is (%s), declared (%s): %w", t.cfg.Name(), describeSort(so, sc), strings.Join(SortOrderColumns, ","), ErrLayout)
 	}
 	return nil
+}
+
+// identityAndMonth reports whether spec partitions by identity fields and
+// exactly one month of the field from.
+func identityAndMonth(spec iceberg.PartitionSpec, from int) bool {
+	months := 0
+	for _, f := range spec.Fields() {
+		switch f.Transform.(type) {
+		case iceberg.IdentityTransform:
+		case iceberg.MonthTransform:
+			if f.SourceID() != from {
+				return false
+			}
+			months++
+		default:
+			return false
+		}
+	}
+	return months == 1
 }
 
 func describeSpec(spec iceberg.PartitionSpec, sc *iceberg.Schema) string {

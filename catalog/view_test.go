@@ -65,34 +65,53 @@ func TestResolvedViewCreatedAndReplaced(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, v.MetadataLocation, v2.MetadataLocation)
 
-	// A merge-key change (tenant no longer an identity column): the view's SQL is replaced on open.
+	// A merge-key change (tenant no longer an identity column) narrows the
+	// table: it is quarantined, and its view goes on resolving the stored
+	// rows by the stored merge key — never tenants merged.
 	spec := e.cfg.Spec()
 	spec.Columns[0].Kind = meterstore.Attribute
 	cfg2, err := spec.Build()
 	require.NoError(t, err)
 	require.NotEqual(t, e.cfg.ResolutionSQL(), cfg2.ResolutionSQL())
-	_, err = e.cat.Table(ctx, cfg2)
+	tb2, err := e.cat.Table(ctx, cfg2)
 	require.NoError(t, err)
-	v3, err := e.cat.View(ctx, cfg2)
+	_, err = tb2.Evolve(ctx)
+	require.ErrorIs(t, err, ErrUnsafeSchema)
+	v2, err = e.cat.View(ctx, cfg2)
 	require.NoError(t, err)
-	require.Equal(t, cfg2.ResolutionSQL(), v3.DialectSQL("trino"))
-	require.Equal(t, "malo_id,obis_code,from,version_scope", v3.Properties[ViewPropMergeKey])
+	require.Equal(t, v.MetadataLocation, v2.MetadataLocation, "a quarantined table keeps its view")
+	require.Equal(t, e.cfg.ResolutionSQL(), v2.DialectSQL("trino"))
+
+	// An added column: Evolve commits it and replaces the view's SQL and schema.
+	spec = e.cfg.Spec()
+	spec.Columns = append(spec.Columns, meterstore.Column{Name: "region", Nullable: true})
+	cfg3, err := spec.Build()
+	require.NoError(t, err)
+	tb3, err := e.cat.Table(ctx, cfg3)
+	require.NoError(t, err)
+	_, err = tb3.Evolve(ctx)
+	require.NoError(t, err)
+	v3, err := e.cat.View(ctx, cfg3)
+	require.NoError(t, err)
+	require.Equal(t, cfg3.ResolutionSQL(), v3.DialectSQL("trino"))
+	require.Contains(t, v3.DialectSQL("spark"), "`region`")
 	require.Greater(t, v3.VersionID, v.VersionID)
 	require.Equal(t, 2, v3.Versions)
+	require.True(t, sameColumns(v3.Schema, tb3.Iceberg().Schema()), "view schema = the evolved table's columns")
 	md, err = sc.LoadView(ctx, e.cat.ident("readings"))
 	require.NoError(t, err)
 	r0 := md.CurrentVersion().Representations[0]
-	require.Equal(t, cfg2.ResolutionSQLFor(r0.Dialect), r0.Sql)
+	require.Equal(t, cfg3.ResolutionSQLFor(r0.Dialect), r0.Sql)
 
 	// A table created before views existed: the view is created on open.
 	require.NoError(t, sc.DropView(ctx, e.cat.ident("readings")))
-	_, err = e.cat.View(ctx, e.cfg)
+	_, err = e.cat.View(ctx, cfg3)
 	require.ErrorIs(t, err, ErrNoView)
-	_, err = e.cat.Table(ctx, e.cfg)
+	_, err = e.cat.Table(ctx, cfg3)
 	require.NoError(t, err)
-	v4, err := e.cat.View(ctx, e.cfg)
+	v4, err := e.cat.View(ctx, cfg3)
 	require.NoError(t, err)
-	require.Equal(t, e.cfg.ResolutionSQLFor("spark"), v4.DialectSQL("spark"))
+	require.Equal(t, cfg3.ResolutionSQLFor("spark"), v4.DialectSQL("spark"))
 
 	// Purge drops the view with the table.
 	require.NoError(t, e.cat.PurgeTable(ctx, e.cfg))

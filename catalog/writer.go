@@ -393,6 +393,9 @@ type fanout struct {
 
 func (t *Table) newFanout(ctx context.Context, tbl *table.Table, bounds fileBounds) (*fanout, error) {
 	name := t.cfg.Name()
+	if err := t.agreedLayout(tbl); err != nil {
+		return nil, err
+	}
 	part, err := newPartitioner(t.cfg, tbl)
 	if err != nil {
 		return nil, fmt.Errorf("cold table %s: %w", name, err)
