@@ -43,7 +43,7 @@ func ArrowSchema(cfg meterstore.TableConfig) *arrow.Schema {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: ArrowType(c.Type), Nullable: c.Nullable,
-			Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(c.FieldID)})}
+			Metadata: arrow.NewMetadata([]string{fieldIDKey}, []string{strconv.Itoa(c.FieldID)})}
 	}
 	return arrow.NewSchema(fields, nil)
 }
@@ -94,19 +94,22 @@ func decimal128ToValue(n decimal128.Num) decimal.Decimal {
 	return decimal.NewFromBigInt(n.BigInt(), -6)
 }
 
-// RecordToRows converts a record batch read from the table back to rows. Columns
-// are found by name; a declared column missing from the batch reads as null.
+// RecordToRows converts a record batch read from the table back to rows. A
+// column is found by its Parquet field id where the batch carries them (a
+// data file read directly), else by its configured name; a declared column
+// missing from the batch reads as null.
 func RecordToRows(cfg meterstore.TableConfig, rec arrow.RecordBatch) ([]meterstore.Row, error) {
+	return recordToRows(cfg, rec, nil)
+}
+
+// recordToRows is RecordToRows for a batch whose columns are named as the
+// table's current schema names them (iceberg-go's scans): stored maps a field
+// id to that name, so a column another engine renamed is still found.
+func recordToRows(cfg meterstore.TableConfig, rec arrow.RecordBatch, stored map[int]string) ([]meterstore.Row, error) {
 	cols := cfg.Columns()
-	idx := make([]int, len(cols))
-	sc := rec.Schema()
-	for i, c := range cols {
-		idx[i] = -1
-		if is := sc.FieldIndices(c.Name); len(is) > 0 {
-			idx[i] = is[0]
-		} else if i < meterstore.CoreColumnCount && !c.Nullable {
-			return nil, fmt.Errorf("read back: column %s missing", c.Name)
-		}
+	idx, err := recordColumns(cols, rec.Schema(), stored)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]meterstore.Row, rec.NumRows())
 	for r := range out {
@@ -125,6 +128,39 @@ func RecordToRows(cfg meterstore.TableConfig, rec arrow.RecordBatch) ([]metersto
 	}
 	return out, nil
 }
+
+// recordColumns is the position in sc of each of cols, -1 where sc lacks it:
+// by field id where sc's fields carry them, else by the stored name of the
+// column's field id, else by its name.
+func recordColumns(cols []meterstore.ColumnDef, sc *arrow.Schema, stored map[int]string) ([]int, error) {
+	byID := map[int]int{}
+	for i, f := range sc.Fields() {
+		if v, ok := f.Metadata.GetValue(fieldIDKey); ok {
+			if id, err := strconv.Atoi(v); err == nil {
+				byID[id] = i
+			}
+		}
+	}
+	idx := make([]int, len(cols))
+	for i, c := range cols {
+		idx[i] = -1
+		name := c.Name
+		if n, ok := stored[c.FieldID]; ok {
+			name = n
+		}
+		if j, ok := byID[c.FieldID]; ok {
+			idx[i] = j
+		} else if is := sc.FieldIndices(name); len(byID) == 0 && len(is) > 0 {
+			idx[i] = is[0]
+		} else if i < meterstore.CoreColumnCount && !c.Nullable {
+			return nil, fmt.Errorf("read back: column %s missing", c.Name)
+		}
+	}
+	return idx, nil
+}
+
+// fieldIDKey is the Arrow field metadata key of a Parquet field id.
+const fieldIDKey = "PARQUET:field_id"
 
 // readCell stores row r of a in f, the Row field of column c (Row.Field). A
 // NULL leaves the field as it is: nil, or the zero value of a required column.

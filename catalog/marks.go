@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	iceio "github.com/apache/iceberg-go/io"
 )
 
@@ -31,6 +32,7 @@ type fileMarks struct {
 	compaction   string   // "" when not written by a compaction
 	keysUnique   bool     // MarkKeys = unique
 	supersededBy []string // nil when not marked
+	fieldIDs     bool     // every top-level column carries a field id
 }
 
 // marksCacheMax bounds the files whose marks are kept (each a few strings).
@@ -70,7 +72,7 @@ func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 	}
 	defer r.Close()
 	kv := r.MetaData().KeyValueMetadata()
-	var m fileMarks
+	m := fileMarks{fieldIDs: hasFieldIDs(r.MetaData().Schema.Root())}
 	if v := kv.FindValue(MarkCompaction); v != nil {
 		m.compaction = *v
 	}
@@ -86,4 +88,15 @@ func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 		}
 	}
 	return m, nil
+}
+
+// hasFieldIDs reports whether every top-level field of a Parquet schema
+// carries a field id.
+func hasFieldIDs(root *schema.GroupNode) bool {
+	for i := 0; i < root.NumFields(); i++ {
+		if root.Field(i).FieldID() < 0 {
+			return false
+		}
+	}
+	return root.NumFields() > 0
 }

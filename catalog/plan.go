@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"meterstore"
 )
 
 // PlanRequest selects the files a read needs.
@@ -40,6 +42,44 @@ type DataFile struct {
 	// the same resolution key at a higher version in files all held by the
 	// planned snapshot (MarkSupersededBy).
 	Superseded bool
+	// FieldIDs: every column of the file carries its Iceberg field id, so it
+	// is read by id (a column renamed since is still found); a file without
+	// them (added from outside, e.g. a migration's add_files) is read by name.
+	FieldIDs bool
+}
+
+// storedField is the table's field of the configured column name, found by
+// its field id — another engine may have renamed it; a column the
+// configuration does not declare is found by its stored name.
+func storedField(cfg meterstore.TableConfig, sc *iceberg.Schema, name string) (iceberg.NestedField, bool) {
+	if i := cfg.ColumnIndex(name); i >= 0 {
+		return sc.FindFieldByID(cfg.Columns()[i].FieldID)
+	}
+	return sc.FindFieldByName(name)
+}
+
+// storedName is the table's current name of the configured column name
+// (itself where the table does not hold it).
+func (t *Table) storedName(name string) string {
+	if f, ok := storedField(t.cfg, t.Iceberg().Schema(), name); ok {
+		return f.Name
+	}
+	return name
+}
+
+// configuredNames maps every field id of sc to the name the configuration
+// gives it, or the stored name for a field it does not declare.
+func configuredNames(cfg meterstore.TableConfig, sc *iceberg.Schema) map[int]string {
+	out := map[int]string{}
+	for _, f := range sc.Fields() {
+		out[f.ID] = f.Name
+	}
+	for _, c := range cfg.Columns() {
+		if _, ok := out[c.FieldID]; ok {
+			out[c.FieldID] = c.Name
+		}
+	}
+	return out
 }
 
 // planCacheMax bounds the snapshots whose file lists are kept.
@@ -47,20 +87,23 @@ const planCacheMax = 16
 
 func (t *Table) rowFilter(from, to time.Time, eq map[string]string) (iceberg.BooleanExpression, error) {
 	var preds []iceberg.BooleanExpression
+	fromRef := iceberg.Reference(t.storedName("from"))
 	if !from.IsZero() {
-		preds = append(preds, iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(from.UnixMicro())))
+		preds = append(preds, iceberg.GreaterThanEqual(fromRef, iceberg.Timestamp(from.UnixMicro())))
 	}
 	if !to.IsZero() {
-		preds = append(preds, iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(to.UnixMicro())))
+		preds = append(preds, iceberg.LessThan(fromRef, iceberg.Timestamp(to.UnixMicro())))
 	}
+	sc := t.Iceberg().Schema()
 	for _, k := range slices.Sorted(maps.Keys(eq)) {
 		if k == "from" || k == "to" {
 			return nil, fmt.Errorf("plan: equality on %q is not supported; use the From/To range", k)
 		}
-		if _, ok := t.Iceberg().Schema().FindFieldByName(k); !ok {
+		f, ok := storedField(t.cfg, sc, k)
+		if !ok {
 			return nil, fmt.Errorf("plan: table %s has no column %q", t.cfg.Name(), k)
 		}
-		preds = append(preds, iceberg.EqualTo(iceberg.Reference(k), eq[k]))
+		preds = append(preds, iceberg.EqualTo(iceberg.Reference(f.Name), eq[k]))
 	}
 	switch len(preds) {
 	case 0:
@@ -102,7 +145,7 @@ func (t *Table) PlanFiles(ctx context.Context, req PlanRequest) (_ []DataFile, _
 		if k == "from" || k == "to" {
 			return nil, 0, fmt.Errorf("plan: equality on %q is not supported; use the From/To range", k)
 		}
-		if _, ok := tbl.Schema().FindFieldByName(k); !ok {
+		if _, ok := storedField(t.cfg, tbl.Schema(), k); !ok {
 			return nil, 0, fmt.Errorf("plan: table %s has no column %q", t.cfg.Name(), k)
 		}
 	}
@@ -176,6 +219,7 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 		return nil, err
 	}
 	sc := tbl.Schema()
+	names := configuredNames(t.cfg, sc)
 	files := make([]plannedFile, len(described))
 	byPath := map[string]table.FileScanTask{}
 	for _, task := range tasks {
@@ -193,7 +237,7 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 			if len(l) == 0 || len(h) == 0 || len(l) >= exactBoundLen || len(h) >= exactBoundLen {
 				continue
 			}
-			df.TextBounds[field.Name] = [2]string{string(l), string(h)}
+			df.TextBounds[names[field.ID]] = [2]string{string(l), string(h)}
 		}
 		files[i] = plannedFile{DataFile: df}
 	}
@@ -213,12 +257,18 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 // files a compaction snapshot added and those holding several versions (or not
 // saying which). A superseded file counts as superseded only while every file
 // its mark names is in the snapshot.
+//
+// It also tells the files that carry field ids: every file a MeterStore commit
+// added (a snapshot carrying the tiering watermark) does, written by its own
+// writer; any other file's footer is read to see.
 func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []plannedFile, tasks map[string]table.FileScanTask) error {
-	compactions := map[int64]bool{}
+	compactions, ours := map[int64]bool{}, map[int64]bool{}
 	for _, s := range tbl.Metadata().Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[MarkCompaction] != "" {
-			compactions[s.SequenceNumber] = true
+		if s.Summary == nil {
+			continue
 		}
+		compactions[s.SequenceNumber] = s.Summary.Properties[MarkCompaction] != ""
+		ours[s.SequenceNumber] = s.Summary.Properties[WatermarkProperty] != ""
 	}
 	live := map[string]bool{}
 	for _, task := range tasks {
@@ -231,14 +281,20 @@ func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []pla
 	for i := range files {
 		f := &files[i].DataFile
 		task := tasks[f.Path]
-		byCompaction := task.DataSequenceNumber != nil && compactions[*task.DataSequenceNumber]
+		seq := task.DataSequenceNumber
+		byCompaction := seq != nil && compactions[*seq]
+		f.FieldIDs = seq != nil && ours[*seq]
 		single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
-		if single && !byCompaction {
+		if single && !byCompaction && f.FieldIDs {
 			continue
 		}
 		m, err := t.marksOf(fsys, task.File.FilePath())
 		if err != nil {
 			return err
+		}
+		f.FieldIDs = f.FieldIDs || m.fieldIDs
+		if single && !byCompaction {
+			continue
 		}
 		f.KeysUnique = m.keysUnique
 		f.Superseded = m.supersededBy != nil
@@ -259,8 +315,8 @@ func LocalPath(loc string) string {
 
 func (t *Table) describeFiles(tbl *table.Table, tasks []table.FileScanTask) ([]DataFile, error) {
 	sc := tbl.Schema()
-	fromF, _ := sc.FindFieldByName("from")
-	verF, _ := sc.FindFieldByName("version")
+	fromF, _ := storedField(t.cfg, sc, "from")
+	verF, _ := storedField(t.cfg, sc, "version")
 	specs := tbl.Metadata().PartitionSpecs()
 	seen := map[string]bool{}
 	var out []DataFile

@@ -47,18 +47,24 @@ func (t *Table) readFiltered(ctx context.Context, tbl *table.Table, snapID *int6
 	if err != nil {
 		return nil, fmt.Errorf("cold table %s: read: %w", t.cfg.Name(), err)
 	}
-	return t.collect(itr)
+	return t.collect(tbl.Schema(), itr)
 }
 
 type arrowRecord = arrow.RecordBatch
 
-func (t *Table) collect(itr func(func(arrowRecord, error) bool)) ([]meterstore.Row, error) {
+// collect converts the batches of an iceberg-go scan of a table whose current
+// schema is sc.
+func (t *Table) collect(sc *iceberg.Schema, itr func(func(arrowRecord, error) bool)) ([]meterstore.Row, error) {
+	stored := map[int]string{}
+	for _, f := range sc.Fields() {
+		stored[f.ID] = f.Name
+	}
 	var out []meterstore.Row
 	for rec, err := range itr {
 		if err != nil {
 			return nil, fmt.Errorf("cold table %s: read: %w", t.cfg.Name(), err)
 		}
-		rows, err := RecordToRows(t.cfg, rec)
+		rows, err := recordToRows(t.cfg, rec, stored)
 		rec.Release()
 		if err != nil {
 			return nil, err
@@ -76,7 +82,7 @@ func (t *Table) readTasks(ctx context.Context, tbl *table.Table, tasks []table.F
 	if err != nil {
 		return nil, fmt.Errorf("cold table %s: read files: %w", t.cfg.Name(), err)
 	}
-	return t.collect(itr)
+	return t.collect(tbl.Schema(), itr)
 }
 
 // FileRows reads one data file of the table through the warehouse's file IO

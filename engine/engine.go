@@ -33,6 +33,9 @@ type ColdFile struct {
 	// Superseded: every row of the file has a row of the same resolution key
 	// at a higher version in files all held by the planned snapshot.
 	Superseded bool
+	// FieldIDs: every column carries its Iceberg field id, and the file is
+	// read by id; false reads it by column name.
+	FieldIDs bool
 }
 
 // ColdPlan is the cold tier pinned to one snapshot: the watermark recorded in
@@ -44,6 +47,10 @@ type ColdPlan struct {
 	// MetadataLocation is the table metadata file the plan was made from (it
 	// lists the snapshot), for the iceberg extension's iceberg_scan.
 	MetadataLocation string
+	// StoredNames maps each field id of the table's current schema to its
+	// name there: iceberg_scan names columns so, and refuses a table another
+	// engine renamed a column of (nil: not known, nothing is checked).
+	StoredNames map[int]string
 }
 
 // ColdTier plans reads of one table's Iceberg side. catalog.Table implements it

@@ -62,6 +62,9 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 	if c.plan.MetadataLocation == "" {
 		return "", fmt.Errorf("cold snapshot %d: no metadata location to scan", c.plan.SnapshotID)
 	}
+	if err := namedAsConfigured(cfg, c.plan.StoredNames); err != nil {
+		return "", err
+	}
 	pred, err := filePredicate(c.plan.Files, files)
 	if err != nil {
 		return "", fmt.Errorf("iceberg_scan: %w", err)

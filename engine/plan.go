@@ -123,14 +123,42 @@ func coldFilter(rng timeRange, eq map[string]string, v view) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// readParquet reads planned files with the table's exact column types.
+// readParquet reads planned files with the table's exact column types. A file
+// carrying Iceberg field ids is read by id — a column renamed by another
+// engine, or written before a rename, is still the column it was, and one
+// added since reads as NULL — through read_parquet's field-id schema; a file
+// without them is read by name (read by id, each of its columns would read
+// as NULL).
 func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) string {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = sqlString(f.Path)
+	var byID, byName []string
+	for _, f := range files {
+		if f.FieldIDs {
+			byID = append(byID, sqlString(f.Path))
+		} else {
+			byName = append(byName, sqlString(f.Path))
+		}
 	}
-	return fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true)%s",
-		typedProjection(cfg), strings.Join(paths, ", "), where)
+	var parts []string
+	if len(byID) > 0 {
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], schema = %s)%s",
+			typedProjection(cfg), strings.Join(byID, ", "), fieldIDSchema(cfg), where))
+	}
+	if len(byName) > 0 {
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true)%s",
+			typedProjection(cfg), strings.Join(byName, ", "), where))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// fieldIDSchema is read_parquet's schema argument: each column's field id
+// mapped to its name and type, NULL where a file lacks it.
+func fieldIDSchema(cfg meterstore.TableConfig) string {
+	cols := cfg.Columns()
+	entries := make([]string, len(cols))
+	for i, c := range cols {
+		entries[i] = fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", c.FieldID, sqlString(c.Name), sqlString(c.Type.DuckDBType()))
+	}
+	return "MAP {" + strings.Join(entries, ", ") + "}"
 }
 
 func typedProjection(cfg meterstore.TableConfig) string {

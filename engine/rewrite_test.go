@@ -109,7 +109,7 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 		if len(fields) == 0 {
 			continue
 		}
-		f := ColdFile{Path: filepath.Join(g.dir, fields[0]), Records: 1000}
+		f := ColdFile{Path: filepath.Join(g.dir, fields[0]), Records: 1000, FieldIDs: true}
 		for _, kv := range fields[1:] {
 			k, v, _ := strings.Cut(kv, "=")
 			lo, hi, ok := strings.Cut(v, "..")
@@ -117,6 +117,8 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 				hi = lo
 			}
 			switch k {
+			case "ids":
+				f.FieldIDs = v != "none"
 			case "from":
 				a, b := goldenTime(t, lo), goldenTime(t, hi)
 				f.FromMin, f.FromMax = &a, &b
@@ -144,17 +146,28 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 			}
 		}
 		cold.files = append(cold.files, f)
-		writeEmptyParquet(t, cfg, f.Path)
+		writeEmptyParquet(t, cfg, f.Path, f.FieldIDs)
 	}
 	g.eng = nil
 }
 
-func writeEmptyParquet(t *testing.T, cfg meterstore.TableConfig, path string) {
+// writeEmptyParquet writes a file of cfg's columns and no rows at path, its
+// columns carrying their Iceberg field ids as MeterStore's writer writes them,
+// or none (a file added from outside).
+func writeEmptyParquet(t *testing.T, cfg meterstore.TableConfig, path string, fieldIDs bool) {
 	if _, err := os.Stat(path); err == nil {
 		return
 	}
+	opts := "FORMAT parquet"
+	if fieldIDs {
+		var ids []string
+		for _, c := range cfg.Columns() {
+			ids = append(ids, fmt.Sprintf("%s: %d", meterstore.QuoteIdent(c.Name), c.FieldID))
+		}
+		opts += ", FIELD_IDS {" + strings.Join(ids, ", ") + "}"
+	}
 	conn := duckConn(t)
-	_, err := conn.ExecContext(context.Background(), fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet)", emptyRelation(cfg), sqlString(path)))
+	_, err := conn.ExecContext(context.Background(), fmt.Sprintf("COPY (%s) TO %s (%s)", emptyRelation(cfg), sqlString(path), opts))
 	require.NoError(t, err)
 }
 

@@ -186,10 +186,14 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 	if err != nil {
 		return engine.ColdPlan{}, err
 	}
-	out := engine.ColdPlan{SnapshotID: planned, Pruned: total - len(files), MetadataLocation: c.t.Iceberg().MetadataLocation()}
+	tbl := c.t.Iceberg()
+	out := engine.ColdPlan{SnapshotID: planned, Pruned: total - len(files), MetadataLocation: tbl.MetadataLocation(), StoredNames: map[int]string{}}
+	for _, f := range tbl.Schema().Fields() {
+		out.StoredNames[f.ID] = f.Name
+	}
 	for _, f := range files {
 		cf := engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
-			VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded}
+			VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded, FieldIDs: f.FieldIDs}
 		if b, ok := f.TextBounds["malo_id"]; ok {
 			cf.MaloMin, cf.MaloMax = &b[0], &b[1]
 		}
