@@ -115,6 +115,17 @@ func codeStrings[T interface{ String() string }](xs []T) []string {
 	return out
 }
 
+// extraCheck is the CHECK expression of a coded or checked extra column.
+func extraCheck(col meterstore.Column) (string, bool) {
+	switch {
+	case len(col.Values) > 0:
+		return fmt.Sprintf(`%s IN (%s)`, meterstore.QuoteIdent(col.Name), inList(col.Values)), true
+	case col.Check.Kind != meterstore.CheckNone:
+		return fmt.Sprintf(`%s ~ %s`, meterstore.QuoteIdent(col.Name), sqlString(col.Check.Pattern())), true
+	}
+	return "", false
+}
+
 // CreateTableSQL is the parent table's DDL (without partitions).
 func (s *Store) CreateTableSQL() string {
 	c := s.cfg
@@ -145,11 +156,8 @@ func (s *Store) CreateTableSQL() string {
 		check(CheckTo, `"to" > "from"`)
 	}
 	for _, col := range c.ExtraColumns() {
-		switch {
-		case len(col.Values) > 0:
-			check(ExtraCheckName(col.Name), fmt.Sprintf(`%s IN (%s)`, meterstore.QuoteIdent(col.Name), inList(col.Values)))
-		case col.Check.Kind != meterstore.CheckNone:
-			check(ExtraCheckName(col.Name), fmt.Sprintf(`%s ~ %s`, meterstore.QuoteIdent(col.Name), sqlString(col.Check.Pattern())))
+		if expr, ok := extraCheck(col); ok {
+			check(ExtraCheckName(col.Name), expr)
 		}
 	}
 	fmt.Fprintf(&b, "\tCONSTRAINT %s PRIMARY KEY (%s)\n", meterstore.QuoteIdent(c.Name()+"_pkey"), meterstore.QuoteIdents(c.PrimaryKey()))
