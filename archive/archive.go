@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"meterstore"
@@ -65,19 +66,30 @@ type Options struct {
 	// Hook, for crash tests, is called at each Step; a non-nil error stops the
 	// job there, as a crash would.
 	Hook func(Step) error
+	// Declared is the table's configuration as the deployment declares it:
+	// before every run the cold schema is checked against it, and a narrowing
+	// change quarantines the table. Zero is the hot tier's configuration — a
+	// table runs in its declared layout unless it is quarantined, when its
+	// tiers run in the stored one (catalog.Table.StoredLayout).
+	Declared meterstore.TableConfig
 }
 
 // Archiver archives one table.
 type Archiver struct {
-	hot  *hot.Store
-	cold *catalog.Table
-	cfg  meterstore.TableConfig
-	opt  Options
+	hot      *hot.Store
+	cold     *catalog.Table
+	cfg      meterstore.TableConfig
+	declared meterstore.TableConfig
+	opt      Options
 }
 
 // New returns an archiver for one table's two tiers.
 func New(h *hot.Store, c *catalog.Table, opt Options) *Archiver {
-	return &Archiver{hot: h, cold: c, cfg: h.Config(), opt: opt}
+	declared := opt.Declared
+	if declared.Name() == "" {
+		declared = h.Config()
+	}
+	return &Archiver{hot: h, cold: c, cfg: h.Config(), declared: declared, opt: opt}
 }
 
 // Window is one archived window.
@@ -105,6 +117,9 @@ type Outcome struct {
 	CompactionContended bool
 	// OrphansDeleted lists the files a scheduled orphan cleanup removed.
 	OrphansDeleted []string
+	// Quarantine names each narrowing change that halted the run
+	// (ErrQuarantined); empty when archival could proceed.
+	Quarantine []string
 }
 
 // ArchivedAnything reports whether the run moved any window.
@@ -156,10 +171,8 @@ func (a *Archiver) underLease(ctx context.Context, fn func(out *Outcome) error) 
 
 // archive is Archive under the lease.
 func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, out *Outcome) error {
-	if check, err := a.cold.CheckSchema(a.cfg); err != nil {
+	if err := a.checkSchema(ctx, out); err != nil {
 		return err
-	} else if err := check.Err(); err != nil {
-		return fmt.Errorf("archive %s: %w: %w", a.cfg.Name(), ErrQuarantined, err)
 	}
 	if err := a.reconcileBelow(ctx, out.Watermark, out); err != nil {
 		return err
@@ -195,6 +208,38 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 		w = end
 	}
 	return nil
+}
+
+// checkSchema compares the cold table's schema with the declared one before
+// a run: a narrowing change halts it (ErrQuarantined, each reason in the
+// outcome) — the watermark freezes, and nothing leaves PostgreSQL, where it
+// can still be corrected, for a layout nobody agreed on; an additive change
+// not yet in the cold table is applied first, so the files written carry it.
+func (a *Archiver) checkSchema(ctx context.Context, out *Outcome) error {
+	check, err := a.cold.CheckSchema(a.declared)
+	if err != nil {
+		return err
+	}
+	if err := check.Err(); err != nil {
+		out.Quarantine = check.Reasons()
+		return fmt.Errorf("archive %s: %w: %w", a.cfg.Name(), ErrQuarantined, err)
+	}
+	if len(check.Changes) > 0 {
+		if _, err := a.cold.Evolve(ctx); err != nil {
+			return fmt.Errorf("archive %s: %w", a.cfg.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Quarantine names each narrowing change between the declared configuration
+// and the cold table as the handle last read it; empty when there is none.
+func (a *Archiver) Quarantine() []string {
+	check, err := a.cold.CheckSchema(a.declared)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return check.Reasons()
 }
 
 // oldestWithRows is the start of the oldest partition holding a row (zero:
@@ -564,14 +609,21 @@ type Report struct {
 	RowsBelow int64    // rows with from < watermark still in the PostgreSQL parent
 	Detached  []string // partitions detached and not dropped (an interrupted run)
 	Healthy   bool
+	// Quarantine names each narrowing schema change that halts the table's
+	// archival (not an invariant violation: nothing is where no query looks).
+	Quarantine []string
 }
 
 func (r Report) String() string {
-	if r.Healthy {
-		return fmt.Sprintf("%s: healthy, watermark %s", r.Table, r.Watermark.Format(time.RFC3339))
-	}
-	return fmt.Sprintf("%s: %d rows below watermark %s still in PostgreSQL, detached partitions %v",
+	s := fmt.Sprintf("%s: %d rows below watermark %s still in PostgreSQL, detached partitions %v",
 		r.Table, r.RowsBelow, r.Watermark.Format(time.RFC3339), r.Detached)
+	if r.Healthy {
+		s = fmt.Sprintf("%s: healthy, watermark %s", r.Table, r.Watermark.Format(time.RFC3339))
+	}
+	if len(r.Quarantine) > 0 {
+		s += "; quarantined, archival halted: " + strings.Join(r.Quarantine, "; ")
+	}
+	return s
 }
 
 // VerifyInvariant checks invariant 1: no row below the watermark is still in
@@ -599,6 +651,7 @@ func (a *Archiver) VerifyInvariant(ctx context.Context) (Report, error) {
 		r.Detached = append(r.Detached, p.Name)
 	}
 	r.Healthy = r.RowsBelow == 0
+	r.Quarantine = a.Quarantine()
 	return r, nil
 }
 

@@ -17,7 +17,8 @@ import (
 // round trip to both tiers.
 //
 //	system.tables      table, physical_table, watermark, watermark_lag_seconds, snapshot_id,
-//	                   invariant_violations, detached_partitions, healthy, refreshed_at
+//	                   invariant_violations, detached_partitions, healthy, quarantine, refreshed_at
+//	                   (quarantine: each narrowing schema change that halts archival, NULL when none)
 //	system.config      table, setting, value — the settings that interact
 //	system.resolution  table, setting, value — setting = 'resolution_sql' is ResolutionSQL() exactly
 //	system.snapshots   table, snapshot_id, committed_at, watermark (NULL where a snapshot carries none), operation
@@ -28,7 +29,7 @@ import (
 // in the database's catalog and the planner qualifies references to it.
 var systemTables = map[string]string{
 	"tables": `"table" VARCHAR, physical_table VARCHAR, watermark TIMESTAMPTZ, watermark_lag_seconds BIGINT,
-		snapshot_id BIGINT, invariant_violations BIGINT, detached_partitions INTEGER, healthy BOOLEAN, refreshed_at TIMESTAMPTZ`,
+		snapshot_id BIGINT, invariant_violations BIGINT, detached_partitions INTEGER, healthy BOOLEAN, quarantine VARCHAR, refreshed_at TIMESTAMPTZ`,
 	"config":     `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
 	"resolution": `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
 	"snapshots":  `"table" VARCHAR, snapshot_id BIGINT, committed_at TIMESTAMPTZ, watermark TIMESTAMPTZ, operation VARCHAR`,
@@ -80,7 +81,7 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 			return fmt.Errorf("system.tables: detached partitions of %s: %w", cfg.Name(), err)
 		}
 		rows["tables"] = append(rows["tables"], systemRow{cfg.ResolvedName(), cfg.Name(), wm, lag, snapID, violations,
-			int32(len(det)), violations == 0 && !lost, now.UTC()})
+			int32(len(det)), violations == 0 && !lost, quarantineOf(t.cold), now.UTC()})
 		for _, kv := range configSettings(cfg) {
 			rows["config"] = append(rows["config"], systemRow{cfg.ResolvedName(), kv[0], kv[1]})
 		}
@@ -131,6 +132,25 @@ func partitionRow(table string, p PartitionInfo) systemRow {
 		newest = p.NewestUncompacted.UTC()
 	}
 	return systemRow{table, p.Name, month, int32(p.Files), p.Rows, p.Bytes, p.Closed, p.Compacted, last, newest}
+}
+
+// Quarantined is implemented by a ColdTier that knows whether a narrowing
+// schema change halts its table's archival.
+type Quarantined interface {
+	// Quarantine names each narrowing change; empty when there is none.
+	Quarantine() []string
+}
+
+// quarantineOf is system.tables.quarantine: the reasons, or NULL.
+func quarantineOf(c ColdTier) any {
+	q, ok := c.(Quarantined)
+	if !ok {
+		return nil
+	}
+	if r := q.Quarantine(); len(r) > 0 {
+		return strings.Join(r, "; ")
+	}
+	return nil
 }
 
 func writeSystemTables(ctx context.Context, db *sql.DB, catalog string, rows map[string][]systemRow) error {

@@ -125,7 +125,7 @@ func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (
 }
 
 func (t *Table) encode(series []meterstore.StoredSeries) ([]meterstore.Row, error) {
-	if err := t.usable(); err != nil {
+	if err := t.writable(); err != nil {
 		return nil, err
 	}
 	var rows []meterstore.Row
@@ -275,7 +275,7 @@ type HotWriter struct {
 
 // HotWriter opens a writer at the current boundary.
 func (t *Table) HotWriter(ctx context.Context) (*HotWriter, error) {
-	if err := t.usable(); err != nil {
+	if err := t.writable(); err != nil {
 		return nil, err
 	}
 	w, err := t.Watermark(ctx)

@@ -53,6 +53,10 @@ type Config struct {
 	// AppendHook, for tests, is called at each AppendStep inside Append, so a
 	// test can run an archival at exactly that point. Nil: nothing runs.
 	AppendHook func(AppendStep)
+	// SchemaHook, for crash tests, is called at each SchemaStep of a table's
+	// schema evolution in Open; a non-nil error stops Open there, as a crash
+	// would.
+	SchemaHook func(SchemaStep) error
 	// HotBatchRows bounds the rows of one hot write transaction in Append and
 	// HotWriter.Append; ≤ 0 is 20 000.
 	HotBatchRows int
@@ -81,8 +85,12 @@ type current = View
 
 // Table is one configured table: its tiers and archiver.
 type Table struct {
-	st       *Store
+	st *Store
+	// cfg is the layout both tiers run in: the declared one, or — the table
+	// quarantined — the one the cold table stores (catalog.Table.StoredLayout).
 	cfg      meterstore.TableConfig
+	declared meterstore.TableConfig
+	schema   SchemaState // what Open did to the schema
 	hot      *hot.Store
 	cold     *catalog.Table
 	archiver *archive.Archiver
@@ -98,7 +106,9 @@ func (t *Table) usable() error {
 }
 
 // Open creates every table in both tiers if missing (CREATE … IF NOT EXISTS; the
-// cold table's format and layout are verified) and opens the engine.
+// cold table's format and layout are verified), applies an additive schema
+// change to both (see openTable) — a narrowing one quarantines the table,
+// which then answers queries in its stored layout — and opens the engine.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Pool == nil || cfg.Catalog == nil || len(cfg.Tables) == 0 {
 		return nil, errors.New("store: Pool, Catalog and at least one table are required")
@@ -110,18 +120,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.st = s
 	var et []engine.Table
 	for _, tc := range cfg.Tables {
-		h := hot.New(cfg.Pool, tc)
-		if err := h.CreateTables(ctx, cfg.Now()); err != nil {
-			return nil, fmt.Errorf("open store: %w", err)
-		}
-		c, err := cfg.Catalog.CreateTable(ctx, tc)
+		t, err := s.openTable(ctx, tc)
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
-		t := &Table{st: s, cfg: tc, hot: h, cold: c,
-			archiver: archive.New(h, c, archive.Options{Progress: cfg.ArchiveProgress, Hook: cfg.ArchiveHook})}
 		s.tables = append(s.tables, t)
-		et = append(et, engine.Table{Config: tc, Hot: HotTierOf(h), Cold: ColdTierOf(c)})
+		et = append(et, t.engineTable())
 	}
 	ext := cfg.Extensions
 	if ext.Postgres.Host == "" {

@@ -140,11 +140,7 @@ func (t *Table) sampleState(ctx context.Context, now time.Time) (telemetry.Table
 	if st.HotRows, err = t.hot.CountRows(ctx, cfg.Name()); err != nil {
 		return st, fmt.Errorf("sample %s: %w", cfg.Name(), err)
 	}
-	check, err := t.cold.CheckSchema(cfg)
-	if err != nil {
-		return st, fmt.Errorf("sample %s: %w", cfg.Name(), err)
-	}
-	st.Quarantined = check.Err() != nil
+	st.Quarantined = len(t.archiver.Quarantine()) > 0
 	var ok bool
 	if st.ColdFiles, st.ColdBytes, st.ColdRows, ok = t.cold.Totals(); !ok {
 		st.ColdFiles, st.ColdBytes, st.ColdRows = -1, -1, -1

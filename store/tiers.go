@@ -90,9 +90,21 @@ func sslMode(tls *tls.Config, fallbacks []*pgconn.FallbackConfig) string {
 }
 
 // ColdTierOf adapts a catalog.Table to the engine.
-func ColdTierOf(t *catalog.Table) engine.ColdTier { return coldTier{t} }
+func ColdTierOf(t *catalog.Table) engine.ColdTier { return coldTier{t: t} }
 
-type coldTier struct{ t *catalog.Table }
+type coldTier struct {
+	t          *catalog.Table
+	quarantine func() []string // nil: not known
+}
+
+// Quarantine names each narrowing schema change that halts the table's
+// archival (system.tables.quarantine).
+func (c coldTier) Quarantine() []string {
+	if c.quarantine == nil {
+		return nil
+	}
+	return c.quarantine()
+}
 
 func (c coldTier) Watermark(ctx context.Context, snapshot int64) (int64, time.Time, error) {
 	if snapshot == 0 {
