@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"meterstore/archive"
+	"meterstore/store"
 )
 
 func init() {
@@ -53,20 +56,35 @@ func runArchive(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	var quarantined []string
 	for _, t := range tables {
 		out, err := t.Archive(ctx, now, maxWindows)
 		printOutcome(io, out)
+		if errors.Is(err, store.ErrQuarantined) {
+			quarantined = append(quarantined, t.Config().Name())
+			continue // the other tables archive on
+		}
 		if err != nil {
 			return fmt.Errorf("archive %s: %w", t.Config().Name(), err)
 		}
 	}
+	if len(quarantined) > 0 {
+		return withHint(fmt.Errorf("archive: %w: %s", store.ErrQuarantined, strings.Join(quarantined, ", ")), quarantineHint)
+	}
 	return nil
 }
+
+// quarantineHint is what an operator of a quarantined table can do.
+const quarantineHint = "undo the configuration change (the archival resumes where it stopped), or migrate the table to the new layout; queries keep answering from the stored one"
 
 // printOutcome writes one table's archival outcome, one line per window.
 func printOutcome(io stdio, out archive.Outcome) {
 	if out.LeaseContended {
 		fmt.Fprintf(io.out, "%s: lease contended (another process is archiving this table)\n", out.Table)
+		return
+	}
+	if len(out.Quarantine) > 0 {
+		fmt.Fprintf(io.out, "%s: quarantined, archival halted at watermark %s: %s\n", out.Table, watermarkOf(out.Watermark), strings.Join(out.Quarantine, "; "))
 		return
 	}
 	for _, p := range out.Dropped {
@@ -98,6 +116,11 @@ func watermarkText(ctx context.Context, tb interface {
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
+	return watermarkOf(w)
+}
+
+// watermarkOf is a watermark as the outcome lines print it.
+func watermarkOf(w time.Time) string {
 	if w.IsZero() {
 		return "none (nothing archived)"
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"meterstore/store"
 )
 
 func init() {
@@ -12,8 +14,12 @@ func init() {
 
 const createTablesUsage = `msql create-tables — create every configured table if missing: the
 PostgreSQL parent with its partitions, constraints and exclusions, and the
-Iceberg table with its partition spec (an existing table is checked, not
-changed). Without --config the table is readings_versions with identity column tenant.`
+Iceberg table with its partition spec. An existing table is checked against the
+configuration: a nullable attribute column declared after the existing ones is
+added to both tiers (Iceberg first); a change that narrows the stored schema
+(a dropped column, a new identity column, NOT NULL, a retype) changes nothing and
+quarantines the table (exit status 4, each change named). Without --config the
+table is readings_versions with identity column tenant.`
 
 func runCreateTables(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
@@ -35,6 +41,7 @@ func runCreateTables(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	existed := map[string]bool{}
+	var quarantined []string
 	for _, n := range before {
 		existed[n] = true
 	}
@@ -46,6 +53,20 @@ func runCreateTables(ctx context.Context, args []string, io stdio) error {
 		}
 		fmt.Fprintf(io.out, "%s (resolved as %s): %s; merge key %s; watermark %s\n", c.Name(), c.ResolvedName(), state,
 			strings.Join(c.MergeKey(), ", "), watermarkText(ctx, tb))
+		schema := tb.SchemaState()
+		if len(schema.Added) > 0 {
+			fmt.Fprintf(io.out, "%s: added columns %s (Iceberg and PostgreSQL)\n", c.Name(), strings.Join(schema.Added, ", "))
+		}
+		for _, u := range schema.Unenforced {
+			fmt.Fprintf(io.out, "%s: warning: %s\n", c.Name(), u)
+		}
+		if len(schema.Quarantine) > 0 {
+			fmt.Fprintf(io.out, "%s: quarantined, nothing changed: %s\n", c.Name(), strings.Join(schema.Quarantine, "; "))
+			quarantined = append(quarantined, c.Name())
+		}
+	}
+	if len(quarantined) > 0 {
+		return withHint(fmt.Errorf("%w: %s", store.ErrQuarantined, strings.Join(quarantined, ", ")), quarantineHint)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/term"
 
+	"meterstore/store"
 	"meterstore/udf"
 )
 
@@ -75,6 +76,9 @@ func exitCode(err error, stderr io.Writer) int {
 	var v *verifyFailed
 	if errors.As(err, &v) {
 		return 3
+	}
+	if errors.Is(err, store.ErrQuarantined) {
+		return 4
 	}
 	return 1
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"meterstore/store"
 )
 
 func init() {
@@ -12,9 +14,11 @@ func init() {
 
 const verifyUsage = `msql verify [--table T] — check invariant 1 for every table: no row below the
 watermark is still in PostgreSQL. Exit status 0 when it holds, 3 when rows sit
-below the watermark in PostgreSQL, 1 when it could not be checked. Partitions
-left detached by an interrupted archival run are reported as a warning (exit 0):
-msql archive recovers them.`
+below the watermark in PostgreSQL, 4 when it holds but a table is quarantined (its
+configuration narrows the stored schema, each change named: archival and writes
+halt, queries answer from the stored layout), 1 when it could not be checked.
+Partitions left detached by an interrupted archival run are reported as a warning
+(exit 0): msql archive recovers them.`
 
 // verifyFailed is returned when the tiering invariant does not hold; msql
 // exits with status 3 so a monitoring job can tell it from a failure to check.
@@ -36,7 +40,7 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
-	var bad []string
+	var bad, quarantined []string
 	for _, tb := range d.store.Tables() {
 		if name != "" && tb.Config().Name() != name && tb.Config().ResolvedName() != name {
 			continue
@@ -55,9 +59,15 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 		if !r.Healthy {
 			bad = append(bad, r.String())
 		}
+		if len(r.Quarantine) > 0 {
+			quarantined = append(quarantined, r.Table)
+		}
 	}
 	if len(bad) > 0 {
 		return withHint(&verifyFailed{report: "tiering invariant violated: " + strings.Join(bad, "; ")}, "rows below the watermark are outside every query; find how they got there (a write that bypassed the store's routing?) before moving them")
+	}
+	if len(quarantined) > 0 {
+		return withHint(fmt.Errorf("%w: %s", store.ErrQuarantined, strings.Join(quarantined, ", ")), quarantineHint)
 	}
 	return nil
 }
