@@ -40,7 +40,7 @@ func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
 // refreshed and makes it current.
 func (s *Engine) openConfined(ctx context.Context) (*duckDB, error) {
 	var dirs []string
-	for _, t := range s.tables {
+	for _, t := range s.tableList() {
 		d := t.cold.DataDirectory()
 		switch {
 		case d == "":

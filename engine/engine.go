@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -169,11 +170,14 @@ type tableState struct {
 type Engine struct {
 	db      *sql.DB
 	catalog string // the DuckDB catalog name of db ("memory" in memory)
-	tables  []*tableState
-	scans   scanRegistry
-	view    view // the read mode and confinement of this handle
-	shared  *Engine
-	cfg     Config
+	// tables is replaced whole (SetTable), never changed in place: a
+	// statement keeps the tables it read.
+	tablesMu sync.RWMutex
+	tables   []*tableState
+	scans    scanRegistry
+	view     view // the read mode and confinement of this handle
+	shared   *Engine
+	cfg      Config
 
 	// confinedDB is a second DuckDB database for confined handles, walled off
 	// from the file system (see confined). Created on first use, and anew
@@ -260,7 +264,7 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 				return err
 			}
 		}
-		for _, t := range e.tables {
+		for _, t := range e.tableList() {
 			for _, name := range []string{t.cfg.Name(), t.cfg.ResolvedName()} {
 				q := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM meter_unplanned('%s')",
 					meterstore.QuoteIdent(name), name)
@@ -318,8 +322,39 @@ func (e *Engine) Close() error {
 // cannot be read through it, and a confined session never gets it.
 func (e *Engine) DB() *sql.DB { return e.shared.db }
 
+// tableList is every configured table as of now.
+func (e *Engine) tableList() []*tableState {
+	s := e.shared
+	s.tablesMu.RLock()
+	defer s.tablesMu.RUnlock()
+	return s.tables
+}
+
+// SetTable replaces the configured table of t's name with t — its
+// configuration, its tiers — from the engine's next statement on: a schema
+// change applied while the engine runs (store.Store.Evolve). A statement
+// already planning keeps the table it bound. The relation names cannot change.
+func (e *Engine) SetTable(t Table) error {
+	s := e.shared
+	s.tablesMu.Lock()
+	defer s.tablesMu.Unlock()
+	for i, old := range s.tables {
+		if old.cfg.Name() != t.Config.Name() {
+			continue
+		}
+		if old.cfg.ResolvedName() != t.Config.ResolvedName() {
+			return fmt.Errorf("engine: table %s: resolved relation %s cannot become %s", t.Config.Name(), old.cfg.ResolvedName(), t.Config.ResolvedName())
+		}
+		next := slices.Clone(s.tables)
+		next[i] = &tableState{cfg: t.Config, hot: t.Hot, cold: t.Cold}
+		s.tables = next
+		return nil
+	}
+	return fmt.Errorf("engine: no table %s", t.Config.Name())
+}
+
 func (e *Engine) tableByRelation(name string) (*tableState, bool) {
-	for _, t := range e.shared.tables {
+	for _, t := range e.tableList() {
 		if strings.EqualFold(t.cfg.Name(), name) || strings.EqualFold(t.cfg.ResolvedName(), name) {
 			return t, true
 		}
@@ -338,7 +373,7 @@ func (e *Engine) Tables() []meterstore.TableConfig {
 
 func (e *Engine) visibleTables() []*tableState {
 	if e.view.isolated == "" {
-		return e.shared.tables
+		return e.tableList()
 	}
 	t, _ := e.tableByRelation(e.view.isolated)
 	return []*tableState{t}

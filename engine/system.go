@@ -56,7 +56,7 @@ type systemRow []any
 // of the engine (a confined handle's statements see only its own tables' rows).
 func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 	rows := map[string][]systemRow{}
-	for _, t := range e.shared.tables {
+	for _, t := range e.tableList() {
 		cfg := t.cfg
 		snap, w, err := t.cold.Watermark(ctx, 0)
 		// A lost watermark is what an operator comes here to see: the table is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"meterstore"
@@ -96,16 +97,62 @@ func (t *Table) SchemaState() SchemaState {
 	return s
 }
 
-// writable refuses a write to a table purged through this handle or
-// quarantined: a row written in a layout the configuration disagrees with
-// would mean something else under either.
+// writable refuses a write to a table purged through this handle, or
+// quarantined by a change of what identifies a reading (the merge key, the
+// time model): a row written under the stored meaning would mean another
+// reading under the declared one. A quarantine for another reason — a column
+// the declaration lacks, say, in a process whose configuration predates a
+// column another one added — leaves writes alone: they go to the stored
+// layout and mean the same under both; only archival waits.
 func (t *Table) writable() error {
 	if err := t.usable(); err != nil {
 		return err
 	}
-	if q := t.archiver.Quarantine(); len(q) > 0 {
+	check, err := t.cold.CheckSchema(t.declared)
+	if err != nil {
+		return err
+	}
+	var identity []string
+	for _, c := range check.Unsafe() {
+		switch c.Kind {
+		case catalog.ChangeNewIdentity, catalog.ChangeIdentityDropped, catalog.ChangeTimeModel:
+			identity = append(identity, fmt.Sprintf("%s %s: %s", c.Kind, c.Column, c.Detail))
+		}
+	}
+	if len(identity) > 0 {
 		return fmt.Errorf("write to %s: %w: %s; queries answer from the stored layout until the configuration agrees with it again",
-			t.cfg.Name(), ErrQuarantined, strings.Join(q, "; "))
+			t.cfg.Name(), ErrQuarantined, strings.Join(identity, "; "))
 	}
 	return nil
+}
+
+// Evolve applies a new declaration of one of the store's tables while the
+// store runs, as Open would apply it (openTable): an additive change to both
+// tiers, Iceberg first; a narrowing one quarantines the table. The engine
+// reads the table in its new layout from its next statement on, and the
+// system tables are refreshed (system.resolution renders the new columns).
+// The table's handle is replaced: a *Table taken before keeps the old
+// declaration, which the cold table's schema now outgrows (its archival
+// halts).
+func (s *Store) Evolve(ctx context.Context, tc meterstore.TableConfig) (*Table, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.tables, func(t *Table) bool { return t.cfg.Name() == tc.Name() })
+	if i < 0 {
+		return nil, fmt.Errorf("evolve %s: the store has no such table", tc.Name())
+	}
+	t, err := s.openTable(ctx, tc)
+	if err != nil {
+		return nil, fmt.Errorf("evolve %s: %w", tc.Name(), err)
+	}
+	if err := s.eng.SetTable(t.engineTable()); err != nil {
+		return nil, fmt.Errorf("evolve %s: %w", tc.Name(), err)
+	}
+	next := slices.Clone(s.tables)
+	next[i] = t
+	s.tables = next
+	if err := s.eng.RefreshSystemTables(ctx, s.cfg.Now()); err != nil {
+		return t, fmt.Errorf("evolve %s: %w", tc.Name(), err)
+	}
+	return t, nil
 }

@@ -207,7 +207,7 @@ func TestAddColumnAcrossTheWatermark(t *testing.T) {
 	oracle := testkit.NewOracle(cfg)
 	after := []meterstore.StoredSeries{
 		mk(t, dl{from: day0.Add(24 * time.Hour), n: 2, value: "2", version: 20260301000002, extra: map[string]string{"region": "NORD"}}), // late: Iceberg
-		mk(t, dl{from: day0.Add(48 * time.Hour), value: "3", version: 20260301000002, extra: map[string]string{"region": "SUED"}}),        // hot, archived below
+		mk(t, dl{from: day0.Add(48 * time.Hour), value: "3", version: 20260301000002, extra: map[string]string{"region": "SUED"}}),       // hot, archived below
 		mk(t, dl{from: day0.Add(72 * time.Hour), value: "4"}),
 	}
 	out, err := st.Append(e.ctx, after...)
@@ -329,9 +329,10 @@ func TestAddColumnCrashBetweenTiersRepairedByNextOpen(t *testing.T) {
 // TestNarrowingQuarantinesOnlyItsTable: each change that narrows a table's
 // stored schema opens it quarantined, that change named — in SchemaState,
 // the archiver's outcome, VerifyInvariant, system.tables and the metric —
-// with nothing applied to either tier: its archival and writes are refused,
-// its queries answer as before from the stored layout, and another table
-// archives on. Undoing the configuration lifts the quarantine.
+// with nothing applied to either tier: its archival is refused (and its
+// writes, where what identifies a reading changed), its queries answer as
+// before from the stored layout, and another table archives on. Undoing the
+// configuration lifts the quarantine.
 func TestNarrowingQuarantinesOnlyItsTable(t *testing.T) {
 	tenanted := func(mod func(*meterstore.TableSpec)) meterstore.TableConfig {
 		return intervalTable(t, func(s *meterstore.TableSpec) {
@@ -395,11 +396,17 @@ func TestNarrowingQuarantinesOnlyItsTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []any{int64(oracle.RawRowCount(all, all)), int64(1), "K1"}, res.Rows[0])
 
-		_, err = a.Append(e.ctx, mk(t, dl{from: day0.Add(48 * time.Hour), value: "9", version: 20260301000002,
-			extra: map[string]string{"tenant": "T1", "contract": "K1", "region": "NORD"}}))
-		require.ErrorIs(t, err, store.ErrQuarantined, "writes wait for the configuration")
-		_, err = a.HotWriter(e.ctx)
-		require.ErrorIs(t, err, store.ErrQuarantined)
+		// A change of what identifies a reading refuses writes; any other
+		// leaves them to the stored layout (a redelivery here: a Duplicate).
+		_, err = a.Append(e.ctx, series[2])
+		_, herr := a.HotWriter(e.ctx)
+		if kind == catalog.ChangeNewIdentity || kind == catalog.ChangeIdentityDropped {
+			require.ErrorIs(t, err, store.ErrQuarantined, "writes wait for the configuration")
+			require.ErrorIs(t, herr, store.ErrQuarantined)
+		} else {
+			require.NoError(t, err)
+			require.NoError(t, herr)
+		}
 
 		r, err := a.VerifyInvariant(e.ctx)
 		require.NoError(t, err)
@@ -470,4 +477,42 @@ func foreignSchemaChange(t *testing.T, e *env, tbl *store.Table, change func(*ta
 	_, err := tx.Commit(e.ctx)
 	require.NoError(t, err)
 	require.NoError(t, cold.Refresh(e.ctx))
+}
+
+// TestEvolveWhileRunning: a column declared through Store.Evolve while the
+// store runs is read by the same engine at its next statement —
+// system.resolution renders it — and written through the new handle; the
+// handle taken before keeps the old declaration, which the table has
+// outgrown: its archival halts rather than drop the column's values.
+func TestEvolveWhileRunning(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	old, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mkDays(t, day0, 2, "1")...)
+	require.NoError(t, err)
+	_, err = e.st.Query(e.ctx, `SELECT count(region) FROM readings`)
+	require.Error(t, err, "no such column yet")
+
+	cfg := regionTable(t)
+	tbl, err := e.st.Evolve(e.ctx, cfg)
+	require.NoError(t, err)
+	require.Equal(t, []string{"region"}, tbl.SchemaState().Added)
+	_, err = tbl.Append(e.ctx, mk(t, dl{from: day0.Add(24 * time.Hour), value: "2", version: 20260301000002, extra: map[string]string{"region": "SUED"}}))
+	require.NoError(t, err)
+	require.Equal(t, []any{int64(8), int64(4)}, queryRow(t, e, `SELECT count(*), count(region) FROM readings`))
+	require.Equal(t, []any{cfg.ResolutionSQL()}, queryRow(t, e, `SELECT value FROM system.resolution WHERE setting = 'resolution_sql'`))
+	got, _ := e.st.Table("readings_versions")
+	require.Same(t, tbl, got)
+
+	_, err = old.Archive(e.ctx, day0.Add(30*24*time.Hour), 0)
+	require.ErrorIs(t, err, store.ErrQuarantined, "the old declaration would archive without region")
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	require.Equal(t, []any{int64(8), int64(4)}, queryRow(t, e, `SELECT count(*), count(region) FROM readings`))
+}
+
+func queryRow(t *testing.T, e *env, q string) []any {
+	t.Helper()
+	res, err := e.st.Query(e.ctx, q)
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 1)
+	return res.Rows[0]
 }

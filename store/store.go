@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,13 +76,22 @@ type Config struct {
 // start from it.
 type Store struct {
 	current
-	cfg    Config
+	cfg Config
+	// tables is replaced whole (Evolve), never changed in place.
+	mu     sync.RWMutex
 	tables []*Table
 }
 
 // current is the Store's own View, embedded under an unexported name so its
 // methods are the Store's without a View field callers could replace.
 type current = View
+
+// tableList is every configured table as of now.
+func (s *Store) tableList() []*Table {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tables
+}
 
 // Table is one configured table: its tiers and archiver.
 type Table struct {
@@ -149,11 +159,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 func (s *Store) Close() error { return s.eng.Close() }
 
 // Tables lists the configured tables in declaration order.
-func (s *Store) Tables() []*Table { return append([]*Table(nil), s.tables...) }
+func (s *Store) Tables() []*Table { return slices.Clone(s.tableList()) }
 
 // Table finds a table by physical or resolved name.
 func (s *Store) Table(name string) (*Table, bool) {
-	for _, t := range s.tables {
+	for _, t := range s.tableList() {
 		if t.cfg.Name() == name || t.cfg.ResolvedName() == name {
 			return t, true
 		}
@@ -167,7 +177,7 @@ func (s *Store) named(name string) (*Table, error) {
 		return t, nil
 	}
 	var names []string
-	for _, t := range s.tables {
+	for _, t := range s.tableList() {
 		names = append(names, t.cfg.Name())
 	}
 	return nil, fmt.Errorf("store has no table %q (tables: %s)", name, strings.Join(names, ", "))
@@ -175,17 +185,18 @@ func (s *Store) named(name string) (*Table, error) {
 
 // only is the single table of a one-table store; an error names the choice otherwise.
 func (s *Store) only() (*Table, error) {
-	if len(s.tables) == 1 {
-		return s.tables[0], nil
+	ts := s.tableList()
+	if len(ts) == 1 {
+		return ts[0], nil
 	}
-	return nil, fmt.Errorf("store has %d tables; choose one with Table(name)", len(s.tables))
+	return nil, fmt.Errorf("store has %d tables; choose one with Table(name)", len(ts))
 }
 
 // onlyOf is the single table of time model m. None is ErrWrongTimeModel
 // naming instead, the call for the other model; several name the choice.
 func (s *Store) onlyOf(m meterstore.TimeModel, instead string) (*Table, error) {
 	var found []*Table
-	for _, t := range s.tables {
+	for _, t := range s.tableList() {
 		if t.cfg.TimeModel() == m {
 			found = append(found, t)
 		}

@@ -101,7 +101,7 @@ func (v *View) query(ctx context.Context, q string, args ...any) (*engine.Result
 // per scrape of a busy Prometheus.
 func (s *Store) SampleState(ctx context.Context, now time.Time) ([]telemetry.TableState, error) {
 	var out []telemetry.TableState
-	for _, t := range s.tables {
+	for _, t := range s.tableList() {
 		st, err := t.sampleState(ctx, now)
 		if err != nil {
 			return out, err
