@@ -18,6 +18,7 @@ import (
 	"meterstore"
 	"meterstore/catalog"
 	"meterstore/engine"
+	"meterstore/internal/storetest"
 	"meterstore/store"
 	"meterstore/testkit"
 )
@@ -39,13 +40,9 @@ func TestColdReadsByFieldIDAfterForeignRename(t *testing.T) {
 	require.NoError(t, err)
 	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
 
-	cold := tbl.Cold()
-	tx := cold.Iceberg().NewTransaction()
-	us := tx.UpdateSchema(true, false).RenameColumn([]string{"quality"}, "qualitaet").RenameColumn([]string{"obis_code"}, "obis")
-	require.NoError(t, us.Commit())
-	_, err = tx.Commit(e.ctx)
-	require.NoError(t, err)
-	require.NoError(t, cold.Refresh(e.ctx))
+	storetest.SchemaChange(t, e.ctx, tbl.Cold(), func(u *table.UpdateSchema) *table.UpdateSchema {
+		return u.RenameColumn([]string{"quality"}, "qualitaet").RenameColumn([]string{"obis_code"}, "obis")
+	})
 	rewriteUnderCurrentNames(t, e, tbl)
 
 	check := func(st *store.Store) {
@@ -459,24 +456,11 @@ func TestNarrowingQuarantinesOnlyItsTable(t *testing.T) {
 	require.NoError(t, st.Close())
 
 	// Another engine widens value's precision: the configured decimal(18,6) would narrow it.
-	foreignSchemaChange(t, e, a, func(u *table.UpdateSchema) *table.UpdateSchema {
+	storetest.SchemaChange(t, e.ctx, a.Cold(), func(u *table.UpdateSchema) *table.UpdateSchema {
 		return u.UpdateColumn([]string{"value"}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Valid: true, Val: iceberg.DecimalTypeOf(20, 6)}})
 	})
 	schemaID = a.Cold().Iceberg().Schema().ID
 	t.Run("retype Iceberg cannot undo", func(t *testing.T) { check(t, tenanted(nil), catalog.ChangeRetype) })
-}
-
-// foreignSchemaChange commits a schema change to tbl's cold table as another
-// engine would (Spark's ALTER TABLE), through iceberg-go's UpdateSchema.
-func foreignSchemaChange(t *testing.T, e *env, tbl *store.Table, change func(*table.UpdateSchema) *table.UpdateSchema) {
-	t.Helper()
-	cold := tbl.Cold()
-	require.NoError(t, cold.Refresh(e.ctx))
-	tx := cold.Iceberg().NewTransaction()
-	require.NoError(t, change(tx.UpdateSchema(true, false)).Commit())
-	_, err := tx.Commit(e.ctx)
-	require.NoError(t, err)
-	require.NoError(t, cold.Refresh(e.ctx))
 }
 
 // TestEvolveWhileRunning: a column declared through Store.Evolve while the

@@ -52,6 +52,19 @@ func LoseWatermark(t testing.TB, ctx context.Context, cold *catalog.Table) {
 	require.NoError(t, err)
 }
 
+// SchemaChange commits a schema change to cold as another engine would
+// (Spark's ALTER TABLE … RENAME COLUMN, ALTER COLUMN … TYPE), through
+// iceberg-go's UpdateSchema.
+func SchemaChange(t testing.TB, ctx context.Context, cold *catalog.Table, change func(*table.UpdateSchema) *table.UpdateSchema) {
+	t.Helper()
+	require.NoError(t, cold.Refresh(ctx))
+	tx := cold.Iceberg().NewTransaction()
+	require.NoError(t, change(tx.UpdateSchema(true, false)).Commit())
+	_, err := tx.Commit(ctx)
+	require.NoError(t, err)
+	require.NoError(t, cold.Refresh(ctx))
+}
+
 // fileURI is loc as the Iceberg table names it: a local path as file://.
 func fileURI(loc string) string {
 	if strings.HasPrefix(loc, "/") {
