@@ -49,8 +49,9 @@ type ColdPlan struct {
 	// lists the snapshot), for the iceberg extension's iceberg_scan.
 	MetadataLocation string
 	// StoredNames maps each field id of the table's current schema to its
-	// name there: iceberg_scan names columns so, and refuses a table another
-	// engine renamed a column of (nil: not known, nothing is checked).
+	// name there: iceberg_scan names columns so, and a half of a table
+	// another engine renamed a column of is read through read_parquet
+	// instead (nil: not known, nothing is checked).
 	StoredNames map[int]string
 }
 

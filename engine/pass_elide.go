@@ -59,7 +59,7 @@ func elideOrResolve(_ context.Context, pl *planning) error {
 		c.read = readFor(c.plan.Files, ref.rel.resolved, ceiling)
 		pl.out.prov.ColdFiles -= len(c.read.skipped)
 		pl.out.prov.ResolvedFiles += c.read.resolved()
-		if why := c.perFileReason(); why != "" {
+		if why := c.perFileReason(ref.rel.table.cfg); why != "" {
 			c.path, c.pathNote = readParquetPath{}, why
 		}
 	}

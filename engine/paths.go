@@ -62,9 +62,6 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 	if c.plan.MetadataLocation == "" {
 		return "", fmt.Errorf("cold snapshot %d: no metadata location to scan", c.plan.SnapshotID)
 	}
-	if err := namedAsConfigured(cfg, c.plan.StoredNames); err != nil {
-		return "", err
-	}
 	pred, err := filePredicate(c.plan.Files, files)
 	if err != nil {
 		return "", fmt.Errorf("iceberg_scan: %w", err)
@@ -175,12 +172,16 @@ func runVersions(r run, members []ColdFile) (string, error) {
 }
 
 // perFileReason says why the half, planned through iceberg_scan, must read
-// its files one by one instead ("" when it need not): a read that relies on
-// footer marks, or that splits files apart which "from" and version
+// its files one by one instead ("" when it need not): a column of cfg the
+// cold table names otherwise (renamed by another engine), a read that relies
+// on footer marks, or one that splits files apart which "from" and version
 // statistics cannot tell apart (runs grouped by malo_id bounds as well).
-func (c *coldHalf) perFileReason() string {
+func (c *coldHalf) perFileReason(cfg meterstore.TableConfig) string {
 	if _, ok := c.path.(icebergScanPath); !ok {
 		return ""
+	}
+	if why := renamedColumn(cfg, c.plan.StoredNames); why != "" {
+		return why
 	}
 	if c.read.usesMarks() {
 		return "the read relies on footer marks, which iceberg_scan's filters cannot express"
