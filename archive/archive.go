@@ -37,7 +37,7 @@ var ErrInvariant = errors.New("tiering invariant violated")
 
 // ErrQuarantined means the configured schema narrows the cold table's: archival
 // of the table stops (the watermark freezes) until the configuration agrees.
-var ErrQuarantined = errors.New("table quarantined: unsafe schema change")
+var ErrQuarantined = errors.New("table quarantined")
 
 // Step names the points a crash test can stop the job at.
 type Step string

@@ -15,6 +15,7 @@ import (
 // LeaseContended and wait for the next tick.
 type Scheduler struct {
 	archivers []*Archiver
+	follow    func(context.Context) []*Archiver // nil: archivers
 	interval  time.Duration
 	expire    bool
 	compact   bool
@@ -77,6 +78,15 @@ func (s *Scheduler) Clock(now func() time.Time) *Scheduler {
 // MaxWindows bounds the windows one run archives per table (≤ 0: no limit).
 func (s *Scheduler) MaxWindows(n int) *Scheduler { s.windows = n; return s }
 
+// Follow makes each run take its archivers from tables, called at the run's
+// start, instead of the fixed list: a store that re-declared a table (a column
+// added while it runs) replaces the table's archiver, and the old one's
+// declaration no longer matches the cold table, so its archival halts.
+func (s *Scheduler) Follow(tables func(context.Context) []*Archiver) *Scheduler {
+	s.follow = tables
+	return s
+}
+
 // Report receives every table's outcome of every run.
 func (s *Scheduler) Report(f func(Outcome, error)) *Scheduler { s.report = f; return s }
 
@@ -86,8 +96,12 @@ func (s *Scheduler) RunOnce(ctx context.Context) error {
 	if s.orphanAge > 0 && s.orphanAge < MinOrphanAge {
 		return fmt.Errorf("orphan cleanup: safety age %s is under %s: a commit in flight could lose its files", s.orphanAge, MinOrphanAge)
 	}
+	archivers := s.archivers
+	if s.follow != nil {
+		archivers = s.follow(ctx)
+	}
 	var errs []error
-	for _, a := range s.archivers {
+	for _, a := range archivers {
 		out, err := a.Archive(ctx, s.now(), s.windows)
 		if err == nil && s.compact && !out.LeaseContended {
 			err = s.compactTable(ctx, a, &out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -155,4 +156,37 @@ func (s *Store) Evolve(ctx context.Context, tc meterstore.TableConfig) (*Table, 
 		return t, fmt.Errorf("evolve %s: %w", tc.Name(), err)
 	}
 	return t, nil
+}
+
+// Redeclare applies a configuration read again while the store runs — another
+// process may have added a column with it — as Evolve does, to each table whose
+// declaration changed; tables declared as before are left alone. It returns
+// the tables it evolved. A table cannot be opened or closed while the store
+// runs: one the store lacks, or one tcs no longer declares, is named in the
+// error, and every other table is still redeclared.
+func (s *Store) Redeclare(ctx context.Context, tcs []meterstore.TableConfig) ([]string, error) {
+	var evolved []string
+	var errs []error
+	held := map[string]*Table{}
+	for _, t := range s.tableList() {
+		held[t.cfg.Name()] = t
+	}
+	for _, tc := range tcs {
+		t, ok := held[tc.Name()]
+		delete(held, tc.Name())
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("table %s is declared but not open: restart the process to open it", tc.Name()))
+		case !reflect.DeepEqual(t.declared.Spec(), tc.Spec()):
+			if _, err := s.Evolve(ctx, tc); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			evolved = append(evolved, tc.Name())
+		}
+	}
+	for name := range held {
+		errs = append(errs, fmt.Errorf("table %s is open but no longer declared: it stays open until the process restarts", name))
+	}
+	return evolved, errors.Join(errs...)
 }

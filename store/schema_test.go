@@ -503,3 +503,46 @@ func queryRow(t *testing.T, e *env, q string) []any {
 	require.Len(t, res.Rows, 1)
 	return res.Rows[0]
 }
+
+// TestRedeclareAppliesAnotherProcessesColumn: another process adds a column
+// (its store opens with the new declaration); this store's older declaration
+// halts archival rather than drop the column's values, and Redeclare with the
+// new declaration — what msql serve and maintenance do when the configuration
+// file changes — makes this engine read the column and archival go on.
+func TestRedeclareAppliesAnotherProcessesColumn(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	_, err := e.st.Append(e.ctx, mkDays(t, day0, 2, "1")...)
+	require.NoError(t, err)
+
+	cfg := regionTable(t)
+	other := e.cfg
+	other.Tables = []meterstore.TableConfig{cfg}
+	st2, err := store.Open(e.ctx, other)
+	require.NoError(t, err)
+	tbl2, _ := st2.Table("readings_versions")
+	_, err = tbl2.Append(e.ctx, mk(t, dl{from: day0.Add(24 * time.Hour), value: "2", version: 20260301000002, extra: map[string]string{"region": "SUED"}}))
+	require.NoError(t, err)
+	require.NoError(t, st2.Close())
+
+	stale, _ := e.st.Table("readings_versions")
+	_, err = stale.Archive(e.ctx, day0.Add(30*24*time.Hour), 0)
+	require.ErrorIs(t, err, store.ErrQuarantined, "the older declaration would archive without region")
+
+	evolved, err := e.st.Redeclare(e.ctx, []meterstore.TableConfig{cfg})
+	require.NoError(t, err)
+	require.Equal(t, []string{"readings_versions"}, evolved)
+	require.Equal(t, []any{int64(8), int64(4)}, queryRow(t, e, `SELECT count(*), count(region) FROM readings`))
+	tbl, _ := e.st.Table("readings_versions")
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	require.Equal(t, []any{int64(8), int64(4)}, queryRow(t, e, `SELECT count(*), count(region) FROM readings`))
+
+	evolved, err = e.st.Redeclare(e.ctx, []meterstore.TableConfig{cfg})
+	require.NoError(t, err)
+	require.Empty(t, evolved, "declared as before: nothing to do")
+
+	unknown := intervalTable(t, func(s *meterstore.TableSpec) { s.Name = "other_versions" })
+	evolved, err = e.st.Redeclare(e.ctx, []meterstore.TableConfig{unknown})
+	require.Empty(t, evolved)
+	require.ErrorContains(t, err, "table other_versions is declared but not open: restart the process to open it")
+	require.ErrorContains(t, err, "table readings_versions is open but no longer declared")
+}

@@ -71,7 +71,8 @@ type deployment struct {
 	home     string
 	dsn      string
 	tables   []meterstore.TableConfig
-	timeZone string // [engine] time_zone; empty is UTC
+	config   configFile // empty path: no configuration file
+	timeZone string     // [engine] time_zone; empty is UTC
 	// extensions are DuckDB's postgres and iceberg extensions: [engine]
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
@@ -209,10 +210,12 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 	d.tables = []meterstore.TableConfig{demoTable()}
 	switch {
 	case f.config != "":
-		s, err := meterstore.LoadSettings(f.config)
+		d.config.path = f.config
+		s, sum, err := d.config.read()
 		if err != nil {
 			return nil, err
 		}
+		d.config.sum = sum
 		// A configuration without [hot] (only [[users]] for msql serve, say)
 		// describes the embedded default, whose table is the demo's.
 		embedded = embedded && s.Hot.URL == ""

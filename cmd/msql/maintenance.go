@@ -25,7 +25,9 @@ windows (under the table's lease, so every replica may run one). With
 file is --compact-quiet old — again after late corrections to it have gone
 quiet — and deletes orphan files (left by a crash before a commit) older than
 --orphan-age. With --expire-snapshots it expires snapshots past the configured
-retention. Stops on SIGINT/SIGTERM after the run in progress. One log line per
+retention. Each run first applies the --config file's table declarations if
+the file changed (a column added with msql create-tables), so archival goes on
+in the new layout. Stops on SIGINT/SIGTERM after the run in progress. One log line per
 table and run (stderr); --health serves /healthz, /readyz and Prometheus
 /metrics (docs/runbook.md).`
 
@@ -85,11 +87,15 @@ func runMaintenance(ctx context.Context, args []string, io stdio) error {
 			}
 		}()
 	}
-	var archivers []*archive.Archiver
-	for _, t := range d.store.Tables() {
-		archivers = append(archivers, t.Archiver())
+	tables := func(ctx context.Context) []*archive.Archiver {
+		applyConfiguration(ctx, d, false, log)
+		var archivers []*archive.Archiver
+		for _, t := range d.store.Tables() {
+			archivers = append(archivers, t.Archiver())
+		}
+		return archivers
 	}
-	s := archive.Maintenance(archivers...).Interval(interval).MaxWindows(maxWindows).ExpireSnapshots(expire).Compact(compact, quiet).
+	s := archive.Maintenance().Follow(tables).Interval(interval).MaxWindows(maxWindows).ExpireSnapshots(expire).Compact(compact, quiet).
 		Report(func(out archive.Outcome, err error) {
 			fmt.Fprintf(io.out, "%s ", time.Now().UTC().Format(time.RFC3339))
 			printOutcome(io, out)
@@ -103,7 +109,7 @@ func runMaintenance(ctx context.Context, args []string, io stdio) error {
 	if once {
 		return s.RunOnce(ctx)
 	}
-	log.Info("maintenance started", "interval", interval.String(), "tables", len(archivers), "expire_snapshots", expire)
+	log.Info("maintenance started", "interval", interval.String(), "tables", len(d.store.Tables()), "expire_snapshots", expire)
 	<-s.Start(ctx)
 	return nil
 }

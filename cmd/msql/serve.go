@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,7 +41,9 @@ the embedded default. SIGTERM or SIGINT stops gracefully. One log line per
 statement (stderr) carries its provenance: watermark, tiers, duration, rows.
 The system tables (system.tables, .snapshots, .partitions, …) are recomputed
 at start, every --system-refresh (default 1m; 0: never by the clock) and at
-once on SIGHUP, as the shell does at start and on .refresh.
+once on SIGHUP, as the shell does at start and on .refresh; each time the
+--config file's table declarations are applied first if the file changed
+(always on SIGHUP), so a column added with msql create-tables is served.
 --health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md).`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
@@ -215,7 +218,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 }
 
 // keepSystemTablesFresh recomputes the system tables on every SIGHUP and, with
-// every > 0, on that interval, until ctx ends. A failed refresh is logged and
+// every > 0, on that interval, until ctx ends; each time it first applies the
+// configuration file's table declarations if the file changed (always on
+// SIGHUP), so a column another process added is served. A failed refresh is logged and
 // leaves the previous rows in place: a session reads the last refresh's state.
 func keepSystemTablesFresh(ctx context.Context, d *deployment, every time.Duration, hup <-chan os.Signal, log *slog.Logger) {
 	var tick <-chan time.Time
@@ -233,6 +238,7 @@ func keepSystemTablesFresh(ctx context.Context, d *deployment, every time.Durati
 			level, trigger = slog.LevelInfo, "SIGHUP"
 		case <-tick:
 		}
+		applyConfiguration(ctx, d, trigger == "SIGHUP", log)
 		at, err := d.refreshSystemTables(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -242,5 +248,17 @@ func keepSystemTablesFresh(ctx context.Context, d *deployment, every time.Durati
 		default:
 			log.Log(ctx, level, "system tables refreshed", "trigger", trigger, "at", at.UTC().Format(time.RFC3339))
 		}
+	}
+}
+
+// applyConfiguration applies the configuration file's table declarations
+// (deployment.reloadTables) and logs what it evolved or why it could not.
+func applyConfiguration(ctx context.Context, d *deployment, force bool, log *slog.Logger) {
+	evolved, err := d.reloadTables(ctx, force)
+	if len(evolved) > 0 {
+		log.Info("configuration applied", "evolved", strings.Join(evolved, ","))
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Warn("configuration not applied", "err", err.Error())
 	}
 }
