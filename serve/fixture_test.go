@@ -149,3 +149,8 @@ func (f *fixture) listenPG(t testing.TB, users *serve.Users, addr string) (*serv
 	})
 	return srv, ln.Addr().String()
 }
+
+// tablesOf is a RESTServer's Tables for a fixed list.
+func tablesOf(cfgs ...meterstore.TableConfig) func() []meterstore.TableConfig {
+	return func() []meterstore.TableConfig { return cfgs }
+}

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"meterstore"
 	"meterstore/serve"
 )
 
@@ -79,7 +78,7 @@ func TestServersSurviveAPanickingRequest(t *testing.T) {
 
 	t.Run("iceberg-rest", func(t *testing.T) {
 		calls := 0
-		srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{f.s.Table().Config}, Users: f.users(t), Log: f.log,
+		srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(f.s.Table().Config), Users: f.users(t), Log: f.log,
 			Ready: func(context.Context) error {
 				if calls++; calls == 1 {
 					panic("test fault: the first readiness check")

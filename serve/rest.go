@@ -50,9 +50,11 @@ import (
 // rows, so the catalog cannot be handed to a confined user.
 type RESTServer struct {
 	Catalog icecat.Catalog
-	Tables  []meterstore.TableConfig
-	Users   *Users
-	Log     *slog.Logger
+	// Tables lists the tables whose resolution SQL is published, read at
+	// each request: a table re-declared while serving publishes its new SQL.
+	Tables func() []meterstore.TableConfig
+	Users  *Users
+	Log    *slog.Logger
 	// Ready reports readiness (nil: always ready).
 	Ready func(ctx context.Context) error
 
@@ -448,7 +450,7 @@ func (s *RESTServer) loadView(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *RESTServer) tableConfig(name string) (meterstore.TableConfig, bool) {
-	for _, t := range s.Tables {
+	for _, t := range s.Tables() {
 		if strings.EqualFold(t.Name(), name) || strings.EqualFold(t.ResolvedName(), name) {
 			return t, true
 		}
@@ -480,7 +482,7 @@ func resolutionEntry(t meterstore.TableConfig) map[string]any {
 
 func (s *RESTServer) resolutionAll(w http.ResponseWriter, r *http.Request) {
 	out := []map[string]any{}
-	for _, t := range s.Tables {
+	for _, t := range s.Tables() {
 		out = append(out, resolutionEntry(t))
 	}
 	writeJSON(w, 200, map[string]any{"tables": out})

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
 	"meterstore/serve"
 )
 
@@ -28,7 +27,7 @@ import (
 // parses.
 func TestIcebergRESTSpecAnswers(t *testing.T) {
 	f := newFixture(t)
-	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{f.s.Table().Config}, Users: f.users(t), Log: f.log}
+	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(f.s.Table().Config), Users: f.users(t), Log: f.log}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 	do := func(method, path string) *http.Response {

@@ -28,7 +28,7 @@ func TestIcebergREST(t *testing.T) {
 		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
 	)
 	cfg := f.s.Table().Config
-	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{cfg}, Users: users, Log: f.log}
+	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(cfg), Users: users, Log: f.log}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 
@@ -163,7 +163,7 @@ func TestRESTFacadeOnObjectStore(t *testing.T) {
 	f := newFixtureWith(t, storetest.Options{ObjectStore: true})
 	cfg := f.s.Table().Config
 	users := f.users(t, meterstore.UserSettings{Name: "admin", Password: "admin-pw"})
-	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: []meterstore.TableConfig{cfg}, Users: users, Log: f.log}
+	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(cfg), Users: users, Log: f.log}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 

@@ -96,6 +96,16 @@ func (d *deployment) refreshSystemTables(ctx context.Context) (time.Time, error)
 	return now, nil
 }
 
+// tableLayouts is each open table's configuration as its files are laid out:
+// the declared one, or the stored layout of a quarantined table.
+func (d *deployment) tableLayouts() []meterstore.TableConfig {
+	var out []meterstore.TableConfig
+	for _, t := range d.store.Tables() {
+		out = append(out, t.Config())
+	}
+	return out
+}
+
 // Close releases everything in reverse order of opening and joins the errors.
 func (d *deployment) Close() error {
 	var errs []error

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
+	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,7 +40,8 @@ extra_columns = [%s]
 
 	for _, c := range []struct{ name, column, refresh string }{{"on SIGHUP", "region", "0"}, {"at the next refresh", "grid", "1s"}} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := startServe(t, nil, "serve", "--config", cfgPath, "--system-refresh", c.refresh)
+			rest := freeAddr(t)
+			srv := startServe(t, nil, "serve", "--config", cfgPath, "--system-refresh", c.refresh, "--iceberg-rest", rest)
 			conn := srv.connect(t, "analyst", "")
 			ctx := context.Background()
 			count := fmt.Sprintf(`SELECT count(%s) FROM readings`, c.column)
@@ -66,6 +66,9 @@ extra_columns = [%s]
 				require.True(t, time.Now().Before(deadline), "column %s not served a minute after the change: %v", c.column, err)
 				time.Sleep(200 * time.Millisecond)
 			}
+			status, body := httpStatus("http://" + rest + "/v1/meterstore/resolution/readings_versions")
+			require.Equal(t, http.StatusOK, status, body)
+			require.Contains(t, body, `"`+c.column+`"`, "the REST façade publishes the new resolution SQL")
 			require.NoError(t, conn.Close(ctx))
 			require.Contains(t, srv.stop(t), "configuration applied")
 		})
@@ -96,46 +99,30 @@ func TestMaintenanceAppliesAChangedConfiguration(t *testing.T) {
 	r := msql(t, "", "create-tables", "--config", cfgPath)
 	require.Equal(t, 0, r.code, r.stderr)
 
-	cmd := exec.Command(msqlBin, "maintenance", "--interval", "1s", "--config", cfgPath)
-	out, w := io.Pipe()
-	cmd.Stdout, cmd.Stderr = w, w
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); w.Close() })
-	lines := make(chan string, 1000)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	await := func(what string) {
-		t.Helper()
-		timeout := time.After(time.Minute)
-		for {
-			select {
-			case l, ok := <-lines:
-				require.True(t, ok, "msql maintenance exited before %q", what)
-				if strings.Contains(l, what) {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("msql maintenance printed no %q within a minute", what)
+	p := startMsql(t, "maintenance", "--interval", "1s", "--config", cfgPath)
+	runs := func() []string {
+		var out []string
+		for _, l := range strings.Split(p.log(), "\n") {
+			if strings.Contains(l, "maintenance run") || strings.Contains(l, "configuration applied") {
+				out = append(out, l)
 			}
 		}
+		return out
 	}
-	await("msg=\"maintenance run\"")
+	p.await(t, "a maintenance run", func() bool { return len(runs()) > 0 })
 
 	write(`{ name = "tenant", identity = true }, { name = "region" }`)
 	r = msql(t, "", "create-tables", "--config", cfgPath)
 	require.Equal(t, 0, r.code, r.stderr)
-	await("configuration applied")
-	for range 4 { // two runs: the outcome line and the log line of each
-		select {
-		case l := <-lines:
-			require.NotContains(t, l, "quarantined", "the run after the configuration was applied")
-		case <-time.After(time.Minute):
-			t.Fatal("no run reported within a minute")
-		}
+	var after []string
+	p.await(t, "two runs after the configuration was applied", func() bool {
+		all := runs()
+		i := slices.IndexFunc(all, func(l string) bool { return strings.Contains(l, "configuration applied") })
+		after = all[i+1:]
+		return i >= 0 && len(after) >= 2
+	})
+	for _, l := range after {
+		require.NotContains(t, l, "quarantined", "a run after the configuration was applied")
 	}
+	p.stop(t)
 }

@@ -195,7 +195,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		startErr = errors.Join(startErr, start("flightsql", flightAddr, func(ln net.Listener) error { return fl.Serve(runCtx, ln, tlsCfg) }))
 	}
 	if restAddr != "" && startErr == nil {
-		rs := &serve.RESTServer{Catalog: d.cat.Iceberg(), Tables: d.tables, Users: users, Log: log, Ready: ready}
+		rs := &serve.RESTServer{Catalog: d.cat.Iceberg(), Tables: d.tableLayouts, Users: users, Log: log, Ready: ready}
 		startErr = errors.Join(startErr, start("iceberg-rest", restAddr, func(ln net.Listener) error { return httpServe(ln, rs.Handler()) }))
 	}
 	if healthAddr != "" && startErr == nil {
