@@ -23,6 +23,7 @@ import (
 	"meterstore/engine"
 	"meterstore/internal/pgtest"
 	"meterstore/internal/s3test"
+	"meterstore/internal/testhooks"
 	"meterstore/metering"
 	"meterstore/store"
 	"meterstore/testkit"
@@ -89,7 +90,7 @@ func newEnvOn(t testing.TB, dsn string, now time.Time, cfgs ...meterstore.TableC
 }
 
 // open opens a new store over the env's database and warehouse.
-func (e *env) open(t testing.TB, tune func(*store.Config)) *handle {
+func (e *env) open(t testing.TB, tune func(*testhooks.Hooks)) *handle {
 	t.Helper()
 	h := &handle{}
 	var err error
@@ -121,18 +122,18 @@ func (e *env) open(t testing.TB, tune func(*store.Config)) *handle {
 	t.Cleanup(func() { h.cat.Close() })
 	ext, err := engine.ExtensionsFromEnv()
 	require.NoError(t, err)
-	cfg := store.Config{Pool: h.pool, Catalog: h.cat, Tables: e.cfgs, Now: func() time.Time { return e.now }, Extensions: ext,
-		ArchiveHook: func(s archiveStep) error {
-			if string(s) == e.archiveCrash.Load().(string) {
-				e.archiveCrash.Store("")
-				return fmt.Errorf("%w at %s", errCrash, s)
-			}
-			return nil
-		}}
+	cfg := store.Config{Pool: h.pool, Catalog: h.cat, Tables: e.cfgs, Now: func() time.Time { return e.now }, Extensions: ext}
+	hooks := testhooks.Hooks{Archive: func(s archiveStep) error {
+		if string(s) == e.archiveCrash.Load().(string) {
+			e.archiveCrash.Store("")
+			return fmt.Errorf("%w at %s", errCrash, s)
+		}
+		return nil
+	}}
 	if tune != nil {
-		tune(&cfg)
+		tune(&hooks)
 	}
-	h.st, err = store.Open(e.ctx, cfg)
+	h.st, err = store.Open(testhooks.With(e.ctx, hooks), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { h.st.Close() })
 	return h

@@ -18,6 +18,7 @@ import (
 	"meterstore/archive"
 	"meterstore/hot"
 	"meterstore/internal/s3test"
+	"meterstore/internal/testhooks"
 	"meterstore/metering"
 	"meterstore/store"
 	"meterstore/testkit"
@@ -179,8 +180,8 @@ func TestTwoArchivers(t *testing.T) {
 
 	parked, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	a := e.open(t, func(c *store.Config) {
-		c.ArchiveHook = func(s archive.Step) error {
+	a := e.open(t, func(h *testhooks.Hooks) {
+		h.Archive = func(s archive.Step) error {
 			if s == archive.AfterDetach {
 				once.Do(func() { close(parked); <-release })
 			}

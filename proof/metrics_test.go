@@ -171,7 +171,7 @@ func TestMetricsAfterWritesArchivalAndEverySurface(t *testing.T) {
 	}
 	require.Equal(t, readings, n)
 
-	rest := httptest.NewServer((&serve.RESTServer{Catalog: e.cur.cat.Iceberg(), Tables: e.cfgs, Users: users, Log: quiet}).Handler())
+	rest := httptest.NewServer((&serve.RESTServer{Catalog: e.cur.cat.Iceberg(), Tables: func() []meterstore.TableConfig { return e.cfgs }, Users: users, Log: quiet}).Handler())
 	t.Cleanup(rest.Close)
 	for path, code := range map[string]int{"/v1/namespaces/meterstore/tables/readings_versions": 200, "/v1/namespaces/meterstore/tables/nope": 404} {
 		resp, err := http.Get(rest.URL + path)

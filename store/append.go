@@ -9,6 +9,7 @@ import (
 	"meterstore"
 	"meterstore/hot"
 	"meterstore/internal/telemetry"
+	"meterstore/internal/testhooks"
 )
 
 // Tier says where a row was written.
@@ -66,22 +67,8 @@ func (o AppendOutcome) Changed() []Displacement {
 	return out
 }
 
-// AppendStep names the points inside Append where Config.AppendHook is called.
-type AppendStep string
-
-const (
-	// BeforeHotBatch: before each hot write transaction.
-	BeforeHotBatch AppendStep = "before-hot-batch"
-	// BeforeDetachedRetry: a hot write met a partition detached for archival;
-	// the boundary is about to be read again and the rest routed anew.
-	BeforeDetachedRetry AppendStep = "before-detached-retry"
-	// BeforeBoundaryRecheck: every row is written; the boundary is about to be
-	// read the second time.
-	BeforeBoundaryRecheck AppendStep = "before-boundary-recheck"
-)
-
-func (t *Table) hook(s AppendStep) {
-	if f := t.st.cfg.AppendHook; f != nil {
+func (t *Table) hook(s testhooks.AppendStep) {
+	if f := t.st.hooks.Append; f != nil {
 		f(s)
 	}
 }
@@ -174,14 +161,14 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 		// An archival holds a window detached: its commit moves the boundary past
 		// these rows shortly. Route what is left again against the new boundary.
 		pending = h[n:]
-		t.hook(BeforeDetachedRetry)
+		t.hook(testhooks.BeforeDetachedRetry)
 		select {
 		case <-ctx.Done():
 			return out, ctx.Err()
 		case <-time.After(time.Duration(attempt+1) * 25 * time.Millisecond):
 		}
 	}
-	t.hook(BeforeBoundaryRecheck)
+	t.hook(testhooks.BeforeBoundaryRecheck)
 	w2, err := t.Watermark(ctx)
 	if err != nil {
 		return out, err
@@ -231,7 +218,7 @@ func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, 
 	written := 0
 	for len(rows) > 0 {
 		n := min(len(rows), batch)
-		t.hook(BeforeHotBatch)
+		t.hook(testhooks.BeforeHotBatch)
 		ds, err := t.hot.Write(ctx, rows[:n])
 		if err != nil {
 			return written, fmt.Errorf("append to %s: %w", t.cfg.Name(), err)

@@ -13,6 +13,7 @@ import (
 	"meterstore/catalog"
 	"meterstore/hot"
 	"meterstore/internal/pglock"
+	"meterstore/internal/testhooks"
 	"meterstore/metering"
 	"meterstore/store"
 	"meterstore/testkit"
@@ -30,7 +31,7 @@ func TestAppendRoutesAcrossTiers(t *testing.T) {
 	require.NoError(t, err)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
 	oracle := testkit.NewOracle(cfg)
-	e := open(t, func(c *store.Config) { c.Now = func() time.Time { return batch.Days[0].Time() } }, cfg)
+	e := open(t, func(c *setup) { c.Now = func() time.Time { return batch.Days[0].Time() } }, cfg)
 	tbl, _ := e.st.Table("readings_versions")
 
 	var originals, corrections []meterstore.StoredSeries
@@ -183,10 +184,10 @@ func TestArchivalBetweenBoundaryReads(t *testing.T) {
 	var tbl *store.Table
 	var fired bool
 	last := batch.Days[len(batch.Days)-1].Time()
-	e := open(t, func(c *store.Config) {
+	e := open(t, func(c *setup) {
 		c.Now = func() time.Time { return batch.Days[0].Time() }
-		c.AppendHook = func(s store.AppendStep) {
-			if s != store.BeforeBoundaryRecheck || fired || tbl == nil {
+		c.hooks.Append = func(s testhooks.AppendStep) {
+			if s != testhooks.BeforeBoundaryRecheck || fired || tbl == nil {
 				return
 			}
 			fired = true
@@ -312,9 +313,9 @@ func TestAppendAuthoritativeRacingAuthor(t *testing.T) {
 	from := day0.Add(72 * time.Hour)
 	var st *store.Store
 	batches, racing := 0, false
-	e := open(t, func(c *store.Config) {
-		c.AppendHook = func(s store.AppendStep) {
-			if s != store.BeforeHotBatch || racing {
+	e := open(t, func(c *setup) {
+		c.hooks.Append = func(s testhooks.AppendStep) {
+			if s != testhooks.BeforeHotBatch || racing {
 				return
 			}
 			if batches++; batches == 2 { // the authoritative write's second round
@@ -375,9 +376,9 @@ func TestDetachedRetryReroutesEarlierBatches(t *testing.T) {
 	var tbl *store.Table
 	detached3, release, archived := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	var detaches, batches int
-	e := open(t, func(c *store.Config) {
+	e := open(t, func(c *setup) {
 		c.HotBatchRows = 4 // one delivery of mk's four intervals per transaction
-		c.ArchiveHook = func(s archive.Step) error {
+		c.hooks.Archive = func(s archive.Step) error {
 			if s == archive.AfterDetach {
 				if detaches++; detaches == 3 {
 					close(detached3)
@@ -386,9 +387,9 @@ func TestDetachedRetryReroutesEarlierBatches(t *testing.T) {
 			}
 			return nil
 		}
-		c.AppendHook = func(s store.AppendStep) {
+		c.hooks.Append = func(s testhooks.AppendStep) {
 			switch s {
-			case store.BeforeHotBatch:
+			case testhooks.BeforeHotBatch:
 				if batches++; batches == 2 {
 					go func() {
 						_, err := tbl.Archive(context.Background(), d3.Add(24*time.Hour).Add(tbl.Config().SettlementLag()), 0)
@@ -396,7 +397,7 @@ func TestDetachedRetryReroutesEarlierBatches(t *testing.T) {
 					}()
 					<-detached3
 				}
-			case store.BeforeDetachedRetry:
+			case testhooks.BeforeDetachedRetry:
 				if detaches == 3 {
 					close(release)
 					require.NoError(t, <-archived)
@@ -436,8 +437,8 @@ func TestAppendRacingTheFirstArchival(t *testing.T) {
 	var tbl *store.Table
 	var racing bool
 	appended, retried := make(chan error, 1), make(chan struct{}, 1)
-	e := open(t, func(c *store.Config) {
-		c.ArchiveHook = func(s archive.Step) error {
+	e := open(t, func(c *setup) {
+		c.hooks.Archive = func(s archive.Step) error {
 			if s != archive.AfterWrite || racing {
 				return nil
 			}
@@ -453,8 +454,8 @@ func TestAppendRacingTheFirstArchival(t *testing.T) {
 			}
 			return nil
 		}
-		c.AppendHook = func(s store.AppendStep) {
-			if s == store.BeforeDetachedRetry {
+		c.hooks.Append = func(s testhooks.AppendStep) {
+			if s == testhooks.BeforeDetachedRetry {
 				select {
 				case retried <- struct{}{}:
 				default:

@@ -13,6 +13,7 @@ import (
 	"meterstore/catalog"
 	"meterstore/internal/pgtest"
 	"meterstore/internal/s3test"
+	"meterstore/internal/testhooks"
 	"meterstore/metering"
 	"meterstore/store"
 )
@@ -44,14 +45,21 @@ type env struct {
 }
 
 // open starts a store over cfgs on a fresh database and a temp warehouse.
-func open(t testing.TB, tune func(*store.Config), cfgs ...meterstore.TableConfig) *env {
+func open(t testing.TB, tune func(*setup), cfgs ...meterstore.TableConfig) *env {
 	t.Helper()
 	wh, s3 := s3test.Local(t)
 	return openOn(t, wh, s3, tune, cfgs...)
 }
 
+// setup is what a test tunes before the store opens: its configuration and
+// the test hooks store.Open takes from its context.
+type setup struct {
+	store.Config
+	hooks testhooks.Hooks
+}
+
 // openOn starts a store over cfgs on a fresh database and the warehouse wh.
-func openOn(t testing.TB, wh string, s3 meterstore.S3Settings, tune func(*store.Config), cfgs ...meterstore.TableConfig) *env {
+func openOn(t testing.TB, wh string, s3 meterstore.S3Settings, tune func(*setup), cfgs ...meterstore.TableConfig) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{ctx: ctx, dsn: pgtest.Database(t), wh: wh}
@@ -62,11 +70,12 @@ func openOn(t testing.TB, wh string, s3 meterstore.S3Settings, tune func(*store.
 	e.cat, err = catalog.Open(ctx, catalog.Options{DSN: e.dsn, Warehouse: wh, S3: s3, Pool: pool})
 	require.NoError(t, err)
 	t.Cleanup(func() { e.cat.Close() })
-	e.cfg = store.Config{Pool: pool, Catalog: e.cat, Tables: cfgs, Now: func() time.Time { return day0 }}
+	set := setup{Config: store.Config{Pool: pool, Catalog: e.cat, Tables: cfgs, Now: func() time.Time { return day0 }}}
 	if tune != nil {
-		tune(&e.cfg)
+		tune(&set)
 	}
-	e.st, err = store.Open(ctx, e.cfg)
+	e.cfg = set.Config
+	e.st, err = store.Open(testhooks.With(ctx, set.hooks), e.cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { e.st.Close() })
 	return e

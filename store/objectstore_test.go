@@ -103,7 +103,7 @@ func testWarehouseOnObjectStore(t *testing.T, ext engine.Extensions, path string
 	if chain {
 		s3 = fromCredentialChain(t, s3)
 	}
-	e := openOn(t, wh, s3, func(c *store.Config) { c.Extensions = ext }, intervalTable(t, nil))
+	e := openOn(t, wh, s3, func(c *setup) { c.Extensions = ext }, intervalTable(t, nil))
 	require.Equal(t, path, e.st.Engine().Extensions().ObjectStore, "%s", e.st.Engine().Extensions())
 	tbl, _ := e.st.Table("readings_versions")
 	oracle := testkit.NewOracle(tbl.Config())

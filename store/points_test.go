@@ -88,7 +88,7 @@ func TestSubjectRegistry(t *testing.T) {
 	})
 	secret := []byte(strings.Repeat("k", 32))
 	var reg *store.SubjectRegistry
-	e := open(t, func(c *store.Config) {
+	e := open(t, func(c *setup) {
 		r, err := store.NewSubjectRegistryWithSecret(t.Context(), c.Pool, secret)
 		require.NoError(t, err)
 		reg, c.Subjects = r, r

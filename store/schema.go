@@ -13,19 +13,13 @@ import (
 	"meterstore/catalog"
 	"meterstore/engine"
 	"meterstore/hot"
+	"meterstore/internal/testhooks"
 )
 
 // ErrQuarantined: the declared configuration narrows the table's stored
 // schema (archive.ErrQuarantined): archival and writes are refused, queries
 // answer from the stored layout, until the configuration agrees again.
 var ErrQuarantined = archive.ErrQuarantined
-
-// SchemaStep names the points of a table's schema evolution a crash test can
-// stop Open at.
-type SchemaStep string
-
-// AfterColdSchema: the cold table holds the added columns, PostgreSQL not yet.
-const AfterColdSchema SchemaStep = "after-cold-schema"
 
 // SchemaState is what Open found and did about a table's schema.
 type SchemaState struct {
@@ -62,9 +56,9 @@ func (s *Store) openTable(ctx context.Context, tc meterstore.TableConfig) (*Tabl
 	} else if err != nil {
 		return nil, err
 	}
-	if h := s.cfg.SchemaHook; h != nil {
-		if err := h(AfterColdSchema); err != nil {
-			return nil, fmt.Errorf("table %s: schema evolution stopped %s: %w", tc.Name(), AfterColdSchema, err)
+	if h := s.hooks.Schema; h != nil {
+		if err := h(testhooks.AfterColdSchema); err != nil {
+			return nil, fmt.Errorf("table %s: schema evolution stopped %s: %w", tc.Name(), testhooks.AfterColdSchema, err)
 		}
 	}
 	h := hot.New(s.cfg.Pool, layout)
@@ -72,7 +66,7 @@ func (s *Store) openTable(ctx context.Context, tc meterstore.TableConfig) (*Tabl
 		return nil, err
 	}
 	t := &Table{st: s, cfg: layout, declared: tc, hot: h, cold: cold,
-		archiver: archive.New(h, cold, archive.Options{Progress: s.cfg.ArchiveProgress, Hook: s.cfg.ArchiveHook, Declared: tc})}
+		archiver: archive.New(h, cold, archive.Options{Progress: s.cfg.ArchiveProgress, Hook: s.hooks.Archive, Declared: tc})}
 	if quarantined {
 		return t, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"meterstore/catalog"
 	"meterstore/engine"
 	"meterstore/internal/storetest"
+	"meterstore/internal/testhooks"
 	"meterstore/store"
 	"meterstore/testkit"
 )
@@ -294,13 +295,13 @@ func TestAddColumnCrashBetweenTiersRepairedByNextOpen(t *testing.T) {
 
 	crash := errors.New("crash")
 	e.cfg.Tables = []meterstore.TableConfig{regionTable(t)}
-	e.cfg.SchemaHook = func(s store.SchemaStep) error {
-		if s == store.AfterColdSchema {
+	hooks := testhooks.Hooks{Schema: func(s testhooks.SchemaStep) error {
+		if s == testhooks.AfterColdSchema {
 			return crash
 		}
 		return nil
-	}
-	_, err = store.Open(e.ctx, e.cfg)
+	}}
+	_, err = store.Open(testhooks.With(e.ctx, hooks), e.cfg)
 	require.ErrorIs(t, err, crash)
 	_, ok := tbl.Cold().Iceberg().Schema().FindFieldByName("region")
 	require.False(t, ok, "the old handle's state")
@@ -311,7 +312,6 @@ func TestAddColumnCrashBetweenTiersRepairedByNextOpen(t *testing.T) {
 	require.NoError(t, e.pool.QueryRow(e.ctx, `SELECT count(*) FROM pg_attribute WHERE attrelid = 'readings_versions'::regclass AND attname = 'region'`).Scan(&n))
 	require.Zero(t, n, "PostgreSQL did not")
 
-	e.cfg.SchemaHook = nil
 	st, err := store.Open(e.ctx, e.cfg)
 	require.NoError(t, err)
 	defer st.Close()

@@ -29,6 +29,7 @@ import (
 	"meterstore/catalog"
 	"meterstore/engine"
 	"meterstore/hot"
+	"meterstore/internal/testhooks"
 )
 
 // Config assembles a store from resources the caller owns: MeterStore never owns
@@ -47,17 +48,8 @@ type Config struct {
 	TimeZone string
 	// Now is the clock (partitions are pre-created around it); nil is time.Now.
 	Now func() time.Time
-	// ArchiveProgress receives archival progress; ArchiveHook stops archival at a
-	// step, for crash tests.
+	// ArchiveProgress receives archival progress.
 	ArchiveProgress func(archive.Progress)
-	ArchiveHook     func(archive.Step) error
-	// AppendHook, for tests, is called at each AppendStep inside Append, so a
-	// test can run an archival at exactly that point. Nil: nothing runs.
-	AppendHook func(AppendStep)
-	// SchemaHook, for crash tests, is called at each SchemaStep of a table's
-	// schema evolution in Open; a non-nil error stops Open there, as a crash
-	// would.
-	SchemaHook func(SchemaStep) error
 	// HotBatchRows bounds the rows of one hot write transaction in Append and
 	// HotWriter.Append; ≤ 0 is 20 000.
 	HotBatchRows int
@@ -76,7 +68,8 @@ type Config struct {
 // start from it.
 type Store struct {
 	current
-	cfg Config
+	cfg   Config
+	hooks testhooks.Hooks // from Open's context; tests only
 	// tables is replaced whole (Evolve), never changed in place.
 	mu     sync.RWMutex
 	tables []*Table
@@ -126,7 +119,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Store{cfg: cfg}
+	s := &Store{cfg: cfg, hooks: testhooks.From(ctx)}
 	s.st = s
 	var et []engine.Table
 	for _, tc := range cfg.Tables {

@@ -72,7 +72,7 @@ func newDerivedFixture(t *testing.T) *derivedFixture {
 	ic := w.IntervalTable("readings_versions").MustBuild()
 	pc := w.PointTable("register_versions").MustBuild()
 	f := &derivedFixture{batch: batch, oi: testkit.NewOracle(ic), op: testkit.NewOracle(pc)}
-	f.e = open(t, func(c *store.Config) { c.Now = func() time.Time { return batch.Days[0].Time() } }, ic, pc)
+	f.e = open(t, func(c *setup) { c.Now = func() time.Time { return batch.Days[0].Time() } }, ic, pc)
 	f.intervals, _ = f.e.st.Table(ic.Name())
 	f.point, _ = f.e.st.Table(pc.Name())
 

@@ -24,6 +24,7 @@ import (
 	"meterstore/internal/faultproxy"
 	"meterstore/internal/pgtest"
 	"meterstore/internal/s3test"
+	"meterstore/internal/testhooks"
 	"meterstore/store"
 )
 
@@ -98,8 +99,8 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	}
 	ext, err := engine.ExtensionsFromEnv()
 	require.NoError(t, err)
-	s.Store, err = store.Open(ctx, store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
-		Now: func() time.Time { return now }, ArchiveHook: opt.ArchiveHook, Threads: opt.Threads, TimeZone: opt.TimeZone,
+	s.Store, err = store.Open(testhooks.With(ctx, testhooks.Hooks{Archive: opt.ArchiveHook}), store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
+		Now: func() time.Time { return now }, Threads: opt.Threads, TimeZone: opt.TimeZone,
 		Extensions: ext, Log: opt.Log})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })
