@@ -51,3 +51,27 @@ func TestShellExtensionsAndAttachHot(t *testing.T) {
 	require.NotEqual(t, 0, r.code)
 	require.Contains(t, r.stderr, engine.ErrConfined.Error())
 }
+
+// msql install-extensions runs DuckDB's INSTALL in msql's own DuckDB from a
+// repository — here the local one go tool task extensions fills, as a mirror
+// would be — into a fresh directory the shell then loads the extensions from.
+func TestInstallExtensionsCommand(t *testing.T) {
+	r := msqlEnv(t, []string{engine.EnvExtensionDirectory + "="}, "", "install-extensions")
+	require.Equal(t, 2, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "no extension directory: pass --dir")
+
+	repo, err := filepath.Abs(filepath.Join("..", "..", ".cache", "duckdb-extensions"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(repo, "installed")); err != nil {
+		t.Skip("no local repository: go tool task extensions")
+	}
+	dir := t.TempDir()
+	r = msql(t, "", "install-extensions", "--dir", dir, "--repository", repo)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "installed into "+dir+": postgres_scanner, avro, iceberg, httpfs")
+
+	r = msqlEnv(t, []string{engine.EnvExtensionDirectory + "=" + dir}, "", append(tinyDemo(t), "-c", ".extensions")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "loaded: postgres_scanner")
+	require.Contains(t, r.stdout, "loaded: iceberg")
+}
