@@ -276,9 +276,11 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 
 // Explain shows how a statement is split: per reference the range, watermark,
 // files kept and pruned, whether resolution was elided, and the SQL sent to
-// PostgreSQL — then DuckDB's own plan of the rewritten statement.
+// PostgreSQL — then DuckDB's own plan of the rewritten statement. q may begin
+// with EXPLAIN; with EXPLAIN ANALYZE the rewritten statement runs, and DuckDB's
+// plan carries its profile (rows and time per operator).
 func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, error) {
-	q, _ = stripExplain(q)
+	q, analyze := stripExplain(q)
 	conn, catalog, err := e.conn(ctx)
 	if err != nil {
 		return "", err
@@ -297,8 +299,12 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 	for _, l := range p.explain {
 		b.WriteString(l + "\n")
 	}
-	fmt.Fprintf(&b, "provenance: %s\n\nrewritten SQL:\n%s\n\nDuckDB plan:\n", p.prov.String(), p.sql)
-	rows, err := conn.QueryContext(ctx, "EXPLAIN "+p.sql, args...)
+	explain, title := "EXPLAIN ", "DuckDB plan"
+	if analyze {
+		explain, title = "EXPLAIN ANALYZE ", "DuckDB plan, run and profiled (EXPLAIN ANALYZE)"
+	}
+	fmt.Fprintf(&b, "provenance: %s\n\nrewritten SQL:\n%s\n\n%s:\n", p.prov.String(), p.sql, title)
+	rows, err := conn.QueryContext(ctx, explain+p.sql, args...)
 	if err != nil {
 		return "", fmt.Errorf("explain: %w", inUserStatement(err, q, p.sql))
 	}

@@ -125,8 +125,8 @@ func (s *engineSession) describe() string {
 func (s *engineSession) progress() *engine.Progress { return &s.prog }
 
 func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
-	if q, ok := explainOf(stmt); ok {
-		text, err := s.eng.Explain(ctx, q, args...)
+	if engine.IsExplain(stmt) {
+		text, err := s.eng.Explain(ctx, stmt, args...)
 		if err != nil {
 			return table{}, "", err
 		}
@@ -205,13 +205,6 @@ func collectRows(rows *sql.Rows, closeRows bool) (table, error) {
 	return t, rows.Err()
 }
 
-func explainOf(stmt string) (string, bool) {
-	s := strings.TrimSpace(stmt)
-	if len(s) > 8 && strings.EqualFold(s[:8], "EXPLAIN ") {
-		return s[8:], true
-	}
-	return "", false
-}
 
 func lines(s string) [][]any {
 	var out [][]any

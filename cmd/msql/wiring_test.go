@@ -385,6 +385,12 @@ func TestExplainAndErrorsOverDemo(t *testing.T) {
 	dep := tinyDemo(t)
 	t.Run("explain", func(t *testing.T) { explainCondensesDataFiles(t, dep) })
 	t.Run("errors", func(t *testing.T) { errorsQuoteTheUsersStatement(t, dep) })
+	t.Run("explain analyze", func(t *testing.T) {
+		r := msql(t, "", append(dep, "-c", "EXPLAIN ANALYZE SELECT count(*) FROM readings")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "DuckDB plan, run and profiled (EXPLAIN ANALYZE):")
+		require.Contains(t, r.stdout, "Total Time:")
+	})
 }
 
 func errorsQuoteTheUsersStatement(t *testing.T, dep []string) {
