@@ -205,7 +205,6 @@ func collectRows(rows *sql.Rows, closeRows bool) (table, error) {
 	return t, rows.Err()
 }
 
-
 func lines(s string) [][]any {
 	var out [][]any
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
