@@ -22,18 +22,7 @@ import (
 // file is applied again: on SIGHUP, or at the next --system-refresh when the
 // file changed.
 func TestServeAppliesAChangedConfiguration(t *testing.T) {
-	dsn, wh := pgtest.Database(t), "file://"+t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "meterstore.toml")
-	write := func(columns string) {
-		require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`[hot]
-url = %q
-[cold]
-warehouse = %q
-[[tables]]
-name = "readings_versions"
-extra_columns = [%s]
-`, dsn, wh, columns)), 0o644))
-	}
+	cfgPath, write := readingsConfig(t)
 	write(`{ name = "tenant", identity = true }`)
 	r := msql(t, "", "create-tables", "--config", cfgPath)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -75,6 +64,18 @@ extra_columns = [%s]
 	}
 }
 
+// readingsConfig is a configuration file declaring readings_versions on a
+// fresh database and warehouse; write sets its extra_columns.
+func readingsConfig(t *testing.T) (path string, write func(columns string)) {
+	t.Helper()
+	dsn, wh := pgtest.Database(t), "file://"+t.TempDir()
+	path = filepath.Join(t.TempDir(), "meterstore.toml")
+	return path, func(columns string) {
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("[hot]\nurl = %q\n[cold]\nwarehouse = %q\n[[tables]]\nname = \"readings_versions\"\nextra_columns = [%s]\n",
+			dsn, wh, columns)), 0o644))
+	}
+}
+
 // extraColumnsOf is the extra_columns list of a configuration the test wrote.
 func extraColumnsOf(t *testing.T, cfg string) string {
 	t.Helper()
@@ -89,12 +90,7 @@ func extraColumnsOf(t *testing.T, cfg string) string {
 // run: after a column another process added, its archival goes on rather
 // than halting at a declaration older than the table.
 func TestMaintenanceAppliesAChangedConfiguration(t *testing.T) {
-	dsn, wh := pgtest.Database(t), "file://"+t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "meterstore.toml")
-	write := func(columns string) {
-		require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf("[hot]\nurl = %q\n[cold]\nwarehouse = %q\n[[tables]]\nname = \"readings_versions\"\nextra_columns = [%s]\n",
-			dsn, wh, columns)), 0o644))
-	}
+	cfgPath, write := readingsConfig(t)
 	write(`{ name = "tenant", identity = true }`)
 	r := msql(t, "", "create-tables", "--config", cfgPath)
 	require.Equal(t, 0, r.code, r.stderr)

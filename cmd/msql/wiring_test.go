@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"meterstore"
-	"meterstore/internal/pgtest"
 	"meterstore/testkit"
 )
 
@@ -144,16 +143,8 @@ func TestSystemTablesRefreshAndAsOfTime(t *testing.T) {
 // than one value: corrections that changed bilanzkreis show up, a column that
 // never changed reports 0, and a merge-key column is refused.
 func TestAuditCommand(t *testing.T) {
-	dsn, wh := pgtest.Database(t), "file://"+t.TempDir()
-	cfgPath := filepath.Join(t.TempDir(), "meterstore.toml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`[hot]
-url = %q
-[cold]
-warehouse = %q
-[[tables]]
-name = "readings_versions"
-extra_columns = [{ name = "tenant", identity = true }, { name = "bilanzkreis" }, { name = "steady" }]
-`, dsn, wh)), 0o644))
+	cfgPath, write := readingsConfig(t)
+	write(`{ name = "tenant", identity = true }, { name = "bilanzkreis" }, { name = "steady" }`)
 
 	ctx := context.Background()
 	d, err := (&deployFlags{config: cfgPath}).open(ctx, stdio{err: os.Stderr})
