@@ -117,9 +117,16 @@ func (t *Table) commitFiles(ctx context.Context, tbl *table.Table, op string, fi
 }
 
 // stageFiles stages files (possibly none: an empty snapshot) with props on tbl.
+// A table that lacks the manifest-merge properties gets them in the same
+// commit, so its manifests stop growing with its history from then on.
 func (t *Table) stageFiles(ctx context.Context, tbl *table.Table, op string, files []iceberg.DataFile, props iceberg.Properties) (*table.Transaction, error) {
 	tx := tbl.NewTransaction()
 	var err error
+	if missing := missingMergeProperties(tbl); len(missing) > 0 {
+		if err := tx.SetProperties(missing); err != nil {
+			return nil, fmt.Errorf("cold table %s: stage %s: manifest merging: %w", t.cfg.Name(), op, err)
+		}
+	}
 	if len(files) == 0 {
 		err = tx.AddFiles(ctx, nil, props, false)
 	} else {

@@ -360,7 +360,48 @@ func (t *Table) Compact(ctx context.Context, opt CompactOptions) (compacted Comp
 		}
 		res.Partitions = append(res.Partitions, done)
 	}
+	if len(res.Partitions) > 0 && !opt.DryRun {
+		if err := t.mergeManifests(ctx); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// mergeManifests merges the current snapshot's manifests when there are more
+// than ManifestsToMerge: a rewrite does not merge them as an append does, and
+// each compacted partition's commit adds its own, so a compaction of many
+// months would leave planning to read one manifest per month until the next
+// archival. The merge is an empty append carrying the unchanged watermark.
+func (t *Table) mergeManifests(ctx context.Context) error {
+	tbl := t.Iceberg()
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("cold table %s: file system: %w", t.cfg.Name(), err)
+	}
+	ms, err := snap.Manifests(fsys)
+	if err != nil {
+		return fmt.Errorf("cold table %s: manifests: %w", t.cfg.Name(), err)
+	}
+	if len(ms) <= ManifestsToMerge {
+		return nil
+	}
+	_, err = t.commitUnderLease(ctx, "merge manifests", func(tbl *table.Table) (*table.Transaction, error) {
+		wm, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
+		if err != nil {
+			return nil, err
+		}
+		props := iceberg.Properties{}
+		if !wm.IsZero() {
+			props[WatermarkProperty] = formatWatermark(wm)
+		}
+		return t.stageFiles(ctx, tbl, "merge manifests", nil, props)
+	})
+	return err
 }
 
 func (o CompactOptions) hook(s CompactStep) error {

@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -22,11 +24,17 @@ const (
 	BloomFilterMaxBytes = 64 * 1024
 	monthFieldName      = "from_month"
 	firstPartitionID    = 1000
+
+	// ManifestsToMerge is how many manifests a snapshot may hold before an
+	// append merges them into one: fast appends add a manifest per commit, so
+	// a table archived daily would otherwise plan from one manifest per day of
+	// its history.
+	ManifestsToMerge = 8
 )
 
 // TableProperties are the write properties of a cold table.
 func TableProperties() iceberg.Properties {
-	return iceberg.Properties{
+	props := iceberg.Properties{
 		table.PropertyFormatVersion:                           "2",
 		table.ParquetCompressionKey:                           "zstd",
 		table.ParquetCompressionLevelKey:                      "3",
@@ -39,6 +47,30 @@ func TableProperties() iceberg.Properties {
 		"write.metadata.metrics.column.version": "full",
 		"write.metadata.metrics.column.from":    "full",
 	}
+	maps.Copy(props, manifestMergeProperties())
+	return props
+}
+
+// manifestMergeProperties make iceberg-go's appends merge the snapshot's
+// manifests once there are ManifestsToMerge of them (merged entries keep their
+// data sequence numbers, which the footer marks are read by).
+func manifestMergeProperties() iceberg.Properties {
+	return iceberg.Properties{
+		table.ManifestMergeEnabledKey:  "true",
+		table.ManifestMinMergeCountKey: fmt.Sprint(ManifestsToMerge),
+	}
+}
+
+// missingMergeProperties are the manifest-merge properties tbl lacks (a table
+// created before they were part of TableProperties).
+func missingMergeProperties(tbl *table.Table) iceberg.Properties {
+	missing := iceberg.Properties{}
+	for k, v := range manifestMergeProperties() {
+		if tbl.Properties()[k] != v {
+			missing[k] = v
+		}
+	}
+	return missing
 }
 
 // Table is a handle on one cold table. It holds the table state of its last
@@ -100,8 +132,16 @@ func precedes(a, b *table.Table) bool {
 // Refresh reloads the table from the catalog. A pooled connection the server
 // dropped (a restart, an administrator's termination) fails its first use; the
 // load is read-only, so it is retried once on a fresh connection.
+//
+// A handle whose metadata is still the catalog's current metadata is kept:
+// the SQL catalog is asked only for the table's metadata location, and the
+// metadata file, which names every snapshot of the history, is read and
+// parsed again only when the location changed.
 func (t *Table) Refresh(ctx context.Context) (err error) {
 	defer t.explainObjectStore(&err)
+	if t.current(ctx) {
+		return nil
+	}
 	tbl, err := t.c.cat.LoadTable(ctx, t.ident)
 	if pgerr.Unavailable(err) {
 		tbl, err = t.c.cat.LoadTable(ctx, t.ident)
@@ -111,6 +151,22 @@ func (t *Table) Refresh(ctx context.Context) (err error) {
 	}
 	t.set(tbl)
 	return nil
+}
+
+// current reports whether the handle holds the metadata the SQL catalog names
+// as the table's current one. Any doubt (another catalog kind, a namespace
+// the catalog may store under another key, a failed query) is false: the
+// caller loads the table.
+func (t *Table) current(ctx context.Context) bool {
+	tbl := t.Iceberg()
+	if t.c.db == nil || tbl == nil || len(t.c.ns) != 1 || strings.Contains(t.c.ns[0], ".") {
+		return false
+	}
+	var loc sql.NullString
+	err := t.c.db.QueryRowContext(ctx, `SELECT metadata_location FROM iceberg_tables
+		WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3`,
+		t.c.name, t.c.ns[0], t.ident[len(t.ident)-1]).Scan(&loc)
+	return err == nil && loc.Valid && loc.String == tbl.MetadataLocation()
 }
 
 func (c *Catalog) wrapLoad(name string, err error) error {

@@ -50,7 +50,14 @@ func TestRefreshOverlappingACommitKeepsTheCommit(t *testing.T) {
 		rows += len(page)
 		return res
 	}
-	commitDay(0)
+	// Day 0 is committed through another handle, so this handle is behind
+	// and its Refresh loads the table (a current handle is kept unread).
+	other, err := e.cat.Table(ctx, e.cfg)
+	require.NoError(t, err)
+	page := genRows(day(0), 96, opA, 1)
+	_, err = other.CommitWindow(ctx, &SliceSource{Rows: page}, day(1))
+	require.NoError(t, err)
+	rows += len(page)
 
 	held := holdNextLoad(e.cat)
 	refreshed := make(chan error, 1)
