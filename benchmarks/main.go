@@ -48,6 +48,8 @@ type options struct {
 	extensions        string // DuckDB extension directory for the extension-path measures ("" skips them)
 	only              string // -only as given: measure names to run (ingest always runs: it writes the hot week)
 	objectStore       string // "", "also" or "only"
+	history           string // -history-years as given
+	historyYears      []int  // the history lengths -only history compares, shortest first
 }
 
 func main() {
@@ -63,13 +65,20 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, objectstore); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, objectstore; history alone: the history-length series, without the main fixture); empty runs all")
+	flag.StringVar(&o.history, "history-years", "1,3,10", "history lengths (years of daily archival, shortest first) -only history compares")
 	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
 	flag.Parse()
 	for _, s := range strings.Split(o.rss, ",") {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
 			o.rssRows = append(o.rssRows, n)
+		}
+	}
+	for _, s := range strings.Split(o.history, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
+			o.historyYears = append(o.historyYears, n)
 		}
 	}
 	ctx := context.Background()
@@ -162,6 +171,13 @@ func run(ctx context.Context, o options) error {
 	if o.objectStore == "only" {
 		b := &bench{ctx: ctx, o: o, e: e}
 		rs, err := b.objectStore()
+		if err != nil {
+			return err
+		}
+		return writeResults(o, nil, rs, time.Since(start))
+	}
+	if o.only == "history" {
+		rs, err := history(ctx, o, e)
 		if err != nil {
 			return err
 		}
@@ -264,11 +280,15 @@ func machine() string {
 func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s' -only '%s' -objectstore '%s'` (took %s)  \n",
-		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, o.only, o.objectStore, took.Round(time.Second))
-	if fx == nil {
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s'` (took %s)  \n",
+		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, o.only, o.objectStore, o.history, took.Round(time.Second))
+	switch {
+	case o.only == "history":
+		fmt.Fprintf(&b, "Fixture: one table per history length (%s years), each %d MaLo × 2 channels of 15-minute values archived one UTC day per commit up to %s, %g corrections (none in the first %d days); queries read the last year.\n\n",
+			o.history, o.malos, historyEnd.Format(time.DateOnly), o.corrections, o.cleanDays)
+	case fx == nil:
 		fmt.Fprintf(&b, "Fixture: %d MaLo × 2 channels × %d days of 15-minute values, %g corrections, archived into each warehouse.\n\n", o.malos, objectStoreDays, o.corrections)
-	} else {
+	default:
 		fmt.Fprintf(&b, "Fixture: %d rows — %d cold in %d daily Iceberg commits, %d hot in PostgreSQL; household load on 1-0:1.29.0 and PV on 1-0:2.29.0, 6 significant decimals, 1 %% SUBSTITUTED, versions yyyymmdd000001 per balancing day; corrections restated at the next version ×1.05 three days later, except in the first %d days (kept correction-free so the elided path can be measured).\n\n",
 			fx.rows, fx.coldRows, fx.windows, fx.hotRows, o.cleanDays)
 	}
