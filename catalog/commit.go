@@ -184,8 +184,22 @@ func (t *Table) commitTx(ctx context.Context, tx *table.Transaction, op string) 
 		}
 		return nil, fmt.Errorf("cold table %s: %s: commit: %w", t.cfg.Name(), op, err)
 	}
-	t.set(nt)
+	t.set(t.reloaded(ctx, nt))
 	return nt, nil
+}
+
+// reloaded is the table as the catalog now has it, read back from its
+// metadata file, or committed itself if that read fails. The table iceberg-go
+// returns from a commit keeps the metadata it was built on reachable, and
+// that its own: a handle holding each commit's result would hold every
+// version of the table's metadata, each naming every snapshot before it —
+// memory growing with the square of the commits of a long daily archival.
+func (t *Table) reloaded(ctx context.Context, committed *table.Table) *table.Table {
+	tbl, err := t.c.cat.LoadTable(ctx, t.ident)
+	if err != nil {
+		return committed
+	}
+	return tbl
 }
 
 // CommitWindow writes every row src yields and the new watermark in ONE Iceberg
