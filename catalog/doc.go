@@ -22,4 +22,15 @@
 // keys-unique, the rows they supersede in a file marked superseded by them
 // (footer marks, marks.go). One commit per partition replaces the files and
 // carries the watermark unchanged.
+//
+// Metadata does not grow with every commit where planning reads it: appends
+// merge the snapshot's manifests once there are ManifestsToMerge of them (the
+// table properties commit.manifest-merge.enabled and
+// commit.manifest.min-count-to-merge; a table created before gets them with
+// its next commit), and a compaction that left more ends with an empty append
+// that merges them. Snapshots stay in the metadata file for their retention
+// (as-of reads need them), so a handle reads that file again only when the
+// catalog names a new one (Refresh), and after its own commit it holds the
+// table read back from the catalog rather than the one iceberg-go's commit
+// returns, which keeps every earlier version of the metadata reachable.
 package catalog
