@@ -21,7 +21,7 @@
 //	10 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
 //	                               EXPLAIN lines, provenance
 //	tree ─json_deserialize_sql─▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
-//	after the rows: re-read W and the detached partitions; if an archival moved
+//	after the rows: re-list the detached partitions, then re-read W; if an archival moved
 //	either while the hot tier was read, fail with ErrBoundaryMoved (Query retries).
 //
 // Elision, the proof. Resolution keeps, per resolution key (merge key +

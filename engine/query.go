@@ -207,19 +207,20 @@ func (r *Rows) stopProgress() {
 	}
 }
 
-// checkBoundary re-reads, for each table whose hot tier was read, the watermark
-// and the detached partitions. If either changed, a window may have moved from
-// hot to cold after this statement pinned its snapshot: rows of it were then in
-// neither place the statement looked.
+// checkBoundary re-reads, for each table whose hot tier was read, the detached
+// partitions and then the watermark. If either changed, a window may have moved
+// from hot to cold after this statement pinned its snapshot: rows of it were
+// then in neither place the statement looked.
+//
+// The order matters. An archival detaches a window's partition, then commits
+// the watermark past it, then drops the partition, and the two reads are not
+// one snapshot: read the other way round, a watermark read before the commit
+// and a list made after the drop both look unchanged although the window left
+// the parent while the statement read it. Listed first, the partition is
+// either still there (detached: caught) or already dropped, and then the
+// watermark read after it has moved.
 func (e *Engine) checkBoundary(ctx context.Context, p *plan) error {
 	for t, pin := range p.hotTables {
-		_, w, err := t.cold.Watermark(ctx, 0)
-		if err != nil {
-			return fmt.Errorf("re-read watermark of %s: %w", t.cfg.Name(), err)
-		}
-		if !w.Equal(pin.watermark) {
-			return fmt.Errorf("%s: watermark %s → %s: %w", t.cfg.Name(), pin.watermark, w, ErrBoundaryMoved)
-		}
 		det, err := t.hot.Detached(ctx)
 		if err != nil {
 			return fmt.Errorf("re-list detached partitions of %s: %w", t.cfg.Name(), err)
@@ -228,6 +229,13 @@ func (e *Engine) checkBoundary(ctx context.Context, p *plan) error {
 			if !d.From.Before(pin.watermark) && !pin.detached[d.Name] {
 				return fmt.Errorf("%s: partition %s detached during the statement: %w", t.cfg.Name(), d.Name, ErrBoundaryMoved)
 			}
+		}
+		_, w, err := t.cold.Watermark(ctx, 0)
+		if err != nil {
+			return fmt.Errorf("re-read watermark of %s: %w", t.cfg.Name(), err)
+		}
+		if !w.Equal(pin.watermark) {
+			return fmt.Errorf("%s: watermark %s → %s: %w", t.cfg.Name(), pin.watermark, w, ErrBoundaryMoved)
 		}
 	}
 	return nil
