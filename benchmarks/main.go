@@ -8,6 +8,9 @@
 //	                                           # 34 M archived rows, streamed into Iceberg; no PostgreSQL copy
 //	go run ./benchmarks -objectstore only -out benchmarks/RESULTS-objectstore.md
 //	                                           # file:// against s3:// on a private SeaweedFS
+//	go run ./benchmarks -only history -malos 20 -reps 5 -out /tmp/history.md
+//	                                           # 1, 3 and 10 years of daily archival side by side
+//	                                           # (RESULTS.md's history section)
 //
 // Everything runs against real components: a private PostgreSQL started from
 // the system binaries, a file:// Iceberg warehouse with its SQL catalog in that
