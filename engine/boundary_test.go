@@ -115,35 +115,39 @@ func (r *archivalRace) hook(s archive.Step) error {
 	return nil
 }
 
+// step runs f, under the race's lock, if the race is in phase from, and
+// moves it to the next phase.
+func (r *archivalRace) step(from int, f func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase != from {
+		return nil
+	}
+	r.phase++
+	return f()
+}
+
 // scanStarts starts the archival at the first hot scan and returns once the
 // window is claimed (its partition detached).
 func (r *archivalRace) scanStarts() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.phase != 0 {
-		return nil
-	}
-	r.phase = 1
-	go func() { r.done <- r.archive() }()
-	select {
-	case <-r.claimed:
-		return nil
-	case err := <-r.done:
-		return fmt.Errorf("the archival ended before its claim: %v", err)
-	}
+	return r.step(0, func() error {
+		go func() { r.done <- r.archive() }()
+		select {
+		case <-r.claimed:
+			return nil
+		case err := <-r.done:
+			return fmt.Errorf("the archival ended before its claim: %v", err)
+		}
+	})
 }
 
 // checkRead lets the held archival commit and drop its partition after the
 // boundary check's first read.
 func (r *archivalRace) checkRead() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.phase != 1 {
-		return nil
-	}
-	r.phase = 2
-	close(r.release)
-	return <-r.done
+	return r.step(1, func() error {
+		close(r.release)
+		return <-r.done
+	})
 }
 
 // archived reports whether the window was archived during the statement.
