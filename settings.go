@@ -151,6 +151,9 @@ type EngineSettings struct {
 	// fails without it).
 	HotPath  string `toml:"hot_path"`
 	ColdPath string `toml:"cold_path"`
+	// MemoryLimit caps each DuckDB database of the engine ("4GB"); empty is
+	// DuckDB's default, 80 % of the machine's memory.
+	MemoryLimit string `toml:"memory_limit"`
 }
 
 // UserSettings are the accounts of `msql serve`.

@@ -53,6 +53,7 @@ type options struct {
 	objectStore       string // "", "also" or "only"
 	history           string // -history-years as given
 	historyYears      []int  // the history lengths -only history compares, shortest first
+	memoryLimit       string // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "workload seed")
 	flag.Float64Var(&o.corrections, "corrections", 0.01, "share of (MaLo, channel, day) groups restated at the next version")
 	flag.IntVar(&o.cleanDays, "clean-days", 30, "days at the start kept correction-free, so the elided path can be measured (≥ -days: the whole history)")
+	flag.StringVar(&o.memoryLimit, "memory-limit", "", "DuckDB memory_limit of the measured engine, e.g. 6GB (default: DuckDB's, 80 % of RAM)")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
 	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
@@ -197,7 +199,8 @@ func run(ctx context.Context, o options) error {
 	}
 	logf("fixture: %d rows (%d cold in %d windows, %d hot), loaded in %s", fx.rows, fx.coldRows, fx.windows, fx.hotRows, time.Since(start).Round(time.Second))
 
-	st, err := store.Open(ctx, store.Config{Pool: e.pool, Catalog: e.cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return fx.now }})
+	st, err := store.Open(ctx, store.Config{Pool: e.pool, Catalog: e.cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return fx.now },
+		MemoryLimit: o.memoryLimit})
 	if err != nil {
 		return err
 	}
@@ -283,8 +286,8 @@ func machine() string {
 func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s'` (took %s)  \n",
-		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, o.only, o.objectStore, o.history, took.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s' -memory-limit '%s'` (took %s)  \n",
+		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.rss, o.only, o.objectStore, o.history, o.memoryLimit, took.Round(time.Second))
 	switch {
 	case o.only == "history":
 		fmt.Fprintf(&b, "Fixture: one table per history length (%s years), each %d MaLo × 2 channels of 15-minute values archived one UTC day per commit up to %s, %g corrections (none in the first %d days); queries read the last year.\n\n",

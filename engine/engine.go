@@ -144,6 +144,13 @@ type Config struct {
 	Tables     []Table
 	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (one per core).
 	Threads int
+	// MemoryLimit caps what each of the engine's DuckDB databases (the
+	// engine's own and, once a confined session opens, the confined one)
+	// holds in memory before it spills to disk or fails the statement, in
+	// DuckDB's notation ("4GB", "512MB"); empty leaves DuckDB's default, 80 %
+	// of the machine's memory — per database, which a server shares with
+	// PostgreSQL.
+	MemoryLimit string
 	// TimeZone is the session time zone of every DuckDB connection (an IANA
 	// name, e.g. "Europe/Berlin"): it decides what a timestamp literal without
 	// an offset, a ::TIMESTAMP or ::DATE cast and a TIMESTAMPTZ's text mean.
@@ -263,6 +270,11 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 		if e.cfg.Threads > 0 {
 			if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL threads = %d", e.cfg.Threads)); err != nil {
 				return err
+			}
+		}
+		if e.cfg.MemoryLimit != "" {
+			if _, err := conn.ExecContext(ctx, "SET GLOBAL memory_limit = "+sqlString(e.cfg.MemoryLimit)); err != nil {
+				return fmt.Errorf("memory limit %q: %w", e.cfg.MemoryLimit, err)
 			}
 		}
 		for _, t := range e.tableList() {

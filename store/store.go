@@ -43,6 +43,9 @@ type Config struct {
 	// Threads caps the engine's DuckDB worker threads; 0 leaves DuckDB's
 	// default (one per core).
 	Threads int
+	// MemoryLimit caps each of the engine's DuckDB databases
+	// (engine.Config.MemoryLimit); empty is DuckDB's default.
+	MemoryLimit string
 	// TimeZone is the engine's session time zone (engine.Config.TimeZone);
 	// empty is UTC.
 	TimeZone string
@@ -140,7 +143,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			ext.Also = append(slices.Clip(ext.Also), "httpfs")
 		}
 	}
-	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -73,6 +73,7 @@ type deployment struct {
 	tables   []meterstore.TableConfig
 	config   configFile // empty path: no configuration file
 	timeZone string     // [engine] time_zone; empty is UTC
+	memory   string     // [engine] memory_limit; empty is DuckDB's default
 	// extensions are DuckDB's postgres and iceberg extensions: [engine]
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
@@ -234,7 +235,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		} else if !embedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
-		d.timeZone, engineSettings = s.Engine.TimeZone, s.Engine
+		d.timeZone, d.memory, engineSettings = s.Engine.TimeZone, s.Engine.MemoryLimit, s.Engine
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -331,7 +332,7 @@ func (d *deployment) configureExtensions(s meterstore.EngineSettings) error {
 
 // openStore creates the tables in both tiers if missing and opens the store.
 func (d *deployment) openStore(ctx context.Context, progress func(archive.Progress)) error {
-	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, ArchiveProgress: progress,
+	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, MemoryLimit: d.memory, ArchiveProgress: progress,
 		Extensions: d.extensions, Log: d.engineLog()})
 	if err != nil {
 		return err
