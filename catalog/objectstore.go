@@ -2,14 +2,17 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -87,7 +90,7 @@ func (c *Catalog) ioProps() iceberg.Properties {
 }
 
 func openS3(ctx context.Context, parsed *url.URL, props map[string]string) (iceio.IO, error) {
-	client, err := s3ClientFromProps(ctx, props)
+	client, err := sharedS3Client(ctx, props)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +116,45 @@ func (p prefixTolerantIO) WalkDir(root string, fn fs.WalkDirFunc) error {
 		}
 		return fn(path, d, err)
 	})
+}
+
+// s3Clients holds one S3 client per configuration (s3ClientKey). iceberg-go
+// opens the file IO anew for every table load and commit; a client per
+// opening kept its HTTP transport, idle connections and CA pool reachable, so
+// a handle archiving day after day held about 1.3 MiB more per commit.
+var s3Clients sync.Map
+
+// sharedS3Client is the client for props, built once per configuration.
+func sharedS3Client(ctx context.Context, props map[string]string) (*s3.Client, error) {
+	key := s3ClientKey(props)
+	if c, ok := s3Clients.Load(key); ok {
+		return c.(*s3.Client), nil
+	}
+	c, err := s3ClientFromProps(ctx, props)
+	if err != nil {
+		return nil, err
+	}
+	shared, _ := s3Clients.LoadOrStore(key, c)
+	return shared.(*s3.Client), nil
+}
+
+// s3ClientKey digests what s3ClientFromProps builds a client from: the
+// properties it reads and the AWS_ environment its credential chain and CA
+// bundle come from, so a changed environment gets a client of its own.
+func s3ClientKey(props map[string]string) [sha256.Size]byte {
+	h := sha256.New()
+	for _, k := range []string{propRequestTimeout, iceio.S3Region, iceio.S3AccessKeyID, iceio.S3SecretAccessKey,
+		iceio.S3SessionToken, iceio.S3EndpointURL, iceio.S3ForceVirtualAddressing} {
+		fmt.Fprintf(h, "%s=%s\x00", k, props[k])
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "AWS_") {
+			fmt.Fprintf(h, "%s\x00", kv)
+		}
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }
 
 func s3ClientFromProps(ctx context.Context, props map[string]string) (*s3.Client, error) {
