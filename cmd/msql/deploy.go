@@ -59,6 +59,15 @@ func demoTable() meterstore.TableConfig {
 	}.MustBuild()
 }
 
+// declaredTables are the configuration's tables; none declared is the
+// embedded default's, the demo's table.
+func declaredTables(s meterstore.Settings) []meterstore.TableConfig {
+	if len(s.Tables) == 0 {
+		return []meterstore.TableConfig{demoTable()}
+	}
+	return s.Tables
+}
+
 // deployment is an opened deployment: the store (both tiers of every table,
 // their archivers, one engine) and the resources msql opened for it.
 type deployment struct {
@@ -230,9 +239,8 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		// A configuration without [hot] (only [[users]] for msql serve, say)
 		// describes the embedded default, whose table is the demo's.
 		embedded = embedded && s.Hot.URL == ""
-		if len(s.Tables) > 0 {
-			d.tables = s.Tables
-		} else if !embedded {
+		d.tables = declaredTables(s)
+		if len(s.Tables) == 0 && !embedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
 		d.timeZone, d.memory, engineSettings = s.Engine.TimeZone, s.Engine.MemoryLimit, s.Engine

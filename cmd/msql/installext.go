@@ -32,19 +32,20 @@ func runInstallExtensions(ctx context.Context, args []string, io stdio) error {
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
-	if dir == "" && config != "" {
-		s, err := meterstore.LoadSettings(config)
-		if err != nil {
-			return err
-		}
-		dir = s.Engine.ExtensionDirectory
-	}
 	if dir == "" {
-		x, err := engine.ExtensionsFromEnv()
-		if err != nil {
+		var s meterstore.Settings
+		if config != "" {
+			var err error
+			if s, err = meterstore.LoadSettings(config); err != nil {
+				return err
+			}
+		}
+		// The directory the other commands load from: the configuration's, else the environment's.
+		var d deployment
+		if err := d.configureExtensions(s.Engine); err != nil {
 			return err
 		}
-		dir = x.Directory
+		dir = d.extensions.Directory
 	}
 	if dir == "" {
 		return withHint(fmt.Errorf("%w: no extension directory: pass --dir, or set [engine] extension_directory or %s", errUsage, engine.EnvExtensionDirectory),

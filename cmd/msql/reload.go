@@ -44,11 +44,7 @@ func (d *deployment) reloadTables(ctx context.Context, force bool) ([]string, er
 	if err != nil || (sum == d.config.sum && !force) {
 		return nil, err
 	}
-	tables := s.Tables
-	if len(tables) == 0 {
-		tables = []meterstore.TableConfig{demoTable()}
-	}
-	evolved, err := d.store.Redeclare(ctx, tables)
+	evolved, err := d.store.Redeclare(ctx, declaredTables(s))
 	d.config.sum = sum
 	return evolved, err
 }
