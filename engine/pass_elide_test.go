@@ -228,3 +228,25 @@ func paths(fs []ColdFile) []string {
 	}
 	return out
 }
+
+// TestIcebergScanTakesFewRunsOnly: iceberg_scan selects a part of a half by
+// a predicate with a term per run it keeps apart, evaluated on every row it
+// reads; a half resolved run by run over many daily files moves to the
+// per-file read, one with a few corrected runs stays on iceberg_scan.
+func TestIcebergScanTakesFewRunsOnly(t *testing.T) {
+	cfg := testConfig(t)
+	half := func(days, correctedEvery int) *coldHalf {
+		var files []ColdFile
+		for d := 0; d < days; d++ {
+			files = append(files, layoutFile(fmt.Sprint("day", d), d, d, uint64(d+1), uint64(d+1)))
+			if d%correctedEvery == 0 {
+				files = append(files, layoutFile(fmt.Sprint("fix", d), d, d, uint64(1000+d), uint64(1000+d)))
+			}
+		}
+		return &coldHalf{plan: ColdPlan{Files: files}, path: icebergScanPath{}, read: readFor(files, true, false)}
+	}
+	require.Empty(t, half(60, 30).perFileReason(cfg), "two corrected days")
+	why := half(360, 2).perFileReason(cfg)
+	require.Contains(t, why, "180 runs")
+	require.Contains(t, why, "iceberg_scan")
+}

@@ -62,7 +62,7 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 	if c.plan.MetadataLocation == "" {
 		return "", fmt.Errorf("cold snapshot %d: no metadata location to scan", c.plan.SnapshotID)
 	}
-	pred, err := filePredicate(c.plan.Files, files)
+	pred, _, err := filePredicate(c.plan.Files, files)
 	if err != nil {
 		return "", fmt.Errorf("iceberg_scan: %w", err)
 	}
@@ -85,20 +85,20 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 // versions where each file holds one version and no file left out shares
 // one. Files the catalog pruned hold no row of the half's filter, which the
 // relation carries as well; so the predicate selects exactly the rows of
-// files. "" when files are all.
-func filePredicate(all, files []ColdFile) (string, error) {
+// files. "" when files are all. terms counts its disjuncts.
+func filePredicate(all, files []ColdFile) (pred string, terms int, err error) {
 	if len(files) == len(all) {
-		return "", nil
+		return "", 0, nil
 	}
 	in := map[string]bool{}
 	for _, f := range files {
 		in[f.Path] = true
 	}
-	var terms []string
+	var disjuncts []string
 	var open *run // consecutive runs wholly in files
 	flush := func() {
 		if open != nil {
-			terms = append(terms, "("+fromBetween(*open)+")")
+			disjuncts = append(disjuncts, "("+fromBetween(*open)+")")
 			open = nil
 		}
 	}
@@ -121,17 +121,23 @@ func filePredicate(all, files []ColdFile) (string, error) {
 			flush()
 			term, err := runVersions(r, members)
 			if err != nil {
-				return "", err
+				return "", 0, err
 			}
-			terms = append(terms, term)
+			disjuncts = append(disjuncts, term)
 		}
 	}
 	flush()
-	if len(terms) == 0 {
-		return "false", nil
+	if len(disjuncts) == 0 {
+		return "false", 0, nil
 	}
-	return "(" + strings.Join(terms, " OR ") + ")", nil
+	return "(" + strings.Join(disjuncts, " OR ") + ")", len(disjuncts), nil
 }
+
+// maxScanTerms bounds the runs a predicate handed to iceberg_scan keeps apart:
+// DuckDB evaluates it on every row the scan reads, so its cost grows with
+// runs × rows, where reading the same files one by one costs nothing per run.
+// A year of daily files with corrections makes hundreds of runs.
+const maxScanTerms = 16
 
 // fromBetween is the "from" interval the files' statistics span.
 func fromBetween(files []ColdFile) string {
@@ -174,8 +180,9 @@ func runVersions(r run, members []ColdFile) (string, error) {
 // perFileReason says why the half, planned through iceberg_scan, must read
 // its files one by one instead ("" when it need not): a column of cfg the
 // cold table names otherwise (renamed by another engine), a read that relies
-// on footer marks, or one that splits files apart which "from" and version
-// statistics cannot tell apart (runs grouped by malo_id bounds as well).
+// on footer marks, one that splits files apart which "from" and version
+// statistics cannot tell apart (runs grouped by malo_id bounds as well), or
+// one that splits them into more runs than a predicate should carry.
 func (c *coldHalf) perFileReason(cfg meterstore.TableConfig) string {
 	if _, ok := c.path.(icebergScanPath); !ok {
 		return ""
@@ -187,8 +194,13 @@ func (c *coldHalf) perFileReason(cfg meterstore.TableConfig) string {
 		return "the read relies on footer marks, which iceberg_scan's filters cannot express"
 	}
 	for _, files := range c.read.parts() {
-		if _, err := filePredicate(c.plan.Files, files); err != nil {
+		_, terms, err := filePredicate(c.plan.Files, files)
+		if err != nil {
 			return err.Error()
+		}
+		if terms > maxScanTerms {
+			return fmt.Sprintf("selecting %d of its files by statistics takes a predicate of %d runs, which iceberg_scan evaluates on every row (at most %d)",
+				len(files), terms, maxScanTerms)
 		}
 	}
 	return ""
