@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ type options struct {
 	historyYears      []int  // the history lengths -only history compares, shortest first
 	memoryLimit       string // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
 	compacted         bool   // compact the closed months before measuring
+	cpuProfile        string // where to write a CPU profile of the measures ("" for none)
 }
 
 func main() {
@@ -67,6 +69,7 @@ func main() {
 	flag.IntVar(&o.cleanDays, "clean-days", 30, "days at the start kept correction-free, so the elided path can be measured (≥ -days: the whole history)")
 	flag.StringVar(&o.memoryLimit, "memory-limit", "", "DuckDB memory_limit of the measured engine, e.g. 6GB (default: DuckDB's, 80 % of RAM)")
 	flag.BoolVar(&o.compacted, "compacted", false, "compact the closed months before measuring, so storage, the cold aggregates, the single meter and the monthly sum read what a maintained store holds (the compaction measure, which starts from daily files, is skipped)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measures (after the fixture loads) to this file; DuckDB's own threads show as cgo calls")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
 	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
@@ -208,6 +211,13 @@ func run(ctx context.Context, o options) error {
 	}
 	defer st.Close()
 	b := &bench{ctx: ctx, o: o, e: e, st: st, cfg: cfg, fx: fx}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	var results []result
 	if o.compacted {
 		r, err := b.compactClosedMonths()
@@ -255,6 +265,19 @@ func run(ctx context.Context, o options) error {
 		results = append(results, rs...)
 	}
 	return writeResults(o, fx, results, time.Since(start))
+}
+
+// startCPUProfile profiles the process into path until the returned stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func logf(format string, args ...any) {
