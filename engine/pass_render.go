@@ -14,17 +14,17 @@ import (
 // the hot half, each resolved as decided — writes the EXPLAIN lines, and turns
 // the tree back into the SQL DuckDB runs.
 func renderStatement(ctx context.Context, pl *planning) error {
+	slots, err := newRelationSlots()
+	if err != nil {
+		return err
+	}
 	repl := map[*sqltree.BaseTable]sqltree.Node{}
 	for _, ref := range pl.refs {
 		sub, explain, err := pl.renderRef(ctx, ref)
 		if err != nil {
 			return err
 		}
-		st, err := subqueryOf(ctx, pl.conn, sub)
-		if err != nil {
-			return err
-		}
-		repl[ref.n] = sqltree.AsSubqueryRef(ref.n, ref.n.Name(), st)
+		repl[ref.n] = slots.slot(ref.n, sub)
 		pl.out.explain = append(pl.out.explain, explain...)
 		pl.out.prov.Tables = appendUniqueString(pl.out.prov.Tables, ref.rel.table.cfg.ResolvedName())
 	}
@@ -32,8 +32,11 @@ func renderStatement(ctx context.Context, pl *planning) error {
 		return err
 	}
 	pl.out.prov.finish()
-	var err error
-	pl.out.sql, err = deserialize(ctx, pl.conn, pl.root)
+	q, err := deserialize(ctx, pl.conn, pl.root)
+	if err != nil {
+		return err
+	}
+	pl.out.sql, err = slots.fill(q)
 	return err
 }
 

@@ -54,7 +54,7 @@ func TestOneWindowPlanForEverySession(t *testing.T) {
 		for name, e := range map[string]*engine.Engine{"shell": a.s.Engine, "walled": a.s.Engine.Walled()} {
 			out, err := e.Explain(ctx, q, args...)
 			require.NoError(t, err)
-			require.Contains(t, out, "row_number() OVER", "%s: the statement ranks the hot tier: %s", name, out)
+			require.Contains(t, out, "ROW_NUMBER() OVER", "%s: the statement ranks the hot tier: %s", name, out)
 			plans[name] = duckdbOperators(t, out)
 		}
 		require.Equal(t, plans["shell"], plans["walled"], q)

@@ -10,8 +10,8 @@ import (
 )
 
 // fileList is a list of Parquet paths in the rewritten SQL of an EXPLAIN, as
-// DuckDB's deserializer writes read_parquet's first argument.
-var fileList = regexp.MustCompile(`main\.list_value\(('(?:[^']|'')*\.parquet'(?:, )?)+\)`)
+// the engine writes read_parquet's first argument.
+var fileList = regexp.MustCompile(`\[('(?:[^']|'')*\.parquet'(?:, )?)+\]`)
 
 var quotedPath = regexp.MustCompile(`'((?:[^']|'')*)'`)
 
@@ -26,7 +26,7 @@ func condenseExplain(text string) string {
 		for _, m := range quotedPath.FindAllStringSubmatch(list, -1) {
 			paths = append(paths, strings.ReplaceAll(m[1], "''", "'"))
 		}
-		return "main.list_value(‹" + filesPerPartition(paths) + "›)"
+		return "[‹" + filesPerPartition(paths) + "›]"
 	})
 	if condensed {
 		out = strings.Replace(out, "\nrewritten SQL:\n", "\nrewritten SQL (data files counted per partition; .explain --verbose lists them):\n", 1)
