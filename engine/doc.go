@@ -19,8 +19,9 @@
 //	 9 elide or resolve            per run of cold files, from statistics and footer marks: elided, by
 //	                               exclusion, by merge, ranked; superseded files left out of a current read
 //	10 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
-//	                               EXPLAIN lines, provenance
-//	tree ─json_deserialize_sql─▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
+//	                               EXPLAIN lines, provenance; each reference becomes a slot table in the tree
+//	tree ─json_deserialize_sql─▶ SQL, each slot's name replaced by its relation's text (slots.go)
+//	     ──▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
 //	after the rows: re-list the detached partitions, then re-read W; if an archival moved
 //	either while the hot tier was read, fail with ErrBoundaryMoved (Query retries).
 //
