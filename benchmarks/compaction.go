@@ -124,14 +124,25 @@ func (b *bench) compactClosedMonths() (result, error) {
 // plannedPaths are the paths of every file of the current snapshot.
 func (b *bench) plannedPaths() ([]string, error) {
 	fs, _, err := b.table().Cold().PlanFiles(b.ctx, catalog.PlanRequest{})
-	if err != nil {
-		return nil, err
-	}
+	return pathsOf(fs), err
+}
+
+func pathsOf(fs []catalog.DataFile) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.Path
 	}
-	return out, nil
+	return out
+}
+
+// meterQuery reads one meter's values in a range from the relation %s.
+const meterQuery = `SELECT "from", value FROM %s WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from"`
+
+// neededFiles are the files of [from, to) a hand-written query needs: every
+// planned file but those compaction marked superseded.
+func (b *bench) neededFiles(from, to time.Time) ([]catalog.DataFile, error) {
+	fs, err := b.filesIn(from, to)
+	return slices.DeleteFunc(fs, func(f catalog.DataFile) bool { return f.Superseded }), err
 }
 
 // closedMonths is the span of the months compaction takes: every month whose
@@ -209,12 +220,11 @@ func (b *bench) resolvedVsUnresolved(label string, from, to time.Time) (result, 
 // planned file but those marked superseded); PostgreSQL's primary-key lookup
 // of the same rows is reported where the fixture has the reference copy.
 func (b *bench) singleMeterPair(label string, from, to time.Time) (result, error) {
-	fs, err := b.filesIn(from, to)
+	fs, err := b.neededFiles(from, to)
 	if err != nil {
 		return result{}, err
 	}
-	fs = slices.DeleteFunc(fs, func(f catalog.DataFile) bool { return f.Superseded })
-	q := `SELECT "from", value FROM %s WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from"`
+	q := meterQuery
 	var ours, raw, pg []time.Duration
 	for _, m := range b.fx.malos[:min(compactionMeters, len(b.fx.malos))] {
 		o, r, err := b.timePair(1,

@@ -158,9 +158,7 @@ func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		fx.coldFiles = append(fx.coldFiles, f.Path)
-	}
+	fx.coldFiles = pathsOf(files)
 	return fx, nil
 }
 

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"meterstore"
-	"meterstore/catalog"
 	"meterstore/store"
 )
 
@@ -337,12 +335,11 @@ func (b *bench) hotScan() ([]result, error) {
 // compaction marked superseded) and PostgreSQL's primary-key lookup.
 func (b *bench) singleMeter() ([]result, error) {
 	lo, hi := b.fx.first, b.fx.watermark
-	fs, err := b.filesIn(lo, hi)
+	fs, err := b.neededFiles(lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	fs = slices.DeleteFunc(fs, func(f catalog.DataFile) bool { return f.Superseded })
-	q := `SELECT "from", value FROM %s WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from"`
+	q := meterQuery
 	var ours, raw, pg, planning []time.Duration
 	for _, m := range b.fx.malos[:min(20, len(b.fx.malos))] {
 		start := time.Now()

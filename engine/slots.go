@@ -47,9 +47,10 @@ func (s *relationSlots) slot(ref *sqltree.BaseTable, sql string) *sqltree.BaseTa
 }
 
 // fill replaces each slot's name in the rendered statement q with its
-// relation. A slot rendered other than exactly once is an error: the
-// statement is not what the engine built.
+// relation, in one pass over q. A slot rendered other than exactly once is an
+// error: the statement is not what the engine built.
 func (s *relationSlots) fill(q string) (string, error) {
+	pairs := make([]string, 0, 2*len(s.sql))
 	for i, sql := range s.sql {
 		name := s.name(i)
 		if quoted := `"` + name + `"`; strings.Contains(q, quoted) {
@@ -58,7 +59,7 @@ func (s *relationSlots) fill(q string) (string, error) {
 		if n := strings.Count(q, name); n != 1 {
 			return "", fmt.Errorf("the rendered statement names relation %s %d times, not once: %s", name, n, q)
 		}
-		q = strings.Replace(q, name, "("+sql+")", 1)
+		pairs = append(pairs, name, "("+sql+")")
 	}
-	return q, nil
+	return strings.NewReplacer(pairs...).Replace(q), nil
 }
