@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // Field returns a pointer to the field of r that holds column i of the physical

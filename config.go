@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // ErrConfig is wrapped by every configuration refusal, so a caller can tell a

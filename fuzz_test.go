@@ -3,7 +3,7 @@ package meterstore_test
 import (
 	"testing"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // FuzzParseSettings: any text either parses into validated tables or is refused

@@ -1,4 +1,4 @@
-module meterstore
+module github.com/meterstore/meterstore
 
 go 1.26.4
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // Row is one stored row in its physical, canonical form: exactly what both tiers

@@ -25,9 +25,9 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
 )
 
 // ErrInvariant means the store is in a state archival must not touch: rows below

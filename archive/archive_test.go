@@ -10,12 +10,12 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/hot"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/storetest"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

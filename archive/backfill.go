@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
 )
 
 // Backfill commits settled history that PostgreSQL never held — a load from

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // Scheduler runs archival (and, when enabled, compaction, orphan cleanup and

@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/internal/s3test"
-	"meterstore/internal/storetest"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // The scheduler with compaction and orphan cleanup on: it archives, compacts

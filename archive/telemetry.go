@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // runOutcome is a maintenance run's outcome for its metrics and log line.

@@ -15,11 +15,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/hot"
-	"meterstore/metering"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
 )
 
 // archivalWindows is how many windows of the hot week the archival measure

@@ -9,8 +9,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore"
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // compactionMeters is how many meters the single-meter pairs of the

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/engine"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/store"
 )
 
 // extensionPaths measures each half's two paths side by side, alternating,

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // historyEnd is where every history of the series ends: the watermark, with

@@ -32,11 +32,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/internal/pglocal"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 type options struct {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/store"
 )
 
 type bench struct {

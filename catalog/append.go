@@ -10,8 +10,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"meterstore"
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // Cold-append tuning.

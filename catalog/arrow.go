@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 var (

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // rowsToRecord converts rows to one Arrow record batch in cfg's layout: rows

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the SQL catalog
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Options configures Open.

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // The data-file writer below pqarrow.

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"io"
-	"meterstore/internal/s3test"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // nopCloser lets a bytes.Buffer stand in for a file.

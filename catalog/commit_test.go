@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"context"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 var day0 = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)

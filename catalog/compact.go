@@ -16,8 +16,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"meterstore"
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // Compaction rewrites a closed month's files in a partition — whatever their

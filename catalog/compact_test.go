@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // monthWorkload is a month and a bit of daily archival for two tenants:

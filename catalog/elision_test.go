@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // fileRuns groups files into runs whose "from" bounds overlap, transitively

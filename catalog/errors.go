@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Broad sentinels.

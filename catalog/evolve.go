@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // ErrSchemaPending: the configured schema adds to the table's, and the

@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"context"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"os"
 	"testing"
 	"time"
@@ -12,8 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // A realistic archival day (200 MaLo × 2 channels × 96 quarter-hours) through

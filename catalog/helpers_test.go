@@ -11,10 +11,10 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/s3test"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/metering"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

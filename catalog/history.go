@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // CommitHistory commits settled history that PostgreSQL never held (a load

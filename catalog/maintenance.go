@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"meterstore"
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // Snapshot-expiry defaults: retention is a compliance decision.

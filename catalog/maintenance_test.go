@@ -2,13 +2,13 @@ package catalog
 
 import (
 	"context"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 func TestExpireSnapshots(t *testing.T) {

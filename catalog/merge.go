@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceio "github.com/apache/iceberg-go/io"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // The compactor's reader: a k-way merge of data files that are each sorted by

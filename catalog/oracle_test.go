@@ -3,7 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"slices"
 	"strings"
 	"testing"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // resolved folds rows with testkit's oracle (independent of resolution.sql)

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // PlanRequest selects the files a read needs.

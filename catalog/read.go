@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // ReadRows reads the rows matching req (row-level filtered, not just file-pruned)

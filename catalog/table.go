@@ -14,8 +14,8 @@ import (
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"meterstore"
-	"meterstore/internal/pgerr"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pgerr"
 )
 
 // Table property values every cold table carries (seed 001, "Cold-tier layout").

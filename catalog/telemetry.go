@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // recordRun records one maintenance run of the table (expiry, orphan cleanup,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 	"github.com/apache/iceberg-go/view"
 	"github.com/google/uuid"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // The resolved view: next to the raw cold table <ns>.readings_versions
@@ -52,12 +53,13 @@ func writerVersion() string {
 	if !ok {
 		return "meterstore (devel)"
 	}
+	module := reflect.TypeFor[meterstore.Row]().PkgPath()
 	v := ""
-	if bi.Main.Path == "meterstore" {
+	if bi.Main.Path == module {
 		v = bi.Main.Version
 	}
 	for _, d := range bi.Deps {
-		if d.Path == "meterstore" && v == "" {
+		if d.Path == module && v == "" {
 			v = d.Version
 		}
 	}

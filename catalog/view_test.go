@@ -3,7 +3,7 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 func TestResolvedViewCreatedAndReplaced(t *testing.T) {

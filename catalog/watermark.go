@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // WatermarkProperty is the snapshot-summary key of the tiering watermark.

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // The data-file writer.

@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // BenchmarkWriteFiles measures the Parquet writer alone, fed from memory: a

@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/engine"
-	"meterstore/hot"
-	"meterstore/internal/storetest"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // archivingHot archives one more window the first time a scan reads a page,

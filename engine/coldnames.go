@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // renamedColumn says which of cfg's columns the table's current schema names

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // coldScanPath streams a cold half's files through meter_cold_scan, a Go table

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // meter_completeness(from, to [, table]) is not a DuckDB function: the planner

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/metering"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // TestCompleteness compares meter_completeness and (*Engine).Completeness with

@@ -13,10 +13,10 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // TestEscapeAttempts: a tenant-scoped session, and a list of statements trying

@@ -13,8 +13,8 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"meterstore"
-	"meterstore/udf"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/udf"
 )
 
 // ColdFile is one Iceberg data file the planner may read, with the statistics

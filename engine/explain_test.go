@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // EXPLAIN shows the engine's split and DuckDB's plan without running the

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Extensions are DuckDB's postgres and iceberg extensions: optional, loaded

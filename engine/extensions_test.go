@@ -15,12 +15,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/s3test"
-	"meterstore/internal/storetest"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // logBuffer collects what an engine logs.

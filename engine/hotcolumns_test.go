@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/engine"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/storetest"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // A hot scan asks PostgreSQL only for the columns DuckDB reads: a sum over

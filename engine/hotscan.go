@@ -12,7 +12,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // HotPager opens paged reads of the hot tier. hot.Store implements it (through

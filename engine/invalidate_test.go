@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // A statement DuckDB fails with a fatal internal error invalidates the DuckDB

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // The memory limit holds in both of the engine's DuckDB databases — its own

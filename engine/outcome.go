@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // Outcome classifies how a statement ended, for its metrics and log line:

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/metering"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // A balancing day bound as a parameter — a string as the shell's .param and

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/internal/sqltree"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // expandTableFunctions replaces every meter_completeness(…) reference with

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/internal/sqltree"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/metering"
 )
 
 type boundExpr struct {

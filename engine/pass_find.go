@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // A reference is one occurrence of a configured relation in a statement, and

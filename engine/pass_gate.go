@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // gate refuses, before anything is prepared, a statement that reads anything

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // renderStatement replaces each reference with its tier split — the cold half UNION ALL

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // storedBalancingDay rewrites meter_balancing_day("from", sparte) over a

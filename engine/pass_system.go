@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore"
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // systemRef is a statement's reference to a system table.

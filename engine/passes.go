@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // pass is one named step of planning a statement. A pass reads and writes the

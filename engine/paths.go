@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Each half's default path where its extension loaded (true: the

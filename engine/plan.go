@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Tier is one of the two stores.

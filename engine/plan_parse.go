@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // ErrNotAQuery is returned for anything but a single SELECT: the session runs

@@ -10,11 +10,11 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/engine"
-	"meterstore/internal/storetest"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // archivedStore is a store whose table holds the workload's originals, archived

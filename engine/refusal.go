@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // ErrWrite is a statement that would change data or the schema: every

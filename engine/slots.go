@@ -7,7 +7,7 @@ import (
 	"maps"
 	"strings"
 
-	"meterstore/internal/sqltree"
+	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
 // relationSlots stand in for the relations the engine renders (a reference's

@@ -16,9 +16,9 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/internal/storetest"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // The tests below check that engine.Stream and engine.Rows are DuckDB streams:

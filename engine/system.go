@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // The system tables are snapshots of state in the DuckDB schema "system",

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // TestSessionTimeZoneIsPinned: the session time zone is the engine's setting

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // duckdbOperators are the operator names of the DuckDB plan an Explain ends

@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"meterstore"
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // checkArchived names the CHECK of the archived range's partition; it refuses

@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meterstore"
-	"meterstore/internal/pglock"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // Store is the hot tier of one table. It is safe for concurrent use; its only

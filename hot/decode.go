@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // colKind is how a selected column is encoded on the wire and which Go type

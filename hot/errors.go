@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Sentinels a caller branches on. Narrower ones wrap broader ones.

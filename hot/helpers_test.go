@@ -9,9 +9,9 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
-	"meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

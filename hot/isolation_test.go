@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/internal/pglock"
-	"meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/internal/pgtest"
 )
 
 // TestWritePriorStateFollowsTheLock: a write's prior-state read must see what

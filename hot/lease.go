@@ -3,7 +3,7 @@ package hot
 import (
 	"context"
 
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // ArchiveLeaseName is the advisory-lock lease one archiver of the table holds.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // fetch runs one page query: the rows after cursor (nil for the first page), at

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // A Pager reads one ScanRequest a page at a time; each page is its own query,

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"meterstore"
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // Partition is one range partition of the table: rows with From <= "from" < To.

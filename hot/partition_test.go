@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
 )
 
 func TestDetachThenInsertFailsLoudly(t *testing.T) {

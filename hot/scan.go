@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // ScanRequest selects rows for Scan. Zero values mean "no restriction".

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
 )
 
 // BenchmarkScanVsCopyOut: the paged Scan against COPY (SELECT …) TO STDOUT

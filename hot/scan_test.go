@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
-	"meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pgtest"
 )
 
 func pkString(r meterstore.Row) string {

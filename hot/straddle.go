@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // checksAcrossPartitions reports whether Write checks intervals across partition

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
 )
 
 // An interval crossing a partition boundary is legal (a daily value on UTC-day

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Write stores rows in one transaction and reports each row's effect.

@@ -15,9 +15,9 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/metering"
 )
 
 const benchBatch = 26 * 4 * 96 // 9 984 rows: one Berlin day of 26 MaLos × 4 channels

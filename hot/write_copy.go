@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // copyFresh sends the rows classified new (ds[i] for i in fresh) with one

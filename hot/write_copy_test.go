@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // appendDecimal must send the same number, at the same display scale, as

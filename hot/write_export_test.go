@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // WritePhases names Write's steps in order, as TimedWrite times them.

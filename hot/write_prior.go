@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"meterstore"
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // identity is how a table names a reading: its merge key without "from"

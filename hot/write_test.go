@@ -11,9 +11,9 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/hot"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/metering"
 )
 
 var day10 = time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // Example parses a delivery's identifiers, finds the gas day and

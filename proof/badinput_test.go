@@ -8,11 +8,11 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/hot"
-	"meterstore/metering"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
 )
 
 const (

@@ -3,7 +3,7 @@ package proof
 import (
 	"errors"
 	"fmt"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"strings"
 	"sync"
 	"testing"
@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/metering"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // compactionFixture is a week of deliveries across a month end (October 27 to

@@ -17,16 +17,16 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/s3test"
-	"meterstore/internal/testhooks"
-	"meterstore/metering"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // long runs more property cases: `go test ./proof -long` or PROOF_LONG=1.

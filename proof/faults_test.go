@@ -14,14 +14,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/hot"
-	"meterstore/internal/s3test"
-	"meterstore/internal/testhooks"
-	"meterstore/metering"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // faultFixture is a small workload split into what arrives before archival

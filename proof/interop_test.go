@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/s3test"
 	"sort"
 	"strings"
 	"testing"
@@ -21,9 +21,9 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // TestInteropColdFiles: the cold tier's files, read by engines that are not

@@ -18,14 +18,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/internal/promexport"
-	"meterstore/internal/promtest"
-	"meterstore/serve"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/promexport"
+	"github.com/meterstore/meterstore/internal/promtest"
+	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/store"
 )
 
 // The days of the metrics scenario: two UTC days of October, archived with

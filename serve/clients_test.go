@@ -20,7 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // TestPGWireProbeServer serves the fixture at $SERVE_PROBE_ADDR (user admin,

@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/storetest"
-	"meterstore/serve"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -26,8 +26,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"meterstore/engine"
-	"meterstore/internal/pgerr"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/pgerr"
 )
 
 // FlightServer is a read-only Arrow Flight SQL server over the unified view:

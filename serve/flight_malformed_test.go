@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // flightCmd is a Flight SQL command packed as the descriptor and action

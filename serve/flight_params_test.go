@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // TestFlightSQLQuestionMarkParameters: the ADBC driver and the Flight SQL

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // The schema GetFlightInfo announces is the schema DoGet streams: the same

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"meterstore"
-	"meterstore/internal/storetest"
-	"meterstore/serve"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/serve"
 )
 
 func (f *fixture) startFlight(t testing.TB, users *serve.Users) string {

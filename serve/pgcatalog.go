@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"meterstore"
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // The catalog emulation answers what clients read about the relations on

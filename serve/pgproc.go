@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/udf"
 )
 
 // pgFunction is one overload of a MeterStore SQL function as psql's \df

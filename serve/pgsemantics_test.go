@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // TestPGWireAnswersAsPostgreSQL: what psycopg, pgjdbc and SQLAlchemy found

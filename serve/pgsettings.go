@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // checkSet refuses a SET that would change what a statement means but that

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // TestPGWireSetTimeZone: a session cannot change the time zone the engine

@@ -18,8 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"meterstore/engine"
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // ServerVersion is what pgwire clients are told they talk to: the PostgreSQL

@@ -18,8 +18,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/serve"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/serve"
 )
 
 func pgConnect(t *testing.T, addr, user, password string, mode pgx.QueryExecMode, notices *[]string) *pgx.Conn {

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"meterstore/serve"
+	"github.com/meterstore/meterstore/serve"
 )
 
 // A request that panics ends with an error to its own client, the panic is

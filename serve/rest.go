@@ -21,8 +21,8 @@ import (
 	"github.com/apache/iceberg-go/view"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
-	"meterstore"
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // RESTServer is a read-only Iceberg REST catalog façade over the deployment's

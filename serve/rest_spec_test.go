@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/serve"
+	"github.com/meterstore/meterstore/serve"
 )
 
 // TestIcebergRESTSpecAnswers: what schemathesis, driving the Iceberg REST

@@ -15,9 +15,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/internal/storetest"
-	"meterstore/serve"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/serve"
 )
 
 func TestIcebergREST(t *testing.T) {

@@ -33,9 +33,9 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/engine"
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // ReadOnlyReason is the rule every refused write names.

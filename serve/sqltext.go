@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // splitStatements cuts a simple-query string at top-level semicolons.

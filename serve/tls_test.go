@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/serve"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/serve"
 )
 
 func selfSigned(t *testing.T) *tls.Config {

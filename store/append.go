@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore"
-	"meterstore/hot"
-	"meterstore/internal/telemetry"
-	"meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/testhooks"
 )
 
 // Tier says where a row was written.

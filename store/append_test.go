@@ -8,15 +8,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/hot"
-	"meterstore/internal/pglock"
-	"meterstore/internal/testhooks"
-	"meterstore/metering"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // TestAppendRoutesAcrossTiers: a realistic workload is appended, archived, and

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
 )
 
 // AuthoritativeAttempts bounds the rounds of AppendAuthoritative. Past it,

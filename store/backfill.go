@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"meterstore"
-	"meterstore/archive"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
 )
 
 // Backfill writes settled history (every interval before until) straight to

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/archive"
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // Backfill commits settled history straight to Iceberg, one window per call,

@@ -7,8 +7,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/catalog"
-	"meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/storetest"
 )
 
 // TestIcebergDeleteFilesAreRefused: another engine deletes rows of the cold

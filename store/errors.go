@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"meterstore"
-	"meterstore/hot"
-	"meterstore/internal/pglock"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // Sentinels a caller branches on. Narrow ones wrap broader ones where that is

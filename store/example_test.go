@@ -10,11 +10,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/internal/pgtest"
-	"meterstore/metering"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
 )
 
 // exampleTB lets the Example borrow the throwaway PostgreSQL the tests use.

@@ -9,13 +9,13 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/s3test"
-	"meterstore/internal/testhooks"
-	"meterstore/metering"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

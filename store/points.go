@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // AppendReadings writes register readings (Zählerstandsgänge) to a point table,

@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/internal/s3test"
-	"meterstore/metering"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 func pointTable(t testing.TB) meterstore.TableConfig {

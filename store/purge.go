@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"meterstore"
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // PurgeTable deletes a table entirely — the one operation that deletes stored

@@ -9,9 +9,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore"
-	"meterstore/engine"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // query is what Series and Readings share: one MaLo, narrowed by merge-key

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"meterstore"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // RegisterSeries is one register of one meter as a domain value: resolved,

@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/hot"
-	"meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/testhooks"
 )
 
 // ErrQuarantined: the declared configuration narrows the table's stored

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/engine"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // MeasurementSeries is one channel of one reading as a domain value: resolved

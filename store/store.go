@@ -24,12 +24,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/hot"
-	"meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/testhooks"
 )
 
 // Config assembles a store from resources the caller owns: MeterStore never owns

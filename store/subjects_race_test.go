@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/store"
+	"github.com/meterstore/meterstore/store"
 )
 
 // TestRegisterRacingErasure: a Register of an identifier whose erasure is in

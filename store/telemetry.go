@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/hot"
-	"meterstore/internal/telemetry"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // writeMetrics accumulates one write call's record: the rows each tier took by

@@ -3,7 +3,7 @@ package store_test
 import (
 	"os"
 
-	"meterstore/internal/promexport"
+	"github.com/meterstore/meterstore/internal/promexport"
 )
 
 // MSQL_BENCH_SDK=1 installs the metric SDK with the Prometheus exporter for

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/hot"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/hot"
 )
 
 // HotTierOf adapts a hot.Store to the engine, which knows only its own

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore"
-	"meterstore/engine"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
 )
 
 // View is a read handle on the store: statements (Query) and the typed reads

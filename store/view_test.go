@@ -9,10 +9,10 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/metering"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // A typed read of a kind the store holds no table of is an error naming the

@@ -6,10 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/internal/storetest"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // TestMissingWatermarkIsAnError: an out-of-band compaction (a rewrite of every

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // CompletenessRow is one series' completeness over a range of balancing

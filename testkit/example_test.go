@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/metering"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // Example generates a week of electricity spanning the autumn DST change,

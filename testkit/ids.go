@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // DefaultOperators are real network-operator Marktpartner-IDs from public

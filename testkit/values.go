@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // The shapes below give values per quarter hour; a 1-minute series gets the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // DefaultStart is 2025-10-23 00:00 Europe/Berlin: with the default seven days

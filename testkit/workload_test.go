@@ -10,8 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
 )
 
 func richWorkload(seed uint64) Workload {

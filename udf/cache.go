@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // stringCache memoises a parse of a repeated string (an OBIS code, a quality,

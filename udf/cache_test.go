@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // TestHourMemoAgreesWithMetering compares the memo with metering itself

@@ -6,7 +6,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // tsTypes are the argument types a calendar function accepts for ts: an

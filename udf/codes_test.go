@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 func TestObisFunctions(t *testing.T) {

@@ -3,7 +3,7 @@ package udf
 import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // eicEntry holds the three answers for one string, precomputed at parse

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/udf"
 )
 
 func Example() {

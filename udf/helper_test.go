@@ -9,7 +9,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/udf"
 )
 
 // openDB opens an in-memory DuckDB with every function registered on every

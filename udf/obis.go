@@ -5,7 +5,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // obisEntry is a parsed OBIS code with its string answers precomputed, so a

@@ -5,7 +5,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // parseQuality is the strict parse: the quality column holds the canonical

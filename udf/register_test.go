@@ -10,7 +10,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/udf"
 )
 
 // TestRegisterVisibleOnOtherConnection registers once, by hand, on one

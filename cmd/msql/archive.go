@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/archive"
-	"meterstore/store"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/store"
 )
 
 func init() {

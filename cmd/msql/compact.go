@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"unicode"
 
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/udf"
 )
 
 // completer offers dot-commands at the start of a line, else SQL keywords,

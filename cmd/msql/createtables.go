@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore/store"
+	"github.com/meterstore/meterstore/store"
 )
 
 func init() {

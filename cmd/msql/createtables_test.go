@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/pgtest"
 )
 
 func TestCreateTablesCommand(t *testing.T) {

@@ -16,12 +16,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/internal/pglocal"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/store"
 )
 
 // deployFlags pick the deployment a command works on: a configuration file, a

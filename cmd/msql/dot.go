@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/engine"
+	"github.com/meterstore/meterstore/engine"
 )
 
 // dotCmd is one shell dot-command.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 func init() {

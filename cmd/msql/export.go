@@ -18,8 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/shopspring/decimal"
 
-	"meterstore/engine"
-	"meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/duckfmt"
 )
 
 // dotExport writes a query's result to a Parquet or CSV file. The query runs

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
+	"github.com/meterstore/meterstore/engine"
 )
 
 // .extensions says what loaded and which path each tier takes; .attach hot

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"meterstore"
-	"meterstore/engine"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
 )
 
 func init() {

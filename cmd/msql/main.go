@@ -23,8 +23,8 @@ import (
 
 	"golang.org/x/term"
 
-	"meterstore/store"
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/udf"
 )
 
 var version = "dev"

@@ -9,8 +9,8 @@ import (
 	"os/signal"
 	"time"
 
-	"meterstore/archive"
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 func init() {

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"meterstore/internal/promexport"
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/promexport"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // opsFlags are the operational flags of the long-running processes (msql

@@ -11,8 +11,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore/internal/duckfmt"
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // A plot is a result's time series: the first DATE, TIMESTAMP or TIMESTAMPTZ

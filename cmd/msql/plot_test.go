@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/metering"
+	"github.com/meterstore/meterstore/metering"
 )
 
 func unix(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // configFile is the configuration file a deployment was opened from and the

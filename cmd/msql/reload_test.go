@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/pgtest"
 )
 
 // A column another process adds (msql create-tables with the new

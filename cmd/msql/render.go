@@ -11,7 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/internal/duckfmt"
 )
 
 // table is a result ready to print.

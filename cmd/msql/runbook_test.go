@@ -23,10 +23,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/catalog"
-	"meterstore/internal/promtest"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/promtest"
+	"github.com/meterstore/meterstore/store"
 )
 
 // Secrets of the operations deployment: none may appear in any log line.

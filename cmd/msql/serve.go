@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"meterstore"
-	"meterstore/serve"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/serve"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"meterstore/engine"
+	"github.com/meterstore/meterstore/engine"
 )
 
 // session runs one statement and reports how far a running one has got.

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/term"
 
-	"meterstore/internal/duckfmt"
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/udf"
 )
 
 var errHelp = errors.New("help shown")

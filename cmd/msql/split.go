@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // splitter accumulates input and cuts it into statements at semicolons that are

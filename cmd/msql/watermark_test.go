@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/catalog"
-	"meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/storetest"
 )
 
 // TestWatermarkRestoreCommand: a demo deployment whose watermark an

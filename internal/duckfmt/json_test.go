@@ -12,8 +12,8 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/internal/duckfmt"
-	"meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

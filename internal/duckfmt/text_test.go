@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/engine"
-	"meterstore/internal/duckfmt"
-	"meterstore/udf"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/udf"
 )
 
 // literals generates SQL literals of one type from a seeded source.

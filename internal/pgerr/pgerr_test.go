@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/internal/pgerr"
+	"github.com/meterstore/meterstore/internal/pgerr"
 )
 
 // TestUnavailable: a database that cannot be reached or went away is

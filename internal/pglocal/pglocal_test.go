@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/internal/pglocal"
 )
 
 func TestNewStartsAClusterWithTheDatabase(t *testing.T) {

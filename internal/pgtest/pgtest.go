@@ -26,7 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/internal/pglocal"
 )
 
 var (

@@ -27,7 +27,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // Exporter is an installed SDK and its Prometheus registry.

@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"meterstore"
+	"github.com/meterstore/meterstore"
 )
 
 // Server is a running store.

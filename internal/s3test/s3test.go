@@ -29,9 +29,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"meterstore"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/s3local"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/s3local"
 )
 
 // Bucket is the bucket every test's warehouse lives in, under its own prefix.

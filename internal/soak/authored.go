@@ -8,9 +8,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore"
-	"meterstore/metering"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // delivery is one write a soak writer makes: a workload delivery through

@@ -9,9 +9,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore/metering"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // finish ends the run as an operator would after an incident — maintenance

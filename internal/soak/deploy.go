@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/internal/pglocal"
 )
 
 // Users of msql serve: the analyst reads everything, the scoped user one tenant.

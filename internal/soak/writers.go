@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"meterstore"
-	"meterstore/store"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // ledger is the oracle every answer is checked against, and the locks that

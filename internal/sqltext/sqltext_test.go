@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // TestCut: semicolons end statements only in code — not in a literal (with a

@@ -19,8 +19,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"meterstore/catalog"
-	"meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/internal/s3test"
 )
 
 // LoseWatermark puts a cold table in the state an out-of-band compaction and a

@@ -16,16 +16,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"meterstore"
-	"meterstore/archive"
-	"meterstore/catalog"
-	"meterstore/engine"
-	"meterstore/hot"
-	"meterstore/internal/faultproxy"
-	"meterstore/internal/pgtest"
-	"meterstore/internal/s3test"
-	"meterstore/internal/testhooks"
-	"meterstore/store"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/faultproxy"
+	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/store"
 )
 
 // Store is a running store for one test.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"meterstore/internal/promexport"
-	"meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/internal/promexport"
+	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
 // BenchmarkRecord is the cost each statement and each write call pays for its

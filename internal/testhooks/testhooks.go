@@ -8,7 +8,7 @@ package testhooks
 import (
 	"context"
 
-	"meterstore/archive"
+	"github.com/meterstore/meterstore/archive"
 )
 
 // AppendStep names the points inside store.Table.Append where Hooks.Append is

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/internal/pglocal"
 )
 
 type options struct {

@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"meterstore"
-	"meterstore/catalog"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // expected is what every foreign reader must find. The totals come from

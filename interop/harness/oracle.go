@@ -7,8 +7,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"meterstore"
-	"meterstore/testkit"
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 // demoSeed and demoMinuteShare are msql demo's defaults, which the harness
