@@ -1,0 +1,164 @@
+package mscons
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/meterstore/meterstore/metering"
+)
+
+// Kind is what a message's values are: energy over intervals (Lastgang,
+// Energiemenge) or register readings at instants (Zählerstand). They go to
+// different tables and are never mixed.
+type Kind uint8
+
+// Kinds.
+const (
+	KindInterval Kind = iota + 1 // metering.Delivery.Intervals
+	KindPoint                    // metering.Delivery.Readings
+)
+
+// String returns "interval" or "point".
+func (k Kind) String() string {
+	switch k {
+	case KindInterval:
+		return "interval"
+	case KindPoint:
+		return "point"
+	}
+	return ""
+}
+
+// pid is what a Prüfidentifikator (RFF+Z13) says about its values.
+type pid struct {
+	name   string
+	sparte metering.Sparte
+	kind   Kind
+}
+
+// pids are the Prüfidentifikatoren read as readings (domain-rules.md §9,
+// from the MSCONS AHB's list as quoted there; secondary).
+var pids = map[string]pid{
+	"13025": {"Lastgang Marktlokation/Tranche", metering.SparteStrom, KindInterval},
+	"13018": {"Lastgang Messlokation", metering.SparteStrom, KindInterval},
+	"13008": {"Lastgang Gas", metering.SparteGas, KindInterval},
+	"13019": {"Energiemenge Strom", metering.SparteStrom, KindInterval},
+	"13009": {"Energiemenge Gas", metering.SparteGas, KindInterval},
+	"13017": {"Zählerstand Strom", metering.SparteStrom, KindPoint},
+	"13002": {"Zählerstand Gas", metering.SparteGas, KindPoint},
+}
+
+// notReadings are Prüfidentifikatoren known and refused: their values are
+// not readings of a location, or their meaning is not confirmed.
+var notReadings = map[string]string{
+	"13022": "Ausfallarbeit (Redispatch 2.0) is lost energy computed by the operator, not a reading",
+	"13027": "Werte nach Typ 2: no source confirms them as readings of the location named",
+}
+
+// qualities maps the QTY qualifier (DE 6063) to a quality. Source: BO4E
+// Messwertstatus (bo4e.de, enum-messwertstatus), domain-rules.md §6. A code
+// not listed is refused, never guessed: 201 Vorschlagswert, 79 Summenwert,
+// Z30 Fehlender Wert and Z31 Angabe für Lieferschein are no quality of a
+// stored reading.
+var qualities = map[string]metering.Quality{
+	"220": metering.QualityMeasured,    // Wahrer Wert / abgelesener Wert
+	"67":  metering.QualitySubstituted, // Ersatzwert
+	"187": metering.QualityEstimated,   // Prognosewert
+	"Z18": metering.QualityPreliminary, // Vorläufiger Wert
+	"20":  metering.QualityFaulty,      // Nicht verwendbarer Wert
+}
+
+// units maps QTY's unit (DE 6411, UN/ECE Rec. 20).
+var units = map[string]metering.Unit{
+	"KWH": metering.UnitKWh,
+	"MTQ": metering.UnitM3,
+}
+
+// obisMedium is the OBIS value group A of each Sparte this reader maps
+// (domain-rules.md §5: 1 electricity, 7 gas).
+var obisMedium = map[metering.Sparte]int{metering.SparteStrom: 1, metering.SparteGas: 7}
+
+// parseValue reads a QTY value with the interchange's decimal mark exactly:
+// an optional minus, digits, optionally the mark and digits. Anything else
+// (a thousands separator, the other mark, an exponent) is refused.
+func parseValue(s string, mark byte) (decimal.Decimal, error) {
+	t := strings.TrimPrefix(s, "-")
+	intPart, frac, hasMark := strings.Cut(t, string(mark))
+	if intPart == "" || !digits(intPart) || (hasMark && (frac == "" || !digits(frac))) {
+		return decimal.Decimal{}, fmt.Errorf("%q is not a number with decimal mark %q", s, mark)
+	}
+	n := intPart
+	if hasMark {
+		n += "." + frac
+	}
+	if t != s {
+		n = "-" + n
+	}
+	return decimal.NewFromString(n)
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// parseOffset reads a UTC offset "+01", "-02" or "+0100" in hours and
+// minutes; the EDI@Energy files write "?+01", released.
+func parseOffset(s string) (int, bool) {
+	if len(s) != 3 && len(s) != 5 || (s[0] != '+' && s[0] != '-') || !digits(s[1:]) {
+		return 0, false
+	}
+	h, _ := strconv.Atoi(s[1:3])
+	m := 0
+	if len(s) == 5 {
+		m, _ = strconv.Atoi(s[3:5])
+	}
+	if h > 14 || m > 59 {
+		return 0, false
+	}
+	sec := h*3600 + m*60
+	if s[0] == '-' {
+		sec = -sec
+	}
+	return sec, true
+}
+
+// parseDTM reads a DTM value in format 303 (CCYYMMDDHHMM plus UTC offset)
+// or 304 (CCYYMMDDHHMMSS plus UTC offset) into a UTC instant. Formats
+// without an offset (203, 102) are refused: a local time without its offset
+// is ambiguous on the autumn DST night.
+func parseDTM(value, format string) (time.Time, error) {
+	var n int
+	switch format {
+	case "303":
+		n = 12
+	case "304":
+		n = 14
+	default:
+		return time.Time{}, fmt.Errorf("format %q carries no UTC offset or is not a point in time; an instant needs format 303 (CCYYMMDDHHMM?+ZZ) or 304 (CCYYMMDDHHMMSS?+ZZ)", format)
+	}
+	if len(value) < n || !digits(value[:n]) {
+		return time.Time{}, fmt.Errorf("%q is not format %s: it starts with %d digits", value, format, n)
+	}
+	off, ok := parseOffset(value[n:])
+	if !ok {
+		return time.Time{}, fmt.Errorf("%q has no UTC offset after the %d digits (write ?+00, ?+01 or ?+02)", value, n)
+	}
+	layout := "200601021504"
+	if n == 14 {
+		layout = "20060102150405"
+	}
+	t, err := time.ParseInLocation(layout, value[:n], time.FixedZone("", off))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not a calendar date and time", value)
+	}
+	return t.UTC(), nil
+}

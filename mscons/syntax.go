@@ -1,0 +1,198 @@
+package mscons
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// separators are the service characters of an interchange (ISO 9735 UNA).
+type separators struct {
+	comp, elem, dec, rel, term byte
+}
+
+// defaultSeparators apply when an interchange has no UNA: ":+.? '".
+var defaultSeparators = separators{comp: ':', elem: '+', dec: '.', rel: '?', term: '\''}
+
+// segment is one EDIFACT segment with its release characters removed:
+// data[i][j] is component j of data element i (the tag is not an element).
+type segment struct {
+	tag  string
+	data [][]string
+	line int   // 1-based line of the segment's first byte
+	off  int64 // byte offset of the segment's first byte
+}
+
+// get returns component j of element i, "" when absent.
+func (s *segment) get(i, j int) string {
+	if i >= len(s.data) || j >= len(s.data[i]) {
+		return ""
+	}
+	return s.data[i][j]
+}
+
+// scanner splits a byte stream into segments. It holds at most one segment
+// (maxSegment bytes) beyond bufio's buffer, whatever the input.
+type scanner struct {
+	r          *bufio.Reader
+	seps       separators
+	maxSegment int
+	line       int
+	off        int64
+	buf        []byte
+	allowUNA   bool // at the start of an interchange
+}
+
+func newScanner(r io.Reader, maxSegment int) *scanner {
+	return &scanner{r: bufio.NewReaderSize(r, 64<<10), seps: defaultSeparators, maxSegment: maxSegment, line: 1, allowUNA: true}
+}
+
+// skipSpace skips line breaks and blanks between segments.
+func (s *scanner) skipSpace() error {
+	for {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			return err
+		}
+		switch b {
+		case '\n':
+			s.line++
+		case '\r', ' ', '\t':
+		default:
+			return s.r.UnreadByte()
+		}
+		s.off++
+	}
+}
+
+// readUNA reads a service string advice "UNA:+.? '" and takes its
+// separators for the interchange that follows.
+func (s *scanner) readUNA() error {
+	var b [9]byte
+	n, err := io.ReadFull(s.r, b[:])
+	s.off += int64(n)
+	if err != nil {
+		return &SyntaxError{Line: s.line, Offset: s.off - int64(n), Tag: "UNA", Rule: "UNA is cut short: it has 6 service characters after the tag", Err: io.ErrUnexpectedEOF}
+	}
+	seps := separators{comp: b[3], elem: b[4], dec: b[5], rel: b[6], term: b[8]}
+	if seps.dec != '.' && seps.dec != ',' {
+		return &SyntaxError{Line: s.line, Offset: s.off - 9, Tag: "UNA", Rule: fmt.Sprintf("decimal mark %q is neither '.' nor ','", seps.dec), Hint: "ISO 9735 allows a comma or a full stop"}
+	}
+	set := []byte{seps.comp, seps.elem, seps.rel, seps.term}
+	for i := range set {
+		if set[i] == '\n' || set[i] == '\r' || bytes.IndexByte(set[i+1:], set[i]) >= 0 || set[i] == seps.dec {
+			return &SyntaxError{Line: s.line, Offset: s.off - 9, Tag: "UNA", Rule: fmt.Sprintf("service characters %q are not distinct", string(b[3:9])), Hint: "component, element, release and terminator must differ from each other and from the decimal mark"}
+		}
+	}
+	s.line += bytes.Count(b[:], []byte{'\n'})
+	s.seps = seps
+	return nil
+}
+
+// next returns the next segment; io.EOF only between segments.
+func (s *scanner) next() (segment, error) {
+	if err := s.skipSpace(); err != nil {
+		return segment{}, err
+	}
+	if s.allowUNA {
+		s.allowUNA = false
+		if p, _ := s.r.Peek(3); string(p) == "UNA" {
+			if err := s.readUNA(); err != nil {
+				return segment{}, err
+			}
+			if err := s.skipSpace(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return segment{}, &SyntaxError{Line: s.line, Offset: s.off, Tag: "UNA", Rule: "input ends after UNA", Err: io.ErrUnexpectedEOF}
+				}
+				return segment{}, err
+			}
+		}
+	}
+	line, off := s.line, s.off
+	s.buf = s.buf[:0]
+	for {
+		chunk, err := s.r.ReadSlice(s.seps.term)
+		if len(s.buf)+len(chunk) > s.maxSegment {
+			return segment{}, &SyntaxError{Line: line, Offset: off, Tag: tagOf(append(s.buf, chunk...)),
+				Rule: fmt.Sprintf("segment is longer than the limit of %d bytes", s.maxSegment),
+				Hint: "a segment this long is not MSCONS; raise Options.MaxSegmentBytes only if the file is known good", Err: ErrLimit}
+		}
+		s.buf = append(s.buf, chunk...)
+		s.off += int64(len(chunk))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return segment{}, &SyntaxError{Line: line, Offset: off, Tag: tagOf(s.buf),
+					Rule: fmt.Sprintf("input ends inside a segment (no terminator %q)", s.seps.term), Hint: "the file is cut short; ask for it again", Err: io.ErrUnexpectedEOF}
+			}
+			return segment{}, err
+		}
+		// The terminator is released when an odd number of release
+		// characters precede it.
+		n := 0
+		for i := len(s.buf) - 2; i >= 0 && s.buf[i] == s.seps.rel; i-- {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+	}
+	s.line += bytes.Count(s.buf, []byte{'\n'})
+	return s.split(s.buf[:len(s.buf)-1], line, off)
+}
+
+func tagOf(b []byte) string {
+	n := 0
+	for n < len(b) && n < 3 && b[n] >= 'A' && b[n] <= 'Z' {
+		n++
+	}
+	return string(b[:n])
+}
+
+// split cuts a raw segment (without terminator) into elements and
+// components, removing release characters.
+func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
+	seg := segment{line: line, off: off}
+	var elems [][]string
+	var comps []string
+	var cur []byte
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch c {
+		case s.seps.rel:
+			i++
+			if i == len(raw) {
+				return segment{}, &SyntaxError{Line: line, Offset: off, Tag: tagOf(raw), Rule: "release character at the end of a segment releases nothing"}
+			}
+			cur = append(cur, raw[i])
+		case s.seps.comp:
+			comps = append(comps, string(cur))
+			cur = cur[:0]
+		case s.seps.elem:
+			comps = append(comps, string(cur))
+			cur = cur[:0]
+			elems = append(elems, comps)
+			comps = nil
+		default:
+			cur = append(cur, c)
+		}
+	}
+	comps = append(comps, string(cur))
+	elems = append(elems, comps)
+	tag := elems[0][0]
+	if len(tag) != 3 || len(elems[0]) != 1 || tagOf([]byte(tag)) != tag {
+		shown := raw
+		if len(shown) > 40 {
+			shown = shown[:40]
+		}
+		return segment{}, &SyntaxError{Line: line, Offset: off, Rule: fmt.Sprintf("segment %q does not start with a three-letter tag", shown),
+			Hint: "the separators may not match the file; check its UNA"}
+	}
+	seg.tag = tag
+	seg.data = elems[1:]
+	return seg, nil
+}
