@@ -13,9 +13,9 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/archive"
 	"github.com/meterstore/meterstore/hot"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/pgtest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -12,9 +12,9 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/archive"
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/s3test"
-	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // The scheduler with compaction and orphan cleanup on: it archives, compacts

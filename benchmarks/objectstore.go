@@ -12,7 +12,7 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/s3local"
+	"github.com/meterstore/meterstore/internal/testrig/s3local"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
 )

@@ -2,7 +2,7 @@ package catalog
 
 import (
 	"context"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"os"
 	"path/filepath"
 	"testing"

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -3,7 +3,7 @@ package catalog
 import (
 	"context"
 	"database/sql"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"strings"
 	"testing"
 	"time"

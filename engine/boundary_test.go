@@ -14,9 +14,9 @@ import (
 	"github.com/meterstore/meterstore/archive"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/hot"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // archivingHot archives one more window the first time a scan reads a page,

@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/s3test"
-	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/pgtest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // logBuffer collects what an engine logs.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/pgtest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // A hot scan asks PostgreSQL only for the columns DuckDB reads: a sum over

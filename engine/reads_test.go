@@ -12,9 +12,9 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // archivedStore is a store whose table holds the workload's originals, archived

@@ -11,10 +11,10 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/pgtest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

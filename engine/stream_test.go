@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // The tests below check that engine.Stream and engine.Rows are DuckDB streams:

@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // decodeNumeric agrees with PostgreSQL's text rendering for values around the

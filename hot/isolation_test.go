@@ -10,7 +10,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/pglock"
-	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // TestWritePriorStateFollowsTheLock: a write's prior-state read must see what

@@ -12,7 +12,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/hot"
-	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 func pkString(r meterstore.Row) string {

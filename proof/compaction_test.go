@@ -3,7 +3,7 @@ package proof
 import (
 	"errors"
 	"fmt"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"strings"
 	"sync"
 	"testing"

@@ -21,12 +21,12 @@ import (
 	"github.com/meterstore/meterstore/archive"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/s3test"
 	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // long runs more property cases: `go test ./proof -long` or PROOF_LONG=1.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"sort"
 	"strings"
 	"testing"

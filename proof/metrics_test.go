@@ -23,7 +23,7 @@ import (
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/internal/promexport"
-	"github.com/meterstore/meterstore/internal/promtest"
+	"github.com/meterstore/meterstore/internal/testrig/promtest"
 	"github.com/meterstore/meterstore/serve"
 	"github.com/meterstore/meterstore/store"
 )

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/serve"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/pgtest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 func (f *fixture) startFlight(t testing.TB, users *serve.Users) string {

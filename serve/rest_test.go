@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 func TestIcebergREST(t *testing.T) {

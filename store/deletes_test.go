@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // TestIcebergDeleteFilesAreRefused: another engine deletes rows of the cold

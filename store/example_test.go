@@ -12,9 +12,9 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/pgtest"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // exampleTB lets the Example borrow the throwaway PostgreSQL the tests use.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/s3test"
 	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"

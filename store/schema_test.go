@@ -18,10 +18,10 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/internal/testhooks"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // TestColdReadsByFieldIDAfterForeignRename: another engine renames two

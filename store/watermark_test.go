@@ -8,8 +8,8 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/storetest"
 	"github.com/meterstore/meterstore/testkit"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // TestMissingWatermarkIsAnError: an out-of-band compaction (a rewrite of every

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 func TestCreateTablesCommand(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the actual output")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore/internal/pgtest"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // A column another process adds (msql create-tables with the new

@@ -25,7 +25,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/promtest"
+	"github.com/meterstore/meterstore/internal/testrig/promtest"
 	"github.com/meterstore/meterstore/store"
 )
 

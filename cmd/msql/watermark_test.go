@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/storetest"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // TestWatermarkRestoreCommand: a demo deployment whose watermark an

@@ -1,5 +1,5 @@
 // Package pglocal runs a private PostgreSQL cluster from the system's binaries:
-// the throwaway cluster of the test suite (internal/pgtest) and the embedded
+// the throwaway cluster of the test suite (testkit/pgtest) and the embedded
 // default of the msql shell. It never downloads anything; when the binaries are
 // missing the error names the package to install.
 package pglocal

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/internal/s3test"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 )
 
 // LoseWatermark puts a cold table in the state an out-of-band compaction and a

@@ -1,5 +1,5 @@
 // Package storetest assembles a whole store for a test — a fresh database on the
-// throwaway PostgreSQL, a file:// Iceberg warehouse (s3:// on internal/s3test's
+// throwaway PostgreSQL, a file:// Iceberg warehouse (s3:// on internal/testrig/s3test's
 // server under MSQL_TEST_WAREHOUSE=s3) with its SQL catalog in that
 // database, and store.Open over them: both tiers of every table, an archiver
 // per table and an engine, wired exactly as a deployment wires them — so test
@@ -21,11 +21,11 @@ import (
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/hot"
-	"github.com/meterstore/meterstore/internal/faultproxy"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/s3test"
 	"github.com/meterstore/meterstore/internal/testhooks"
+	"github.com/meterstore/meterstore/internal/testrig/faultproxy"
+	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // Store is a running store for one test.
@@ -60,7 +60,7 @@ type Options struct {
 	// database-level setting such as log_statement, say).
 	Prepare     func(dsn string)
 	Log         *slog.Logger // the engine's start-up line (store.Config.Log); nil = slog.Default()
-	ObjectStore bool         // the warehouse on internal/s3test's server whatever MSQL_TEST_WAREHOUSE says
+	ObjectStore bool         // the warehouse on internal/testrig/s3test's server whatever MSQL_TEST_WAREHOUSE says
 	// PostgresProxy puts a fault proxy (Store.Proxy) between every connection
 	// of the store and PostgreSQL, so a test can take the database away.
 	PostgresProxy bool

@@ -45,7 +45,7 @@ func Main(m *testing.M) {
 }
 
 // OnShutdown registers f to run in Shutdown, before the cluster stops: other
-// servers a test binary started beside it (the S3 server of internal/s3test)
+// servers a test binary started beside it (the S3 server of internal/testrig/s3test)
 // end with it, through the TestMain every package already has.
 func OnShutdown(f func()) {
 	hooksMu.Lock()

@@ -1,7 +1,7 @@
 // Package s3local runs a private S3-compatible object store — SeaweedFS's
 // `weed mini` with only the S3 gateway on — on free loopback ports in a
 // directory of its own, with one bucket and one key pair: what the tests
-// (internal/s3test) and the benchmarks put a warehouse on.
+// (internal/testrig/s3test) and the benchmarks put a warehouse on.
 package s3local
 
 import (

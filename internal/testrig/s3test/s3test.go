@@ -1,6 +1,6 @@
 // Package s3test gives tests a real S3-compatible object store: one SeaweedFS
-// server (internal/s3local) per test binary, started on first use, and stopped
-// with the PostgreSQL cluster of internal/pgtest when the binary's TestMain
+// server (internal/testrig/s3local) per test binary, started on first use, and stopped
+// with the PostgreSQL cluster of testkit/pgtest when the binary's TestMain
 // ends — also when tests fail. Each test's warehouse is a fresh prefix of one
 // bucket.
 //
@@ -30,8 +30,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/pgtest"
-	"github.com/meterstore/meterstore/internal/s3local"
+	"github.com/meterstore/meterstore/internal/testrig/s3local"
+	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
 // Bucket is the bucket every test's warehouse lives in, under its own prefix.
