@@ -55,6 +55,7 @@ type chanKey struct {
 type channel struct {
 	key       chanKey
 	unit      metering.Unit
+	grid      metering.Resolution // a Lastgang's step, set by its first value
 	intervals []metering.Interval
 	readings  []metering.Reading
 	sts       []string
@@ -453,6 +454,22 @@ func (b *builder) closeValue() {
 			refuse("QTY value", "", err)
 			return
 		}
+		if b.pid.grid {
+			step := iv.To.Sub(iv.From)
+			if c.grid.IsZero() {
+				g, ok := gridOf(step)
+				if !ok {
+					refuse(fmt.Sprintf("Lastgang interval [%s, %s) is %s long, not a grid of whole minutes dividing an hour", iv.From.Format(time.RFC3339), iv.To.Format(time.RFC3339), step), "", nil)
+					return
+				}
+				c.grid = g
+			}
+			if fixed, _ := c.grid.Fixed(); step != fixed || iv.From.Unix()%int64(fixed/time.Second) != 0 {
+				refuse(fmt.Sprintf("Lastgang interval [%s, %s) is off the channel's %s grid", iv.From.Format(time.RFC3339), iv.To.Format(time.RFC3339), c.grid),
+					"a Lastgang has one fixed step; the sender's clock or file is wrong", nil)
+				return
+			}
+		}
 		c.intervals = append(c.intervals, iv)
 	case KindPoint:
 		if v.t.IsZero() {
@@ -527,7 +544,7 @@ func (b *builder) deliveries(c *channel, version metering.Version, now time.Time
 		mon := metering.BalancingMonth(at, sparte)
 		d := months[mon]
 		if d == nil {
-			d = &metering.Delivery{MaloID: c.key.malo, MeloID: c.key.melo, Obis: c.key.obis, Sparte: sparte, Unit: c.unit,
+			d = &metering.Delivery{MaloID: c.key.malo, MeloID: c.key.melo, Obis: c.key.obis, Sparte: sparte, Unit: c.unit, Resolution: c.grid,
 				Source: src, Scope: metering.ScopeFor(b.m.Sender, at, sparte), Version: version, RecordedAt: now}
 			note := fmt.Sprintf("interchange %s, message %s, document %s, Prüfidentifikator %s", b.m.Interchange, b.m.Ref, b.m.Document, b.m.Pruefidentifikator)
 			d.Provenance = metering.Provenance{{OccurredAt: now, EventType: "INGESTED", Actor: metering.SourceKindMSCONS, Note: &note}}

@@ -38,18 +38,19 @@ type pid struct {
 	name   string
 	sparte metering.Sparte
 	kind   Kind
+	grid   bool // a Lastgang: one fixed step of whole minutes dividing an hour, or an hour
 }
 
 // pids are the Prüfidentifikatoren read as readings (domain-rules.md §9,
 // from the MSCONS AHB's list as quoted there; secondary).
 var pids = map[string]pid{
-	"13025": {"Lastgang Marktlokation/Tranche", metering.SparteStrom, KindInterval},
-	"13018": {"Lastgang Messlokation", metering.SparteStrom, KindInterval},
-	"13008": {"Lastgang Gas", metering.SparteGas, KindInterval},
-	"13019": {"Energiemenge Strom", metering.SparteStrom, KindInterval},
-	"13009": {"Energiemenge Gas", metering.SparteGas, KindInterval},
-	"13017": {"Zählerstand Strom", metering.SparteStrom, KindPoint},
-	"13002": {"Zählerstand Gas", metering.SparteGas, KindPoint},
+	"13025": {"Lastgang Marktlokation/Tranche", metering.SparteStrom, KindInterval, true},
+	"13018": {"Lastgang Messlokation", metering.SparteStrom, KindInterval, true},
+	"13008": {"Lastgang Gas", metering.SparteGas, KindInterval, true},
+	"13019": {"Energiemenge Strom", metering.SparteStrom, KindInterval, false},
+	"13009": {"Energiemenge Gas", metering.SparteGas, KindInterval, false},
+	"13017": {"Zählerstand Strom", metering.SparteStrom, KindPoint, false},
+	"13002": {"Zählerstand Gas", metering.SparteGas, KindPoint, false},
 }
 
 // notReadings are Prüfidentifikatoren known and refused: their values are
@@ -161,4 +162,18 @@ func parseDTM(value, format string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is not a calendar date and time", value)
 	}
 	return t.UTC(), nil
+}
+
+// gridOf returns the Resolution of a Lastgang step: whole minutes dividing
+// an hour, or an hour.
+func gridOf(step time.Duration) (metering.Resolution, bool) {
+	if step <= 0 || step > time.Hour || step%time.Minute != 0 || time.Hour%step != 0 {
+		return metering.Resolution{}, false
+	}
+	text := fmt.Sprintf("PT%dM", step/time.Minute)
+	if step == time.Hour {
+		text = "PT1H"
+	}
+	r, err := metering.ParseResolution(text)
+	return r, err == nil
 }
