@@ -211,6 +211,7 @@ func (r *Reader) abandonSplit(s segment) error {
 	b := r.split
 	r.split = nil
 	r.pending = &s
+	r.skipSplit = r.splitRef
 	return b.refuse(s, fmt.Sprintf("split message %q ends after part %d: the next part is missing", r.splitRef, r.splitSeq),
 		"ask the sender for the whole message", nil)
 }
