@@ -35,6 +35,7 @@ type builder struct {
 	ch       *channel
 	val      *value
 	channels []*channel
+	byKey    map[chanKey]*channel
 }
 
 type location struct {
@@ -63,7 +64,7 @@ type channel struct {
 
 // value is a QTY group (SG10) until its DTM and STS segments are read.
 type value struct {
-	at          segment // the QTY segment, for errors
+	at          segment // the QTY segment's position, for errors (its data is gone)
 	ordinal     int
 	quality     metering.Quality
 	v           decimal.Decimal
@@ -89,7 +90,7 @@ func (b *builder) refuse(s segment, rule, hint string, err error) *MessageError 
 
 // release drops what a refused message collected, so skipping the rest
 // holds nothing.
-func (b *builder) release() { b.channels, b.ch, b.val, b.loc = nil, nil, nil, nil }
+func (b *builder) release() { b.channels, b.byKey, b.ch, b.val, b.loc = nil, nil, nil, nil, nil }
 
 func (b *builder) feed(s segment) {
 	if b.header {
@@ -371,13 +372,15 @@ func (b *builder) pia(s segment) {
 		return
 	}
 	k := chanKey{malo: b.loc.malo, melo: b.loc.melo, obis: obis, version: b.loc.version}
-	for _, c := range b.channels {
-		if c.key == k {
-			b.ch = c
-			return
-		}
+	if c := b.byKey[k]; c != nil {
+		b.ch = c
+		return
+	}
+	if b.byKey == nil {
+		b.byKey = map[chanKey]*channel{}
 	}
 	b.ch = &channel{key: k}
+	b.byKey[k] = b.ch
 	b.channels = append(b.channels, b.ch)
 }
 
@@ -399,7 +402,7 @@ func (b *builder) qty(s segment) {
 		b.refuse(s, "QTY value", "", err)
 		return
 	}
-	val := &value{at: s, ordinal: b.ordinal, quality: q, v: v}
+	val := &value{at: segment{tag: s.tag, line: s.line, off: s.off}, ordinal: b.ordinal, quality: q, v: v}
 	if u := s.get(0, 2); u != "" {
 		if val.unit, ok = units[u]; !ok {
 			b.refuse(s, fmt.Sprintf("QTY unit %q is not an energy or volume unit this store holds", u), "known are KWH and MTQ (m³)", nil)

@@ -153,15 +153,22 @@ func parseDTM(value, format string) (time.Time, error) {
 	if !ok {
 		return time.Time{}, fmt.Errorf("%q has no UTC offset after the %d digits (write ?+00, ?+01 or ?+02)", value, n)
 	}
-	layout := "200601021504"
-	if n == 14 {
-		layout = "20060102150405"
+	num := func(i, j int) int {
+		v := 0
+		for _, c := range value[i:j] {
+			v = v*10 + int(c-'0')
+		}
+		return v
 	}
-	t, err := time.ParseInLocation(layout, value[:n], time.FixedZone("", off))
-	if err != nil {
+	y, mo, d, h, mi, sec := num(0, 4), num(4, 6), num(6, 8), num(8, 10), num(10, 12), 0
+	if n == 14 {
+		sec = num(12, 14)
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
+	if mo < 1 || mo > 12 || t.Day() != d || h > 23 || mi > 59 || sec > 59 {
 		return time.Time{}, fmt.Errorf("%q is not a calendar date and time", value)
 	}
-	return t.UTC(), nil
+	return t.Add(-time.Duration(off) * time.Second), nil
 }
 
 // gridOf returns the Resolution of a Lastgang step: whole minutes dividing

@@ -545,3 +545,35 @@ func TestMeloResolution(t *testing.T) {
 	require.Len(t, res.refused, 1)
 	require.ErrorContains(t, res.refused[0], "no such MeLo in the master data")
 }
+
+// DTM values: format 303 or 304 with an offset, a real calendar date.
+func TestDates(t *testing.T) {
+	at := utc("2025-03-01T12:00:00Z")
+	text := interchange{msgs: []gmsg{{values: []gval{{qual: "220", value: "1", from: at, to: at.Add(time.Hour)}}}}}.render()
+	const from = "DTM+163:202503011200?+00:303'"
+	require.Contains(t, text, from)
+	for dtm, want := range map[string]string{
+		"DTM+163:202503011300?+01:303'":   "2025-03-01T12:00:00Z",
+		"DTM+163:202503011230?+0030:303'": "2025-03-01T12:00:00Z",
+		"DTM+163:202503011100?-01:303'":   "2025-03-01T12:00:00Z",
+		"DTM+163:20250301120000?+00:304'": "2025-03-01T12:00:00Z",
+		"DTM+163:202502301200?+00:303'":   "not a calendar date",
+		"DTM+163:202503012400?+00:303'":   "not a calendar date",
+		"DTM+163:202513011200?+00:303'":   "not a calendar date",
+		"DTM+163:202503011200:303'":       "no UTC offset",
+		"DTM+163:202503011200?+1:303'":    "no UTC offset",
+		"DTM+163:202503011200:203'":       `format "203" carries no UTC offset`,
+		"DTM+163:2025030112?+00:303'":     "starts with 12 digits",
+		"DTM+163:20250301120001?+00:304'": "59m59s long, not a grid",
+	} {
+		res := readAll(t, strings.NewReader(strings.Replace(text, from, dtm, 1)), opts())
+		require.NoError(t, res.err)
+		if strings.HasSuffix(want, "Z") {
+			require.Empty(t, res.refused, dtm)
+			require.Equal(t, utc(want), res.msgs[0].Deliveries[0].Intervals[0].From, dtm)
+			continue
+		}
+		require.Len(t, res.refused, 1, dtm)
+		require.ErrorContains(t, res.refused[0], want, dtm)
+	}
+}

@@ -43,6 +43,12 @@ type scanner struct {
 	off        int64
 	buf        []byte
 	allowUNA   bool // at the start of an interchange
+
+	// reused by split
+	ubuf  []byte
+	ends  []int
+	flat  []string
+	elems [][]string
 }
 
 func newScanner(r io.Reader, maxSegment int) *scanner {
@@ -154,12 +160,13 @@ func tagOf(b []byte) string {
 }
 
 // split cuts a raw segment (without terminator) into elements and
-// components, removing release characters.
+// components, removing release characters. The segment's text is one
+// string and its components are substrings of it; the element and
+// component slices are reused by the next call, so a segment's data is
+// valid until then (the strings stay valid).
 func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
-	seg := segment{line: line, off: off}
-	var elems [][]string
-	var comps []string
-	var cur []byte
+	u := s.ubuf[:0]
+	ends := s.ends[:0] // end offset in u of each component; negative ends an element too
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
 		switch c {
@@ -168,21 +175,41 @@ func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
 			if i == len(raw) {
 				return segment{}, &SyntaxError{Line: line, Offset: off, Tag: tagOf(raw), Rule: "release character at the end of a segment releases nothing"}
 			}
-			cur = append(cur, raw[i])
+			u = append(u, raw[i])
 		case s.seps.comp:
-			comps = append(comps, string(cur))
-			cur = cur[:0]
+			ends = append(ends, len(u))
 		case s.seps.elem:
-			comps = append(comps, string(cur))
-			cur = cur[:0]
-			elems = append(elems, comps)
-			comps = nil
+			ends = append(ends, -len(u)-1)
 		default:
-			cur = append(cur, c)
+			u = append(u, c)
 		}
 	}
-	comps = append(comps, string(cur))
-	elems = append(elems, comps)
+	ends = append(ends, -len(u)-1)
+	s.ubuf, s.ends = u, ends
+	text := string(u)
+	flat := s.flat[:0]
+	elems := s.elems[:0]
+	start, first := 0, 0
+	for _, e := range ends {
+		end := e
+		if e < 0 {
+			end = -e - 1
+		}
+		flat = append(flat, text[start:end])
+		start = end
+		if e < 0 {
+			elems = append(elems, flat[first:len(flat):len(flat)])
+			first = len(flat)
+		}
+	}
+	// flat may have moved while growing: re-slice the elements from it.
+	k := 0
+	for i := range elems {
+		n := len(elems[i])
+		elems[i] = flat[k : k+n : k+n]
+		k += n
+	}
+	s.flat, s.elems = flat, elems
 	tag := elems[0][0]
 	if len(tag) != 3 || len(elems[0]) != 1 || tagOf([]byte(tag)) != tag {
 		shown := raw
@@ -192,7 +219,5 @@ func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
 		return segment{}, &SyntaxError{Line: line, Offset: off, Rule: fmt.Sprintf("segment %q does not start with a three-letter tag", shown),
 			Hint: "the separators may not match the file; check its UNA"}
 	}
-	seg.tag = tag
-	seg.data = elems[1:]
-	return seg, nil
+	return segment{tag: tag, data: elems[1:], line: line, off: off}, nil
 }
