@@ -69,7 +69,7 @@ func Write(w io.Writer, ds []metering.Delivery, o WriteOptions) error {
 	}
 	now := o.DocumentDate
 	if now.IsZero() {
-		now = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+		now = ds[0].RecordedAt
 	}
 	ew.seg("UNB", []string{"UNOC", "3"}, []string{sender.String(), "500"}, []string{recv.String(), "500"},
 		[]string{now.UTC().Format("060102"), now.UTC().Format("1504")}, []string{ref}, nil, []string{"TL"})
