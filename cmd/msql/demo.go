@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/embedded"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
@@ -91,12 +92,12 @@ func runDemo(ctx context.Context, args []string, io stdio) error {
 			return withHint(fmt.Errorf("refusing to load the demo: the database %s already holds MeterStore tables (%s); synthetic readings must never mix with real ones",
 				redact(d.dsn), strings.Join(existing, ", ")), "point --dsn at an empty database (CREATE DATABASE msql_demo)")
 		}
-		d.tables = []meterstore.TableConfig{demoTable()}
+		d.tables = []meterstore.TableConfig{embedded.Table()}
 		if err := d.openStore(ctx, nil); err != nil {
 			return err
 		}
 		var n int64
-		if err := d.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM "+meterstore.QuoteIdent(demoTable().Name())+" LIMIT 1) x").Scan(&n); err != nil {
+		if err := d.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM "+meterstore.QuoteIdent(embedded.Table().Name())+" LIMIT 1) x").Scan(&n); err != nil {
 			return err
 		}
 		w, _ := d.store.Tables()[0].Watermark(ctx)

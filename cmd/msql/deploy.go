@@ -5,13 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,8 +16,8 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/archive"
 	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/embedded"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/pglocal"
 	"github.com/meterstore/meterstore/store"
 )
 
@@ -49,21 +46,11 @@ func (f *deployFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.throwaway, "throwaway", false, "run the embedded PostgreSQL without fsync, synchronous commit and full-page writes: faster, but a power loss can lose rows reported written and roll the catalog back; for tests and demo data only")
 }
 
-// demoTable is the embedded default's table: the demo's shape, a tenant identity column.
-func demoTable() meterstore.TableConfig {
-	return meterstore.TableSpec{
-		Name: "readings_versions",
-		Columns: []meterstore.Column{
-			{Name: "tenant", Kind: meterstore.Identity},
-		},
-	}.MustBuild()
-}
-
 // declaredTables are the configuration's tables; none declared is the
 // embedded default's, the demo's table.
 func declaredTables(s meterstore.Settings) []meterstore.TableConfig {
 	if len(s.Tables) == 0 {
-		return []meterstore.TableConfig{demoTable()}
+		return []meterstore.TableConfig{embedded.Table()}
 	}
 	return s.Tables
 }
@@ -75,14 +62,16 @@ type deployment struct {
 	cat      *catalog.Catalog
 	store    *store.Store
 	engine   *engine.Engine
-	server   *pglocal.Server // the embedded cluster this process started, if any
+	server   *embedded.Deployment // the embedded default, when this process opened it
 	embedded bool
 	home     string
 	dsn      string
-	tables   []meterstore.TableConfig
-	config   configFile // empty path: no configuration file
-	timeZone string     // [engine] time_zone; empty is UTC
-	memory   string     // [engine] memory_limit; empty is DuckDB's default
+	// warehouse is the Iceberg warehouse URI the catalog writes to.
+	warehouse string
+	tables    []meterstore.TableConfig
+	config    configFile // empty path: no configuration file
+	timeZone  string     // [engine] time_zone; empty is UTC
+	memory    string     // [engine] memory_limit; empty is DuckDB's default
 	// extensions are DuckDB's postgres and iceberg extensions: [engine]
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
@@ -129,7 +118,7 @@ func (d *deployment) Close() error {
 		d.pool.Close()
 	}
 	if d.server != nil {
-		errs = append(errs, d.server.Stop())
+		errs = append(errs, d.server.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -162,26 +151,12 @@ func (d *deployment) table(name string) (*store.Table, error) {
 	return nil, withHint(fmt.Errorf("%w: no table %q", errUsage, name), "--table "+strings.Join(names, " | "))
 }
 
-func defaultHome() string {
-	if h := os.Getenv("MSQL_HOME"); h != "" {
-		return h
-	}
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "msql")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "msql")
-	}
-	return filepath.Join(home, ".local", "share", "msql")
-}
-
 // homeDir is the embedded default's data directory.
 func (f *deployFlags) homeDir() string {
 	if f.home != "" {
 		return f.home
 	}
-	return defaultHome()
+	return embedded.Home()
 }
 
 // open connects to the chosen deployment and opens the store over it, creating
@@ -225,9 +200,9 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		s3        meterstore.S3Settings
 		d         = &deployment{log: f.log}
 	)
-	embedded := f.dsn == "" && f.warehouse == ""
+	isEmbedded := f.dsn == "" && f.warehouse == ""
 	var engineSettings meterstore.EngineSettings
-	d.tables = []meterstore.TableConfig{demoTable()}
+	d.tables = []meterstore.TableConfig{embedded.Table()}
 	switch {
 	case f.config != "":
 		d.config.path = f.config
@@ -238,9 +213,9 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		d.config.sum = sum
 		// A configuration without [hot] (only [[users]] for msql serve, say)
 		// describes the embedded default, whose table is the demo's.
-		embedded = embedded && s.Hot.URL == ""
+		isEmbedded = isEmbedded && s.Hot.URL == ""
 		d.tables = declaredTables(s)
-		if len(s.Tables) == 0 && !embedded {
+		if len(s.Tables) == 0 && !isEmbedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
 		d.timeZone, d.memory, engineSettings = s.Engine.TimeZone, s.Engine.MemoryLimit, s.Engine
@@ -254,41 +229,34 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 			catKind = s.Cold.Catalog
 		}
 		catURI, namespace, s3 = s.Cold.URI, s.Cold.Namespace, s.Cold.S3
-	case !embedded && (f.dsn == "" || f.warehouse == ""):
+	case !isEmbedded && (f.dsn == "" || f.warehouse == ""):
 		return nil, withHint(fmt.Errorf("%w: --dsn and --warehouse go together", errUsage), "msql --dsn postgres://… --warehouse file:///…")
 	}
 	if err := d.configureExtensions(engineSettings); err != nil {
 		return nil, err
 	}
-	if f.throwaway && !embedded {
+	if f.throwaway && !isEmbedded {
 		return nil, withHint(fmt.Errorf("%w: --throwaway applies to the embedded PostgreSQL only", errUsage), "drop --throwaway; a deployment's own PostgreSQL keeps its settings")
 	}
-	if embedded {
-		home := f.homeDir()
-		durability := pglocal.Durable
-		if f.throwaway {
-			durability = pglocal.Throwaway
-		}
-		srv, pgDSN, err := startEmbedded(ctx, home, f.keepRunning, durability, io)
+	if isEmbedded {
+		emb, err := embedded.Open(ctx, embedded.Options{Home: f.homeDir(), KeepRunning: f.keepRunning, Throwaway: f.throwaway, Log: msqlLine{io.err}})
 		if err != nil {
+			if errors.Is(err, embedded.ErrNoPostgres) {
+				return nil, withHint(err, "apt-get install postgresql")
+			}
 			return nil, err
 		}
-		d.server, d.embedded, d.home = srv, true, home
-		dsn = pgDSN
+		d.server, d.embedded, d.home = emb, true, emb.Home
+		dsn = emb.DSN
 		if warehouse == "" {
-			wh := filepath.Join(home, "warehouse")
-			if err := os.MkdirAll(wh, 0o755); err != nil {
-				d.Close()
-				return nil, err
-			}
-			warehouse = "file://" + wh
+			warehouse = emb.Warehouse
 		}
 	}
 	if dsn == "" {
 		d.Close()
 		return nil, withHint(errors.New("no PostgreSQL for the hot tier"), "set [hot] url in the configuration, or pass --dsn")
 	}
-	d.dsn = dsn
+	d.dsn, d.warehouse = dsn, warehouse
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		d.Close()
@@ -393,61 +361,20 @@ func (d *deployment) existingTables(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// msqlLine prefixes what the embedded default reports with the program's name.
+type msqlLine struct{ w io.Writer }
+
+func (m msqlLine) Write(p []byte) (int, error) {
+	if _, err := fmt.Fprintf(m.w, "msql: %s", p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 func redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return "(dsn)"
 	}
 	return u.Redacted()
-}
-
-// startEmbedded starts (initialising on first use) the private cluster under
-// home/pg. A cluster left running by --keep-running is reused and left
-// running, with the durability it was started with.
-func startEmbedded(ctx context.Context, home string, keep bool, d pglocal.Durability, io stdio) (*pglocal.Server, string, error) {
-	bin, err := pglocal.FindBinaries()
-	if err != nil {
-		return nil, "", withHint(err, "apt-get install postgresql")
-	}
-	data := filepath.Join(home, "pg")
-	if port, ok := runningPort(data); ok {
-		return nil, fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", pglocal.Superuser, port), nil
-	}
-	if !pglocal.Initialised(data) {
-		fmt.Fprintf(io.err, "msql: initialising the embedded PostgreSQL in %s\n", data)
-		if err := pglocal.Init(ctx, bin, data, d); err != nil {
-			return nil, "", err
-		}
-	}
-	srv, err := pglocal.Start(ctx, bin, data, pglocal.Options{Detach: keep, Durability: d})
-	if err != nil {
-		return nil, "", err
-	}
-	if keep {
-		return nil, srv.DSN("postgres"), nil
-	}
-	return srv, srv.DSN("postgres"), nil
-}
-
-var syscallZero = syscall.Signal(0)
-
-// runningPort reads the port of a cluster already running in data.
-func runningPort(data string) (int, bool) {
-	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
-	if err != nil {
-		return 0, false
-	}
-	lines := strings.Split(string(b), "\n")
-	if len(lines) < 4 {
-		return 0, false
-	}
-	pid, err1 := strconv.Atoi(strings.TrimSpace(lines[0]))
-	port, err2 := strconv.Atoi(strings.TrimSpace(lines[3]))
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	if p, err := os.FindProcess(pid); err != nil || p.Signal(syscallZero) != nil {
-		return 0, false
-	}
-	return port, true
 }

@@ -27,7 +27,7 @@ func TestEmbeddedDefaultIsDurable(t *testing.T) {
 			d, err := f.connect(ctx, stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 			require.NoError(t, err)
 			defer d.Close()
-			require.NotNil(t, d.server, "the embedded cluster")
+			require.True(t, d.server != nil && d.server.Started, "this process started the embedded cluster")
 			for _, setting := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
 				var v string
 				require.NoError(t, d.pool.QueryRow(ctx, "SHOW "+setting).Scan(&v))

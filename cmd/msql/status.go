@@ -1,52 +1,77 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"io"
-	"os"
-	"time"
+	"strings"
 
-	"golang.org/x/term"
+	"github.com/meterstore/meterstore/embedded"
 )
 
-// statusLine reports the progress of long work (the demo's load, archival)
-// on stderr. On a terminal it redraws one line in place (\r); elsewhere — a
-// log, CI — it writes whole lines, at most one per statusEvery, so a log holds
-// no carriage returns and no thousand updates.
-type statusLine struct {
-	w     io.Writer
-	tty   bool
-	last  time.Time
-	shown bool
+func init() {
+	subcommands["status"] = subcommand{"print the deployment's PostgreSQL DSN and Iceberg warehouse", runStatus}
 }
 
-// statusEvery spaces the lines written off a terminal.
-var statusEvery = 10 * time.Second
+const statusUsage = `msql status — where the deployment lives: its PostgreSQL (the hot tier and
+the SQL catalog) as a DSN, and its Iceberg warehouse. Without --config, --dsn
+or --warehouse it looks at the embedded default under $MSQL_HOME and starts
+nothing: its PostgreSQL runs only while msql does, or after msql --keep-running.
+With --env it prints MSQL_DSN=… and MSQL_WAREHOUSE=… for a job to read
+(the DSN unredacted), and fails when there is no running PostgreSQL to name.`
 
-func newStatusLine(w io.Writer) *statusLine {
-	f, ok := w.(*os.File)
-	return &statusLine{w: w, tty: ok && term.IsTerminal(int(f.Fd()))}
+func runStatus(ctx context.Context, args []string, io stdio) error {
+	var deploy deployFlags
+	var env bool
+	fs := newFlagSet("msql status", statusUsage, io)
+	deploy.register(fs)
+	fs.BoolVar(&env, "env", false, "print MSQL_DSN=… and MSQL_WAREHOUSE=… lines (shell syntax) instead")
+	if err := parseArgs(fs, args, 0); err != nil {
+		return err
+	}
+	if deploy.config == "" && deploy.dsn == "" && deploy.warehouse == "" {
+		return embeddedStatus(deploy.homeDir(), env, io)
+	}
+	d, err := deploy.connect(ctx, io)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if env {
+		printEnv(io, d.dsn, d.warehouse)
+		return nil
+	}
+	fmt.Fprintf(io.out, "postgres:  %s (reachable)\nwarehouse: %s\n", redact(d.dsn), d.warehouse)
+	return nil
 }
 
-// update shows the work's state now (throttled off a terminal).
-func (s *statusLine) update(format string, args ...any) {
-	if s.tty {
-		fmt.Fprintf(s.w, "\r\x1b[2K  "+format, args...)
-		s.shown = true
-		return
+// embeddedStatus reports the embedded default under home without starting it.
+func embeddedStatus(home string, env bool, io stdio) error {
+	d, err := embedded.Find(home)
+	if env {
+		if err != nil {
+			return withHint(err, "msql --keep-running -c 'SELECT 1' starts it and leaves it running")
+		}
+		printEnv(io, d.DSN, d.Warehouse)
+		return nil
 	}
-	if time.Since(s.last) < statusEvery {
-		return
+	fmt.Fprintf(io.out, "embedded default: %s\n", home)
+	switch {
+	case errors.Is(err, embedded.ErrNotRunning):
+		fmt.Fprintf(io.out, "postgres:  not running (msql --keep-running leaves it running; a job starts it with embedded.Open)\nwarehouse: file://%s/warehouse\n", home)
+		return nil
+	case err != nil:
+		return err
 	}
-	s.last = time.Now()
-	fmt.Fprintf(s.w, "  "+format+"\n", args...)
+	fmt.Fprintf(io.out, "postgres:  %s (running)\nwarehouse: %s\n", d.DSN, d.Warehouse)
+	return nil
 }
 
-// done replaces the state with a line that stays.
-func (s *statusLine) done(format string, args ...any) {
-	if s.tty && s.shown {
-		fmt.Fprint(s.w, "\r\x1b[2K")
-	}
-	s.shown = false
-	fmt.Fprintf(s.w, "  "+format+"\n", args...)
+func printEnv(io stdio, dsn, warehouse string) {
+	fmt.Fprintf(io.out, "MSQL_DSN=%s\nMSQL_WAREHOUSE=%s\n", shellQuote(dsn), shellQuote(warehouse))
+}
+
+// shellQuote makes s one word for a POSIX shell's eval.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/embedded"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
@@ -22,7 +23,7 @@ func TestWatermarkRestoreCommand(t *testing.T) {
 	ctx := context.Background()
 	cat, err := catalog.Open(ctx, catalog.Options{DSN: dep[1], Warehouse: dep[3]})
 	require.NoError(t, err)
-	cold, err := cat.CreateTable(ctx, demoTable())
+	cold, err := cat.CreateTable(ctx, embedded.Table())
 	require.NoError(t, err)
 	storetest.LoseWatermark(t, ctx, cold)
 	require.NoError(t, cat.Close())

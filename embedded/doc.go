@@ -1,0 +1,16 @@
+// Package embedded is the embedded default deployment: the private PostgreSQL
+// cluster (hot tier and Iceberg SQL catalog) and the file:// Iceberg warehouse
+// under one data directory, $MSQL_HOME, that msql opens when it is given no
+// configuration, no --dsn and no --warehouse. A reporting job uses it to read
+// what the shell shows without a DSN of its own:
+//
+//	d, err := embedded.Open(ctx, embedded.Options{}) // reuses a running cluster, else starts one
+//	defer d.Close()                                  // stops it again if this call started it
+//	pool, err := pgxpool.New(ctx, d.DSN)
+//	cat, err := catalog.Open(ctx, catalog.Options{DSN: d.DSN, Warehouse: d.Warehouse, Pool: pool})
+//	st, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{embedded.Table()}})
+//
+// Find only looks: the DSN of a cluster already running under a home (msql
+// --keep-running leaves one), or ErrNotRunning. The cluster runs from the
+// system's PostgreSQL binaries; nothing is downloaded.
+package embedded
