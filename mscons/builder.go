@@ -33,7 +33,8 @@ type builder struct {
 
 	loc      *location
 	ch       *channel
-	val      *value
+	val      *value // the open QTY group, nil or &valBuf
+	valBuf   value
 	channels []*channel
 	byKey    map[chanKey]*channel
 }
@@ -153,7 +154,7 @@ func (b *builder) headerSegment(s segment) {
 		case "MR":
 			b.m.Receiver = s.get(1, 0)
 		}
-	case "CTA", "COM", "CUX":
+	case "CTA", "COM", "CUX", "FTX":
 	case "UNS":
 		b.endHeader(s)
 	default:
@@ -256,8 +257,9 @@ func (b *builder) bodySegment(s segment) {
 			detail = s.get(0, 0) + ":" + st + "=" + s.get(2, 0)
 		}
 		b.val.sts = append(b.val.sts, detail)
-	case "RFF", "CCI", "CAV", "MEA":
-		// Device number, characteristics: not part of a reading's identity.
+	case "RFF", "CCI", "CAV", "MEA", "FTX":
+		// Device number, characteristics, free text: they neither identify
+		// nor change a value.
 	default:
 		b.refuse(s, "segment "+s.tag+" is not part of an MSCONS message body", "", nil)
 	}
@@ -313,12 +315,20 @@ func (b *builder) location(s segment) {
 
 func (b *builder) dtm(s segment) {
 	q := s.get(0, 0)
-	if b.val == nil {
-		if q == "293" && b.loc != nil && b.ch == nil {
-			if v := b.versionOf(s); !v.IsZero() {
-				b.loc.version = v
-			}
+	if q == "293" {
+		// A version is never skipped: read where it belongs, refused
+		// elsewhere, since a lost label would let an older delivery win.
+		if b.val != nil || b.loc == nil || b.ch != nil {
+			b.refuse(s, "DTM+293 (version) outside its place after LOC+172 and before LIN",
+				"the version belongs to the location group (SG6) or the header", nil)
+			return
 		}
+		if v := b.versionOf(s); !v.IsZero() {
+			b.loc.version = v
+		}
+		return
+	}
+	if b.val == nil {
 		return // the period sent (SG6 DTM+163/164) and other dates bound nothing
 	}
 	var dst *time.Time
@@ -402,7 +412,8 @@ func (b *builder) qty(s segment) {
 		b.refuse(s, "QTY value", "", err)
 		return
 	}
-	val := &value{at: segment{tag: s.tag, line: s.line, off: s.off}, ordinal: b.ordinal, quality: q, v: v}
+	b.valBuf = value{at: segment{tag: s.tag, line: s.line, off: s.off}, ordinal: b.ordinal, quality: q, v: v, sts: b.valBuf.sts[:0]}
+	val := &b.valBuf
 	if u := s.get(0, 2); u != "" {
 		if val.unit, ok = units[u]; !ok {
 			b.refuse(s, fmt.Sprintf("QTY unit %q is not an energy or volume unit this store holds", u), "known are KWH and MTQ (m³)", nil)
@@ -537,6 +548,8 @@ func (b *builder) deliveries(c *channel, version metering.Version, now time.Time
 	var order []metering.Date
 	runs := map[metering.Date]*stsRuns{}
 	n := max(len(c.intervals), len(c.readings))
+	var lo, hi time.Time // the bounds of mon
+	var mon metering.Date
 	for i := range n {
 		var at, end time.Time
 		if c.intervals != nil {
@@ -544,13 +557,21 @@ func (b *builder) deliveries(c *channel, version metering.Version, now time.Time
 		} else {
 			at, end = c.readings[i].At, c.readings[i].At
 		}
-		mon := metering.BalancingMonth(at, sparte)
+		if at.Before(lo) || !at.Before(hi) {
+			mon = metering.BalancingMonth(at, sparte)
+			lo, hi = metering.MonthBounds(mon.Year, mon.Month, sparte)
+		}
 		d := months[mon]
 		if d == nil {
 			d = &metering.Delivery{MaloID: c.key.malo, MeloID: c.key.melo, Obis: c.key.obis, Sparte: sparte, Unit: c.unit, Resolution: c.grid,
 				Source: src, Scope: metering.ScopeFor(b.m.Sender, at, sparte), Version: version, RecordedAt: now}
 			note := fmt.Sprintf("interchange %s, message %s, document %s, Prüfidentifikator %s", b.m.Interchange, b.m.Ref, b.m.Document, b.m.Pruefidentifikator)
 			d.Provenance = metering.Provenance{{OccurredAt: now, EventType: "INGESTED", Actor: metering.SourceKindMSCONS, Note: &note}}
+			if c.intervals != nil {
+				d.Intervals = make([]metering.Interval, 0, n-i)
+			} else {
+				d.Readings = make([]metering.Reading, 0, n-i)
+			}
 			months[mon] = d
 			runs[mon] = &stsRuns{}
 			order = append(order, mon)

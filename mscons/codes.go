@@ -92,14 +92,10 @@ func parseValue(s string, mark byte) (decimal.Decimal, error) {
 	if intPart == "" || !digits(intPart) || (hasMark && (frac == "" || !digits(frac))) {
 		return decimal.Decimal{}, fmt.Errorf("%q is not a number with decimal mark %q", s, mark)
 	}
-	n := intPart
-	if hasMark {
-		n += "." + frac
+	if mark != '.' && hasMark {
+		s = strings.Replace(s, string(mark), ".", 1)
 	}
-	if t != s {
-		n = "-" + n
-	}
-	return decimal.NewFromString(n)
+	return decimal.NewFromString(s)
 }
 
 func digits(s string) bool {

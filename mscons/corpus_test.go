@@ -305,13 +305,19 @@ func TestRefusalsDoNotStopTheInterchange(t *testing.T) {
 		{"unt-count", gmsg{values: v, countDelta: 1}, "UNT", nil, []string{"UNT counts"}},
 		{"off-grid", gmsg{values: []gval{{qual: "220", value: "1", from: at, to: at.Add(10 * time.Minute)}, {qual: "220", value: "1", from: at.Add(10 * time.Minute), to: at.Add(25 * time.Minute)}}}, "QTY", nil, []string{"off the channel's PT10M grid"}},
 		{"overlap", gmsg{values: []gval{v[0], v[0]}}, "UNT", metering.ErrOverlap, []string{"overlap"}},
+		{"version-in-value", gmsg{values: []gval{{qual: "220", value: "1", from: at, to: at.Add(15 * time.Minute)}}}, "DTM", nil, []string{"DTM+293 (version) outside its place"}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			ic := interchange{nl: true, msgs: []gmsg{good, tc.m, good}}
 			text := ic.render()
-			if tc.name == "empty-loc-id" {
+			switch tc.name {
+			case "empty-loc-id":
 				text = strings.Replace(text, "LOC+172'", "LOC+172+'", 1)
+			case "version-in-value":
+				second := strings.Index(text, "UNH+M2")
+				i := second + strings.Index(text[second:], "QTY+")
+				text = text[:i] + strings.Replace(text[i:], "UNT+15+M2'", "DTM+293:20250301000000?+00:304'\nUNT+16+M2'", 1)
 			}
 			res := readAll(t, strings.NewReader(text), opts())
 			require.NoError(t, res.err)

@@ -78,7 +78,8 @@ type Reader struct {
 	interchange   string
 	messages      int // UNH segments seen in this interchange
 
-	pending *segment // read ahead, processed by the next call
+	pending    segment // read ahead, processed by the next call
+	hasPending bool
 
 	split     *builder // a split message waiting for its next part
 	splitRef  string   // its DE0068
@@ -130,10 +131,9 @@ func (r *Reader) Next() (*Message, error) {
 }
 
 func (r *Reader) read() (segment, error) {
-	if r.pending != nil {
-		s := *r.pending
-		r.pending = nil
-		return s, nil
+	if r.hasPending {
+		r.hasPending = false
+		return r.pending, nil
 	}
 	s, err := r.sc.next()
 	if err != nil {
@@ -210,7 +210,7 @@ func (r *Reader) next() (*Message, error) {
 func (r *Reader) abandonSplit(s segment) error {
 	b := r.split
 	r.split = nil
-	r.pending = &s
+	r.pending, r.hasPending = s, true
 	r.skipSplit = r.splitRef
 	return b.refuse(s, fmt.Sprintf("split message %q ends after part %d: the next part is missing", r.splitRef, r.splitSeq),
 		"ask the sender for the whole message", nil)
@@ -277,7 +277,7 @@ func (r *Reader) message(unh segment) (*Message, error) {
 		}
 		switch s.tag {
 		case "UNH", "UNZ":
-			r.pending = &s
+			r.pending, r.hasPending = s, true
 			if b.err == nil {
 				b.refuse(s, "message ends without UNT: "+s.tag+" follows", "the message is incomplete; ask the sender to resend", nil)
 			}
@@ -332,7 +332,7 @@ func (r *Reader) drain(b *builder, err error) error {
 		}
 		switch s.tag {
 		case "UNH", "UNZ":
-			r.pending = &s
+			r.pending, r.hasPending = s, true
 			return err
 		case "UNT":
 			return err
