@@ -65,6 +65,10 @@
 // cancelled document (RFF+ACW): the store never deletes, so the sender
 // delivers the corrected values at a higher version instead (ErrStorno).
 //
+// Segments that neither identify nor change a value (CTA, COM, CUX, FTX,
+// RFF other than Z13 and ACW, CCI, MEA, DTM+9 and the period sent) are
+// skipped; an unknown segment refuses the message.
+//
 // Identifiers are parsed with package metering: LOC+172 is a MaLo-ID
 // (11 digits, check digit) or a MeLo-ID (33 characters), resolved to its
 // MaLo by Options.MaloOf; an empty LOC+172, another qualifier (LOC+237, a
@@ -88,7 +92,11 @@
 //	20   Nicht verwendbarer Wert   FAULTY
 //
 // Any other qualifier (201 Vorschlagswert, 79 Summenwert, Z30 Fehlender
-// Wert, …) refuses the message. The value is read exactly with the
+// Wert, …) refuses the message. A Lastgang (13025, 13018, 13008) lies on
+// one grid — a fixed step of whole minutes dividing an hour, or an hour,
+// aligned to it — which its deliveries declare as Resolution; an interval
+// off the grid (a 16-minute quarter hour after a clock glitch) refuses the
+// message. Energiemengen may span days or months and declare none. The value is read exactly with the
 // interchange's decimal mark (never the other one, never a thousands
 // separator) and must fit decimal(18,6): more digits are refused, not
 // rounded. DTM+163/164 (intervals) and DTM+7 (readings) in format 303 or
@@ -106,8 +114,9 @@
 // SourceMscons(sender, BGM document number); provenance starts with an
 // INGESTED event at Options.Now.
 //
-// The version is DTM+293 (format 304, SG6 or header), as the
-// CCYYMMDDHHMMSS digits of its UTC instant. A message without one gets
+// The version is DTM+293 (format 304, in the header or after LOC+172), as
+// the CCYYMMDDHHMMSS digits of its UTC instant; a DTM+293 anywhere else
+// refuses the message rather than being skipped. A message without one gets
 // metering.VersionArrival of its document date (DTM+137): Unix
 // milliseconds, 13 digits. So of two deliveries of the same interval from
 // the same operator without labels, the one with the later document date
