@@ -583,3 +583,43 @@ func TestDates(t *testing.T) {
 		require.ErrorContains(t, res.refused[0], want, dtm)
 	}
 }
+
+// Text is decoded by UNB's syntax identifier: UNOC is ISO 8859-1, UNOW
+// UTF-8; bytes a character set does not explain end the stream rather than
+// reaching a stored message reference altered. A UTF-8 byte order mark
+// before the interchange is skipped.
+func TestCharacterSets(t *testing.T) {
+	at := utc("2025-03-01T00:00:00Z")
+	text := interchange{msgs: []gmsg{{doc: "Z#hler", values: []gval{{qual: "220", value: "1", from: at, to: at.Add(15 * time.Minute)}}}}}.render()
+	for name, tc := range map[string]struct {
+		syntax, doc, want, fails string
+	}{
+		"latin1":      {"UNOC", "Z\xe4hler", "Zähler", ""},
+		"utf8":        {"UNOW", "Zähler", "Zähler", ""},
+		"utf8-broken": {"UNOW", "Z\xe4hler", "", "not valid UTF-8"},
+		"ascii":       {"UNOA", "Z\xe4hler", "", "outside ASCII"},
+		"latin2":      {"UNOD", "Zahler", "", `syntax identifier "UNOD"`},
+		"bom":         {"\xef\xbb\xbfUNOC", "Zahler", "Zahler", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := strings.Replace(text, "Z#hler", tc.doc, 1)
+			if strings.HasPrefix(tc.syntax, "\xef") {
+				in = "\xef\xbb\xbf" + in
+			} else {
+				in = strings.Replace(in, "UNB+UNOC:3", "UNB+"+tc.syntax+":3", 1)
+			}
+			res := readAll(t, strings.NewReader(in), opts())
+			if tc.fails != "" {
+				require.ErrorIs(t, res.err, mscons.ErrSyntax)
+				require.ErrorContains(t, res.err, tc.fails)
+				require.Empty(t, res.msgs)
+				return
+			}
+			require.NoError(t, res.err)
+			require.Len(t, res.msgs, 1)
+			require.Equal(t, tc.want, res.msgs[0].Document)
+			_, ref, _ := res.msgs[0].Deliveries[0].Source.Mscons()
+			require.Equal(t, tc.want, ref)
+		})
+	}
+}

@@ -170,6 +170,12 @@ func (r *Reader) next() (*Message, error) {
 			if s.tag != "UNB" {
 				return nil, r.syntax(s, "", "expected UNB to open an interchange, found "+s.tag, "an MSCONS file starts with UNA or UNB", nil)
 			}
+			cs, ok := charsetOf(s.get(0, 0))
+			if !ok {
+				return nil, r.syntax(s, "", fmt.Sprintf("UNB syntax identifier %q names a character set this reader cannot decode", s.get(0, 0)),
+					"this reader decodes UNOA/UNOB (ASCII), UNOC (ISO 8859-1) and UNOW/UNOY (UTF-8)", nil)
+			}
+			r.sc.charset = cs
 			r.interchange = s.get(4, 0)
 			if r.interchange == "" {
 				return nil, r.syntax(s, "", "UNB has no interchange control reference (DE0020)", "", nil)
@@ -190,6 +196,7 @@ func (r *Reader) next() (*Message, error) {
 			}
 			r.inInterchange = false
 			r.sc.allowUNA = true
+			r.sc.charset = charsetASCII
 			r.skipSplit = ""
 			if n, err := strconv.Atoi(s.get(0, 0)); err != nil || n != r.messages {
 				return nil, r.syntax(s, "", fmt.Sprintf("UNZ counts %q messages, the interchange has %d", s.get(0, 0), r.messages),

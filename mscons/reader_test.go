@@ -160,7 +160,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		ivs = append(ivs, metering.Interval{From: f, To: f.Add(15 * time.Minute), Value: dec("-12.000125").Add(decimal.NewFromInt(int64(i))), Quality: metering.QualityMeasured})
 	}
 	d := metering.Delivery{MaloID: malo, Obis: obis, Sparte: metering.SparteStrom, Unit: metering.UnitKWh, Intervals: ivs,
-		Source: must(metering.SourceMscons(op, "D-1")), Scope: metering.ScopeFor(op, from, metering.SparteStrom),
+		Source: must(metering.SourceMscons(op, "Zählerstände?+'1")), Scope: metering.ScopeFor(op, from, metering.SparteStrom),
 		Version: must(metering.ParseVersion("20250301000001")), RecordedAt: testNow}
 	for _, comma := range []bool{false, true} {
 		var buf bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // separators are the service characters of an interchange (ISO 9735 UNA).
@@ -43,6 +44,7 @@ type scanner struct {
 	off        int64
 	buf        []byte
 	allowUNA   bool // at the start of an interchange
+	charset    charset
 
 	// reused by split
 	ubuf  []byte
@@ -52,7 +54,54 @@ type scanner struct {
 }
 
 func newScanner(r io.Reader, maxSegment int) *scanner {
-	return &scanner{r: bufio.NewReaderSize(r, 64<<10), seps: defaultSeparators, maxSegment: maxSegment, line: 1, allowUNA: true}
+	s := &scanner{r: bufio.NewReaderSize(r, 64<<10), seps: defaultSeparators, maxSegment: maxSegment, line: 1, allowUNA: true}
+	// A UTF-8 byte order mark, as editors on Windows write, is not part of
+	// the interchange.
+	if p, _ := s.r.Peek(3); string(p) == "\xef\xbb\xbf" {
+		_, _ = s.r.Discard(3)
+		s.off = 3
+	}
+	return s
+}
+
+// charset is how the text of an interchange is encoded, from UNB's syntax
+// identifier (ISO 9735 DE0001).
+type charset uint8
+
+const (
+	charsetASCII  charset = iota // UNOA, UNOB, and before UNB: non-ASCII is refused
+	charsetLatin1                // UNOC: ISO 8859-1, decoded to UTF-8
+	charsetUTF8                  // UNOW, UNOY: must be valid UTF-8
+)
+
+// charsetOf maps a syntax identifier; ok is false for the ones this reader
+// cannot decode (UNOD … UNOK are other ISO 8859 parts).
+func charsetOf(id string) (charset, bool) {
+	switch id {
+	case "UNOA", "UNOB":
+		return charsetASCII, true
+	case "UNOC":
+		return charsetLatin1, true
+	case "UNOW", "UNOY":
+		return charsetUTF8, true
+	}
+	return charsetASCII, false
+}
+
+// checkText refuses a segment whose non-ASCII bytes the interchange's
+// character set does not explain (Latin-1 was decoded while splitting).
+func (s *scanner) checkText(u []byte, line int, off int64) error {
+	switch s.charset {
+	case charsetLatin1:
+		return nil
+	case charsetUTF8:
+		if utf8.Valid(u) {
+			return nil
+		}
+		return &SyntaxError{Line: line, Offset: off, Tag: tagOf(u), Rule: "segment is not valid UTF-8, as UNB's syntax identifier (UNOW, UNOY) declares"}
+	}
+	return &SyntaxError{Line: line, Offset: off, Tag: tagOf(u), Rule: "segment has a byte outside ASCII, which UNB's syntax identifier does not allow or this reader cannot decode",
+		Hint: "this reader decodes UNOA/UNOB (ASCII), UNOC (ISO 8859-1) and UNOW/UNOY (UTF-8)"}
 }
 
 // skipSpace skips line breaks and blanks between segments.
@@ -167,14 +216,28 @@ func tagOf(b []byte) string {
 func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
 	u := s.ubuf[:0]
 	ends := s.ends[:0] // end offset in u of each component; negative ends an element too
+	nonASCII := false
+	latin1 := s.charset == charsetLatin1
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
+		if c >= 0x80 {
+			nonASCII = true
+			if latin1 {
+				u = utf8.AppendRune(u, rune(c))
+				continue
+			}
+		}
 		switch c {
 		case s.seps.rel:
 			i++
 			if i == len(raw) {
 				return segment{}, &SyntaxError{Line: line, Offset: off, Tag: tagOf(raw), Rule: "release character at the end of a segment releases nothing"}
 			}
+			if raw[i] >= 0x80 && latin1 {
+				u = utf8.AppendRune(u, rune(raw[i]))
+				continue
+			}
+			nonASCII = nonASCII || raw[i] >= 0x80
 			u = append(u, raw[i])
 		case s.seps.comp:
 			ends = append(ends, len(u))
@@ -186,6 +249,11 @@ func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
 	}
 	ends = append(ends, -len(u)-1)
 	s.ubuf, s.ends = u, ends
+	if nonASCII {
+		if err := s.checkText(u, line, off); err != nil {
+			return segment{}, err
+		}
+	}
 	text := string(u)
 	flat := s.flat[:0]
 	elems := s.elems[:0]

@@ -109,12 +109,22 @@ func (e *edifactWriter) seg(tag string, elems ...[]string) {
 			if j > 0 {
 				b.WriteByte(e.seps.comp)
 			}
-			for k := 0; k < len(c); k++ {
-				switch c[k] {
+			for _, r := range c {
+				switch {
+				case r >= 0x80 && r <= 0xff:
+					b.WriteByte(byte(r)) // UNOC is ISO 8859-1
+					continue
+				case r > 0xff:
+					if e.err == nil {
+						e.err = fmt.Errorf("%q has a character outside ISO 8859-1, which UNB's UNOC declares", c)
+					}
+					continue
+				}
+				switch byte(r) {
 				case e.seps.comp, e.seps.elem, e.seps.rel, e.seps.term:
 					b.WriteByte(e.seps.rel)
 				}
-				b.WriteByte(c[k])
+				b.WriteByte(byte(r))
 			}
 		}
 	}

@@ -128,6 +128,7 @@ func TestWriteRefuses(t *testing.T) {
 		"arrival": {func(d *metering.Delivery) { d.Version = must(metering.VersionArrival(testNow.Add(time.Millisecond))) }, "milliseconds"},
 		"sparte":  {func(d *metering.Delivery) { d.Sparte = metering.SparteWaerme }, "no Prüfidentifikator for WAERME"},
 		"invalid": {func(d *metering.Delivery) { d.Scope = metering.VersionScope{} }, "no version scope"},
+		"charset": {func(d *metering.Delivery) { d.Source = must(metering.SourceMscons(op, "Zähler €")) }, "outside ISO 8859-1"},
 		"operator": {func(d *metering.Delivery) {
 			d.Source = must(metering.SourceMscons(must(metering.ParseBdewCode("9904768000008")), "X"))
 		}, "differs from the scope's operator"},
