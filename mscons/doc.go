@@ -31,8 +31,13 @@
 //
 // UNA sets the separators (decimal comma or full stop); without UNA the
 // ISO 9735 defaults ":+.? '" apply. "?" releases the next character, line
-// breaks between segments are ignored, one stream may hold several
-// interchanges, each UNB … UNZ with many UNH … UNT messages. UNT's segment
+// breaks between segments (and a leading UTF-8 byte order mark) are
+// ignored. Text is decoded by UNB's syntax identifier — UNOC (the MSCONS
+// norm) as ISO 8859-1, UNOW/UNOY as UTF-8, UNOA/UNOB as ASCII — so a
+// document number with an umlaut reaches the stored source as the same
+// characters; other identifiers, or bytes the declared set does not
+// explain, end the stream. One stream may hold several interchanges, each
+// UNB … UNZ with many UNH … UNT messages. UNT's segment
 // count and reference are checked (a mismatch refuses the message), UNZ's
 // message count and reference too (a mismatch is a *SyntaxError after the
 // messages were returned). A split message (UNH DE0068 common access
