@@ -26,4 +26,11 @@
 // it cannot share a mistake with resolution.sql. It answers row counts, sums
 // (resolved and naive), sums per MaLo/channel/balancing day, the winning rows,
 // completeness and the readings known at an instant.
+//
+// # A store to check
+//
+// testkit/storetest starts a throwaway store — a real PostgreSQL from the
+// system's binaries (testkit/pgtest) and a file:// Iceberg warehouse — for a
+// deployment's own table declaration; its Example feeds it a workload and
+// compares the answers with the oracle.
 package testkit

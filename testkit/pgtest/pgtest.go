@@ -9,8 +9,9 @@
 //		dsn := pgtest.Database(t) // a new, empty database, dropped afterwards
 //	}
 //
-// MSQL_TEST_DATABASE_URL, when set, names an existing server (a role that may
-// CREATE DATABASE) to use instead of starting a cluster.
+// testkit/storetest builds a whole store on it. MSQL_TEST_DATABASE_URL, when
+// set, names an existing server (a role that may CREATE DATABASE) to use
+// instead of starting a cluster.
 package pgtest
 
 import (

@@ -1,9 +1,21 @@
-// Package storetest assembles a whole store for a test — a fresh database on the
-// throwaway PostgreSQL, a file:// Iceberg warehouse (s3:// on internal/testrig/s3test's
-// server under MSQL_TEST_WAREHOUSE=s3) with its SQL catalog in that
-// database, and store.Open over them: both tiers of every table, an archiver
-// per table and an engine, wired exactly as a deployment wires them — so test
-// bodies stay about the behaviour they check.
+// Package storetest starts a whole store for one test: a fresh database on
+// the throwaway PostgreSQL of testkit/pgtest (a private cluster from the
+// system's binaries), a file:// Iceberg warehouse in the test's temporary
+// directory with its SQL catalog in that database, and store.Open over them —
+// both tiers of every table, an archiver per table and an engine, wired as a
+// deployment wires them. A deployment's own tests start it against their own
+// TableSpec and check it with testkit's workload and oracle (see Example):
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) } // stops the cluster after the tests
+//
+//	func TestOurTable(t *testing.T) {
+//		s := storetest.Start(t, storetest.Options{}, ourSpec.MustBuild())
+//		_, err := s.Store.Append(ctx, series...)
+//	}
+//
+// Everything closes when the test ends. MSQL_TEST_DATABASE_URL names an
+// existing server instead of the private cluster; in this module's own CI,
+// MSQL_TEST_WAREHOUSE=s3 puts the warehouse on a private S3-compatible server.
 package storetest
 
 import (
