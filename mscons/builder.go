@@ -506,6 +506,9 @@ func (b *builder) finish(unt segment) (*Message, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
+	if b.header {
+		return nil, b.refuse(unt, "message ends in its header: no UNS+D", "", nil)
+	}
 	if b.other != "" {
 		return nil, b.refuse(unt, "Prüfidentifikator "+b.other+" is not a meter reading", "import readings (Lastgang, Energiemenge, Zählerstand) only", ErrNotReading)
 	}

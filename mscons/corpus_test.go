@@ -304,6 +304,7 @@ func TestRefusalsDoNotStopTheInterchange(t *testing.T) {
 		{"no-end", gmsg{values: []gval{{qual: "220", value: "1", from: at}}}, "QTY", nil, []string{"DTM+164"}},
 		{"unt-count", gmsg{values: v, countDelta: 1}, "UNT", nil, []string{"UNT counts"}},
 		{"off-grid", gmsg{values: []gval{{qual: "220", value: "1", from: at, to: at.Add(10 * time.Minute)}, {qual: "220", value: "1", from: at.Add(10 * time.Minute), to: at.Add(25 * time.Minute)}}}, "QTY", nil, []string{"off the channel's PT10M grid"}},
+		{"header-only", gmsg{}, "UNT", nil, []string{"no UNS+D"}},
 		{"overlap", gmsg{values: []gval{v[0], v[0]}}, "UNT", metering.ErrOverlap, []string{"overlap"}},
 		{"version-in-value", gmsg{values: []gval{{qual: "220", value: "1", from: at, to: at.Add(15 * time.Minute)}}}, "DTM", nil, []string{"DTM+293 (version) outside its place"}},
 	}
@@ -312,6 +313,9 @@ func TestRefusalsDoNotStopTheInterchange(t *testing.T) {
 			ic := interchange{nl: true, msgs: []gmsg{good, tc.m, good}}
 			text := ic.render()
 			switch tc.name {
+			case "header-only":
+				second := strings.Index(text, "UNH+M2")
+				text = text[:second] + strings.Replace(text[second:], "UNS+D'\nUNT+8+M2'", "UNT+7+M2'", 1)
 			case "empty-loc-id":
 				text = strings.Replace(text, "LOC+172'", "LOC+172+'", 1)
 			case "version-in-value":
