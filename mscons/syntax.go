@@ -17,21 +17,48 @@ type separators struct {
 // defaultSeparators apply when an interchange has no UNA: ":+.? '".
 var defaultSeparators = separators{comp: ':', elem: '+', dec: '.', rel: '?', term: '\''}
 
-// segment is one EDIFACT segment with its release characters removed:
-// data[i][j] is component j of data element i (the tag is not an element).
+// segment is one EDIFACT segment with its release characters removed. Its
+// components are spans of text: ends[k] is where component k ends (negated
+// minus one when it also ends an element), first[i] is the index of the
+// first component of element i (element 0 is the tag). Spans hold no
+// pointers, so building them costs no write barriers; ends and first are
+// reused by the scanner's next segment.
 type segment struct {
-	tag  string
-	data [][]string
-	line int   // 1-based line of the segment's first byte
-	off  int64 // byte offset of the segment's first byte
+	tag   string
+	text  string
+	ends  []int
+	first []int
+	line  int   // 1-based line of the segment's first byte
+	off   int64 // byte offset of the segment's first byte
 }
 
-// get returns component j of element i, "" when absent.
+func span(e int) int {
+	if e < 0 {
+		return -e - 1
+	}
+	return e
+}
+
+// get returns component j of data element i (the element after the tag is
+// 0), "" when absent.
 func (s *segment) get(i, j int) string {
-	if i >= len(s.data) || j >= len(s.data[i]) {
+	i++
+	if i >= len(s.first) {
 		return ""
 	}
-	return s.data[i][j]
+	k := s.first[i] + j
+	last := len(s.ends)
+	if i+1 < len(s.first) {
+		last = s.first[i+1]
+	}
+	if k >= last {
+		return ""
+	}
+	start := 0
+	if k > 0 {
+		start = span(s.ends[k-1])
+	}
+	return s.text[start:span(s.ends[k])]
 }
 
 // scanner splits a byte stream into segments. It holds at most one segment
@@ -49,8 +76,7 @@ type scanner struct {
 	// reused by split
 	ubuf  []byte
 	ends  []int
-	flat  []string
-	elems [][]string
+	first []int
 }
 
 func newScanner(r io.Reader, maxSegment int) *scanner {
@@ -254,32 +280,15 @@ func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
 			return segment{}, err
 		}
 	}
-	text := string(u)
-	flat := s.flat[:0]
-	elems := s.elems[:0]
-	start, first := 0, 0
-	for _, e := range ends {
-		end := e
+	first := append(s.first[:0], 0)
+	for k, e := range ends[:len(ends)-1] {
 		if e < 0 {
-			end = -e - 1
-		}
-		flat = append(flat, text[start:end])
-		start = end
-		if e < 0 {
-			elems = append(elems, flat[first:len(flat):len(flat)])
-			first = len(flat)
+			first = append(first, k+1)
 		}
 	}
-	// flat may have moved while growing: re-slice the elements from it.
-	k := 0
-	for i := range elems {
-		n := len(elems[i])
-		elems[i] = flat[k : k+n : k+n]
-		k += n
-	}
-	s.flat, s.elems = flat, elems
-	tag := elems[0][0]
-	if len(tag) != 3 || len(elems[0]) != 1 || tagOf([]byte(tag)) != tag {
+	s.first = first
+	tagEnd := span(ends[0])
+	if len(u) < 3 || tagEnd != 3 || ends[0] >= 0 || tagOf(u[:3]) != string(u[:3]) {
 		shown := raw
 		if len(shown) > 40 {
 			shown = shown[:40]
@@ -287,5 +296,6 @@ func (s *scanner) split(raw []byte, line int, off int64) (segment, error) {
 		return segment{}, &SyntaxError{Line: line, Offset: off, Rule: fmt.Sprintf("segment %q does not start with a three-letter tag", shown),
 			Hint: "the separators may not match the file; check its UNA"}
 	}
-	return segment{tag: tag, data: elems[1:], line: line, off: off}, nil
+	text := string(u)
+	return segment{tag: text[:3], text: text, ends: ends, first: first, line: line, off: off}, nil
 }
