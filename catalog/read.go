@@ -74,17 +74,6 @@ func (t *Table) collect(sc *iceberg.Schema, itr func(func(arrowRecord, error) bo
 	return out, nil
 }
 
-// readTasks reads exactly the given files (compaction).
-func (t *Table) readTasks(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask) ([]meterstore.Row, error) {
-	scan := tbl.Scan()
-	defer scan.Close()
-	_, itr, err := scan.ReadTasks(ctx, tasks)
-	if err != nil {
-		return nil, fmt.Errorf("cold table %s: read files: %w", t.cfg.Name(), err)
-	}
-	return t.collect(tbl.Schema(), itr)
-}
-
 // FileRows reads one data file of the table through the warehouse's file IO
 // (local or object storage), a batch at a time: the engine's Go path for cold
 // files DuckDB cannot open itself (object storage without httpfs).

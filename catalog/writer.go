@@ -255,9 +255,8 @@ const MaxVersionFilesPerPartition = 8
 // group in the making; so when the row groups open in all files together reach
 // openRowGroupRows rows, the largest is ended early. One row group's worth in
 // all: the archiver's memory must be the same for a window of a million rows
-// and one of ten million, so its bounds must be met early in the smaller one
-// (at twice this, the 1 M-row benchmark window met it only halfway through and
-// peaked 13 % below the 10 M-row one). A UTC-day window of per-day versions
+// and one of ten million, so its bounds must be met early in the smaller one.
+// A UTC-day window of per-day versions
 // (two files per partition, ~92 % and ~8 % of the rows) writes row groups of
 // about 92 % of RowGroupRows; one of eight equal versions writes row groups of
 // an eighth to a quarter.
@@ -270,9 +269,8 @@ const (
 
 // Footer bounds. arrow-go keeps what a file's footer needs until the file is
 // closed: per row group, malo_id's bloom filter candidates (up to ~125 KiB),
-// the column chunks' metadata and statistics, and the page index — on the
-// benchmark's rows, whose JSON source details make long statistics, about
-// half a MiB a row group. So that state is bounded, whatever the window's
+// the column chunks' metadata and statistics, and the page index — with long
+// JSON source details in the statistics, about half a MiB a row group. So that state is bounded, whatever the window's
 // size: a file is closed after maxRowGroupsPerFile row groups (8 full row
 // groups are 2 M rows, a file of a size Iceberg readers handle well; Iceberg's
 // own writers roll at a target file size too), and when the open files

@@ -55,18 +55,6 @@ type AppendOutcome struct {
 // HadLateCorrections reports whether any interval was below the boundary and went to Iceberg.
 func (o AppendOutcome) HadLateCorrections() bool { return o.ColdRows > 0 }
 
-// Changed returns the displacements that changed what a resolved query returns
-// (Inserted and Superseded).
-func (o AppendOutcome) Changed() []Displacement {
-	var out []Displacement
-	for _, d := range o.Displacements {
-		if d.Effect.ChangedCurrentValue() {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 func (t *Table) hook(s testhooks.AppendStep) {
 	if f := t.st.hooks.Append; f != nil {
 		f(s)

@@ -48,9 +48,6 @@ type SeriesQuery struct{ q query }
 // series). View.SeriesIn reads the table through a derived view.
 func (t *Table) Series(malo string) *SeriesQuery { return t.st.series(t, malo) }
 
-// SeriesOf is Series for a MaLo-ID already parsed at the caller's boundary.
-func (t *Table) SeriesOf(malo metering.MaloID) *SeriesQuery { return t.Series(malo.String()) }
-
 // Obis narrows to one channel; the code is canonicalised ("1-0:1.8.0*255" and
 // "1-0:1.8.0" are the same channel).
 func (s *SeriesQuery) Obis(code string) *SeriesQuery { s.q.setObis(code); return s }
