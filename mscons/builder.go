@@ -75,7 +75,7 @@ type value struct {
 }
 
 func (r *Reader) newBuilder(ref string) *builder {
-	return &builder{r: r, m: Message{Interchange: r.interchange, Ref: ref}, parts: 1, header: true}
+	return &builder{r: r, m: Message{Interchange: r.interchange, Ref: ref}, parts: 1, header: true, ordinal: 1}
 }
 
 // refuse records the first refusal of the message and returns it.
