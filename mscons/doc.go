@@ -133,5 +133,6 @@
 // # Writing
 //
 // Write is the inverse for generated data: deliveries to an interchange the
-// reader reads back, for round-trip tests, property tests and benchmarks.
+// reader reads back, for round-trip tests, property tests and benchmarks;
+// Writer does the same a message at a time, for inputs larger than memory.
 package mscons

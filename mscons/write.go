@@ -46,43 +46,90 @@ type WriteOptions struct {
 // must be a CCYYMMDDHHMMSS date; a 13-digit version is written as the
 // document date it derives from (whole seconds).
 func Write(w io.Writer, ds []metering.Delivery, o WriteOptions) error {
-	if len(ds) == 0 {
-		return errors.New("mscons: write: no deliveries; an interchange holds at least one message")
+	mw := NewWriter(w, o)
+	for _, d := range ds {
+		if err := mw.Write(d); err != nil {
+			return err
+		}
 	}
+	return mw.Close()
+}
+
+// Writer writes one interchange a message at a time, so a generator can
+// stream more deliveries than fit in memory (Write holds them all). The
+// rules are Write's.
+type Writer struct {
+	ew       *edifactWriter
+	o        WriteOptions
+	ref      string
+	recv     metering.BdewCode
+	messages int
+	err      error // sticky
+}
+
+// NewWriter returns a Writer on w; nothing is written before the first
+// Write. Close writes UNZ; it does not close w.
+func NewWriter(w io.Writer, o WriteOptions) *Writer {
 	ref := o.Interchange
 	if ref == "" {
 		ref = "MSTORE"
-	}
-	sender := ds[0].Scope.Operator()
-	recv := o.Receiver
-	if recv.IsZero() {
-		recv = sender
 	}
 	ew := &edifactWriter{w: bufio.NewWriter(w), seps: defaultSeparators, lineBreaks: o.LineBreaks}
 	if o.DecimalComma {
 		ew.seps.dec = ','
 	}
-	una := fmt.Sprintf("UNA%c%c%c%c %c", ew.seps.comp, ew.seps.elem, ew.seps.dec, ew.seps.rel, ew.seps.term)
-	ew.raw(una)
-	if o.LineBreaks {
-		ew.raw("\n")
+	return &Writer{ew: ew, o: o, ref: ref}
+}
+
+// Write writes d as the next message; the first one also opens the
+// interchange (UNA, UNB with d's operator as sender). After an error the
+// Writer is unusable: the output holds a partial message.
+func (w *Writer) Write(d metering.Delivery) error {
+	if w.err != nil {
+		return w.err
 	}
-	now := o.DocumentDate
-	if now.IsZero() {
-		now = ds[0].RecordedAt
-	}
-	ew.seg("UNB", []string{"UNOC", "3"}, []string{sender.String(), "500"}, []string{recv.String(), "500"},
-		[]string{now.UTC().Format("060102"), now.UTC().Format("1504")}, []string{ref}, nil, []string{"TL"})
-	for i, d := range ds {
-		if err := ew.message(i+1, d, recv, o); err != nil {
-			return fmt.Errorf("mscons: write delivery %d (%s %s): %w", i, d.MaloID, d.Obis, err)
+	ew := w.ew
+	if w.messages == 0 {
+		sender := d.Scope.Operator()
+		w.recv = w.o.Receiver
+		if w.recv.IsZero() {
+			w.recv = sender
 		}
+		ew.raw(fmt.Sprintf("UNA%c%c%c%c %c", ew.seps.comp, ew.seps.elem, ew.seps.dec, ew.seps.rel, ew.seps.term))
+		if w.o.LineBreaks {
+			ew.raw("\n")
+		}
+		date := w.o.DocumentDate
+		if date.IsZero() {
+			date = d.RecordedAt
+		}
+		ew.seg("UNB", []string{"UNOC", "3"}, []string{sender.String(), "500"}, []string{w.recv.String(), "500"},
+			[]string{date.UTC().Format("060102"), date.UTC().Format("1504")}, []string{w.ref}, nil, []string{"TL"})
 	}
-	ew.seg("UNZ", []string{strconv.Itoa(len(ds))}, []string{ref})
-	if ew.err != nil {
-		return ew.err
+	w.messages++
+	if err := ew.message(w.messages, d, w.recv, w.o); err != nil {
+		w.err = fmt.Errorf("mscons: write delivery %d (%s %s): %w", w.messages-1, d.MaloID, d.Obis, err)
+		return w.err
 	}
-	return ew.w.Flush()
+	return nil
+}
+
+// Close writes UNZ and flushes. An interchange holds at least one message,
+// so Close without a Write is an error.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.messages == 0 {
+		w.err = errors.New("mscons: write: no deliveries; an interchange holds at least one message")
+		return w.err
+	}
+	w.ew.seg("UNZ", []string{strconv.Itoa(w.messages)}, []string{w.ref})
+	w.err = errors.New("mscons: writer is closed")
+	if w.ew.err != nil {
+		return w.ew.err
+	}
+	return w.ew.w.Flush()
 }
 
 type edifactWriter struct {

@@ -143,3 +143,34 @@ func TestWriteRefuses(t *testing.T) {
 	}
 	require.Error(t, mscons.Write(&bytes.Buffer{}, nil, mscons.WriteOptions{}))
 }
+
+// Writer streams the same bytes Write writes, and is unusable after an
+// error or Close.
+func TestWriterStreams(t *testing.T) {
+	w := testkit.NewWorkload(3)
+	w.MaLos, w.Days, w.Mix = 2, 2, testkit.StromOnly
+	b, err := w.Generate()
+	require.NoError(t, err)
+	var ds []metering.Delivery
+	for _, d := range b.Deliveries {
+		ds = append(ds, d.Series.Delivery)
+	}
+	var all, streamed bytes.Buffer
+	require.NoError(t, mscons.Write(&all, ds, mscons.WriteOptions{LineBreaks: true}))
+	mw := mscons.NewWriter(&streamed, mscons.WriteOptions{LineBreaks: true})
+	for _, d := range ds {
+		require.NoError(t, mw.Write(d))
+	}
+	require.NoError(t, mw.Close())
+	require.Equal(t, all.String(), streamed.String())
+	require.Error(t, mw.Write(ds[0]))
+	require.Error(t, mw.Close())
+
+	bad := ds[0]
+	bad.Intervals = append([]metering.Interval(nil), bad.Intervals...)
+	bad.Intervals[0].Quality = metering.QualityUnknown
+	mw = mscons.NewWriter(&bytes.Buffer{}, mscons.WriteOptions{})
+	require.ErrorContains(t, mw.Write(bad), "quality UNKNOWN")
+	require.ErrorContains(t, mw.Write(ds[0]), "quality UNKNOWN")
+	require.Error(t, mw.Close())
+}
