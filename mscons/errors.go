@@ -29,12 +29,12 @@ var (
 // cause when there is one (e.g. a *metering.IdentifierError).
 type MessageError struct {
 	Interchange        string // UNB control reference
-	Ref                string // UNH message reference
+	Ref                string // UNH message reference (of the first part of a split message)
 	Document           string // BGM document number, "" when not yet read
 	Pruefidentifikator string // RFF+Z13, "" when not yet read
 
 	Tag     string // the segment refused, e.g. "LOC"
-	Ordinal int    // its position in the message, UNH = 1 (as UNT counts)
+	Ordinal int    // its position in the message (in its part), UNH = 1, as UNT counts
 	Line    int    // 1-based line in the input
 	Offset  int64  // byte offset in the input
 

@@ -295,7 +295,6 @@ func (r *Reader) message(unh segment) (*Message, error) {
 		if b.err == nil && b.segments > r.opt.MaxMessageSegments {
 			b.refuse(s, fmt.Sprintf("message is longer than the limit of %d segments", r.opt.MaxMessageSegments),
 				"split it, or raise Options.MaxMessageSegments if the file is known good", ErrLimit)
-			b.release()
 		}
 		if s.tag != "UNT" {
 			if b.err == nil {
