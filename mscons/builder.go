@@ -203,6 +203,10 @@ func (b *builder) repeatedHeader(s segment) {
 		mismatch("sender", s.get(1, 0), b.m.Sender.String())
 	case s.tag == "UNS":
 		b.repeat = false
+	case s.tag == "NAD" && s.get(0, 0) != "MS" && s.get(0, 0) != "MR",
+		s.tag != "BGM" && s.tag != "DTM" && s.tag != "RFF" && s.tag != "NAD" && s.tag != "CTA" && s.tag != "COM" && s.tag != "CUX" && s.tag != "FTX":
+		// Values in a header that never ended would otherwise be skipped.
+		b.refuse(s, fmt.Sprintf("segment %s in the header part %d repeats, before its UNS+D", s.tag, b.parts), "", nil)
 	}
 }
 

@@ -501,6 +501,7 @@ func TestSplitMessages(t *testing.T) {
 		"missing-middle": {[]gmsg{parts(gmsg{})[0], parts(gmsg{})[2], good}, `split message "SPLIT-1" ends after part 1`},
 		"missing-last":   {[]gmsg{parts(gmsg{})[0], good}, `split message "SPLIT-1" ends after part 1`},
 		"orphan":         {[]gmsg{parts(gmsg{})[2], good}, `part 3 of split message "SPLIT-1" arrives without part 1`},
+		"unended-header": {[]gmsg{parts(gmsg{})[0], {access: "SPLIT-1", seq: "2:F", repeatHeader: true, noUNS: true, doc: "DOC-M1", values: vals[3:6]}, good}, `segment NAD in the header part 2 repeats, before its UNS+D`},
 		"other-header":   {[]gmsg{parts(gmsg{})[0], {access: "SPLIT-1", seq: "2:F", repeatHeader: true, doc: "OTHER", values: vals[3:6]}, good}, `repeats the header with document "OTHER"`},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -49,6 +49,7 @@ type gmsg struct {
 	values                      []gval
 	access, seq                 string // UNH DE0068 and S010 ("1:C", "2", "3:F")
 	repeatHeader                bool   // a continuation part repeats BGM … UNS+D
+	noUNS                       bool   // the header lacks its UNS+D
 	bare                        bool   // values only: no NAD+DP, LOC, LIN, PIA
 	countDelta                  int    // added to UNT's count
 }
@@ -159,7 +160,9 @@ func (ic interchange) render() string {
 			}
 			seg("NAD", []string{"MS"}, []string{sender, "", "293"})
 			seg("NAD", []string{"MR"}, []string{"9904768000008", "", "293"})
-			seg("UNS", []string{"D"})
+			if !m.noUNS {
+				seg("UNS", []string{"D"})
+			}
 		}
 		if !m.bare && (m.loc != "" || len(m.values) > 0) {
 			seg("NAD", []string{"DP"})
