@@ -346,6 +346,10 @@ func (b *builder) dtm(s segment) {
 	default:
 		return // DTM+9 (reading date) and others do not place the value
 	}
+	if !dst.IsZero() {
+		b.refuse(s, "DTM+"+q+" twice in one value (QTY group)", "", nil)
+		return
+	}
 	t, err := parseDTM(s.get(0, 1), s.get(0, 2))
 	if err != nil {
 		b.refuse(s, "DTM+"+q, "", err)

@@ -305,6 +305,7 @@ func TestRefusalsDoNotStopTheInterchange(t *testing.T) {
 		{"unt-count", gmsg{values: v, countDelta: 1}, "UNT", nil, []string{"UNT counts"}},
 		{"off-grid", gmsg{values: []gval{{qual: "220", value: "1", from: at, to: at.Add(10 * time.Minute)}, {qual: "220", value: "1", from: at.Add(10 * time.Minute), to: at.Add(25 * time.Minute)}}}, "QTY", nil, []string{"off the channel's PT10M grid"}},
 		{"header-only", gmsg{}, "UNT", nil, []string{"no UNS+D"}},
+		{"dtm-twice", gmsg{values: v}, "DTM", nil, []string{"DTM+164 twice in one value"}},
 		{"unt-ref", gmsg{values: v}, "UNT", nil, []string{`UNT reference "MX" does not match UNH's "M2"`}},
 		{"not-mscons", gmsg{values: v}, "UNH", nil, []string{`message type "UTILMD" is not MSCONS`}},
 		{"bad-sequence", gmsg{values: v, access: "S", seq: "x:C"}, "UNH", nil, []string{`sequence of transfers "x"`}},
@@ -320,13 +321,14 @@ func TestRefusalsDoNotStopTheInterchange(t *testing.T) {
 			ic := interchange{nl: true, msgs: []gmsg{good, tc.m, good}}
 			text := ic.render()
 			switch tc.name {
-			case "unt-ref", "not-mscons", "no-pid", "loc-237":
+			case "unt-ref", "not-mscons", "no-pid", "loc-237", "dtm-twice":
 				second := strings.Index(text, "UNH+M2")
 				r := map[string][2]string{
 					"unt-ref":    {"UNT+15+M2'", "UNT+15+MX'"},
 					"not-mscons": {"UNH+M2+MSCONS:", "UNH+M2+UTILMD:"},
 					"no-pid":     {"RFF+Z13:13025'\n", "RFF+Z14:13025'\n"},
 					"loc-237":    {"LOC+172+", "LOC+237+"},
+					"dtm-twice":  {"UNT+15+M2'", "DTM+164:202503010030?+00:303'\nUNT+16+M2'"},
 				}[tc.name]
 				require.Contains(t, text[second:], r[0])
 				text = text[:second] + strings.Replace(text[second:], r[0], r[1], 1)
