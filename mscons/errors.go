@@ -54,16 +54,7 @@ func (e *MessageError) Error() string {
 	if e.Tag != "" {
 		fmt.Fprintf(&b, ", segment %d %s at line %d", e.Ordinal, e.Tag, e.Line)
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Rule)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Hint != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Hint)
-	}
+	writeCause(&b, e.Rule, e.Err, e.Hint)
 	return b.String()
 }
 
@@ -97,16 +88,7 @@ func (e *SyntaxError) Error() string {
 	if e.Ref != "" {
 		fmt.Fprintf(&b, " in message %q", e.Ref)
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Rule)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Hint != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Hint)
-	}
+	writeCause(&b, e.Rule, e.Err, e.Hint)
 	return b.String()
 }
 
@@ -115,3 +97,18 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // Is makes every SyntaxError match ErrSyntax.
 func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
+
+// writeCause appends ": <rule>: <cause>; <hint>", leaving out what is
+// empty.
+func writeCause(b *strings.Builder, rule string, err error, hint string) {
+	b.WriteString(": ")
+	b.WriteString(rule)
+	if err != nil {
+		b.WriteString(": ")
+		b.WriteString(err.Error())
+	}
+	if hint != "" {
+		b.WriteString("; ")
+		b.WriteString(hint)
+	}
+}
