@@ -99,14 +99,7 @@ func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore
 		}
 		return nil
 	}
-	err = w.Stream(func(d testkit.Delivery) error {
-		if d.Kind == testkit.Correction && d.Series.Intervals[0].From.Before(fx.cleanUntil) {
-			return nil
-		}
-		rows, err := cfg.Encode(d.Series)
-		if err != nil {
-			return err
-		}
+	err = fx.stream(w, cfg, func(rows []meterstore.Row) error {
 		for _, r := range rows {
 			fx.rows++
 			malos[r.MaloID] = true
@@ -160,6 +153,21 @@ func loadFixture(ctx context.Context, e *env, w testkit.Workload, cfg meterstore
 	}
 	fx.coldFiles = pathsOf(files)
 	return fx, nil
+}
+
+// stream encodes the workload's deliveries in their order, each as one call
+// of fn, leaving out the corrections of the correction-free stretch.
+func (fx *fixture) stream(w testkit.Workload, cfg meterstore.TableConfig, fn func([]meterstore.Row) error) error {
+	return w.Stream(func(d testkit.Delivery) error {
+		if d.Kind == testkit.Correction && d.Series.Intervals[0].From.Before(fx.cleanUntil) {
+			return nil
+		}
+		rows, err := cfg.Encode(d.Series)
+		if err != nil {
+			return err
+		}
+		return fn(rows)
+	})
 }
 
 func comparePK(a, b meterstore.Row) int {

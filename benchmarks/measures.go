@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
 )
 
 type bench struct {
@@ -18,6 +20,7 @@ type bench struct {
 	e   *env
 	st  *store.Store
 	cfg meterstore.TableConfig
+	w   testkit.Workload // the fixture's generator, for loading peers from the same deliveries
 	fx  *fixture
 }
 
@@ -33,8 +36,13 @@ func ratioResult(measure, against, target string, ours, ref time.Duration, max f
 // and scans every row into Go values, as a client of raw DuckDB would and as
 // the engine's Query does.
 func (b *bench) runRaw(q string, args ...any) (time.Duration, error) {
+	return b.runOn(b.st.Engine().DB(), q, args...)
+}
+
+// runOn runs SQL on db and scans every row into Go values.
+func (b *bench) runOn(db *sql.DB, q string, args ...any) (time.Duration, error) {
 	start := time.Now()
-	rows, err := b.st.Engine().DB().QueryContext(b.ctx, q, args...)
+	rows, err := db.QueryContext(b.ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", q, err)
 	}
