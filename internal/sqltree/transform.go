@@ -21,20 +21,20 @@ func TransformLevel(n Node, f Func) (Node, bool, error) {
 }
 
 func transform(n Node, s Scope, f Func, level bool) (Node, bool, error) {
-	s = s.enter(n)
+	scopeOf := s.children(n)
 	changed := false
 	err := n.rewrite(func(c Node) (Node, error) {
 		if level && opensLevel(c) {
 			return c, nil
 		}
-		out, ch, err := transform(c, s, f, level)
+		out, ch, err := transform(c, scopeOf(c), f, level)
 		changed = changed || ch
 		return out, err
 	})
 	if err != nil {
 		return n, changed, err
 	}
-	out, ch, err := f(n, s)
+	out, ch, err := f(n, s.at(n))
 	return out, changed || ch, err
 }
 
@@ -44,12 +44,12 @@ func transform(n Node, s Scope, f Func, level bool) (Node, bool, error) {
 func Inspect(n Node, f func(n Node, s Scope) bool) {
 	var visit func(n Node, s Scope)
 	visit = func(n Node, s Scope) {
-		s = s.enter(n)
-		if !f(n, s) {
+		if !f(n, s.at(n)) {
 			return
 		}
+		scopeOf := s.children(n)
 		_ = n.rewrite(func(c Node) (Node, error) {
-			visit(c, s)
+			visit(c, scopeOf(c))
 			return c, nil
 		})
 	}
@@ -69,9 +69,17 @@ func opensLevel(n Node) bool {
 }
 
 // Scope is what a node can see of the statement around it: the names of the
-// common table expressions defined by the query nodes above it (and by
-// itself). A CTE named like a relation shadows it, as in DuckDB's binder.
-type Scope struct{ ctes *cteScope }
+// common table expressions in scope there, as DuckDB's binder has them. A
+// query node's CTEs are visible in its body (and in the node itself); the
+// definition of one CTE sees those defined before it in the same WITH, never
+// itself or a later one — with or without RECURSIVE, DuckDB binds such a name
+// to a relation of the catalog or a replacement scan; only the recursive side
+// (right) of a recursive CTE node sees the CTE it defines. A CTE named like a
+// relation shadows it where it is visible.
+type Scope struct {
+	ctes *cteScope
+	defs bool // the scope of a cte_map: each definition sees the ones before it
+}
 
 type cteScope struct {
 	name string // lower case
@@ -89,28 +97,72 @@ func (s Scope) IsCTE(name string) bool {
 	return false
 }
 
-// enter is the scope inside n: its own CTEs added.
-func (s Scope) enter(n Node) Scope {
-	for _, name := range cteNames(n) {
-		s.ctes = &cteScope{name: strings.ToLower(name), up: s.ctes}
+func (s Scope) with(name string) Scope {
+	return Scope{ctes: &cteScope{name: strings.ToLower(name), up: s.ctes}}
+}
+
+// at is the scope of n itself, met in scope s: its own CTEs added.
+func (s Scope) at(n Node) Scope {
+	s.defs = false
+	names, _ := cteMap(n)
+	for _, name := range names {
+		s = s.with(name)
 	}
 	return s
 }
 
-// cteNames lists the CTEs a query node defines (its cte_map).
-func cteNames(n Node) []string {
+// children returns the scope of each child of n, n met in scope s; it is
+// called for the children in the order of the statement's text.
+func (s Scope) children(n Node) func(c Node) Scope {
+	if s.defs {
+		// n is a cte_map: each entry sees the entries before it.
+		seen := Scope{ctes: s.ctes}
+		return func(c Node) Scope {
+			inner := seen
+			if e, ok := c.(*Object); ok {
+				if k, ok := e.Get("key").(string); ok {
+					seen = seen.with(k)
+				}
+			}
+			return inner
+		}
+	}
+	body := s.at(n)
+	_, defs := cteMap(n)
+	var recursive Node
+	var self string
+	if o, ok := n.(*Object); ok && o.Get("type") == "RECURSIVE_CTE_NODE" {
+		recursive, _ = o.Get("right").(Node)
+		self, _ = o.Get("cte_name").(string)
+	}
+	return func(c Node) Scope {
+		switch {
+		case defs != nil && c == Node(defs):
+			return Scope{ctes: s.ctes, defs: true}
+		case recursive != nil && c == recursive:
+			return body.with(self)
+		}
+		return body
+	}
+}
+
+// cteMap lists the CTEs a query node defines and returns its cte_map.
+func cteMap(n Node) ([]string, *Object) {
 	var rest Fields
 	switch x := n.(type) {
 	case *SelectNode:
 		rest = x.Rest
 	case *Object:
+		if _, query := x.Get("type").(string); !query {
+			return nil, nil
+		}
 		rest = x.Fields
 	default:
-		return nil
+		return nil, nil
 	}
 	cm, _ := rest["cte_map"].(*Object)
 	if cm == nil {
-		return nil
+		return nil, nil
 	}
 	entries, _ := cm.Get("map").([]any)
 	var out []string
@@ -121,5 +173,5 @@ func cteNames(n Node) []string {
 			}
 		}
 	}
-	return out
+	return out, cm
 }

@@ -153,3 +153,70 @@ func TestTransformReplacesAndReports(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, changed)
 }
+
+// TestCTEScopeIsDuckDBs: a name in a WITH is a CTE where DuckDB's binder binds
+// it to the CTE, and a relation everywhere else — a non-recursive CTE's body
+// does not see itself or a later sibling, only the recursive side of a
+// recursive CTE sees its own name. Each case runs in DuckDB beside a table b
+// (one row, 42) so the expectation is DuckDB's, not ours.
+func TestCTEScopeIsDuckDBs(t *testing.T) {
+	conn := duck(t)
+	ctx := context.Background()
+	_, err := conn.ExecContext(ctx, `CREATE TABLE b AS SELECT 42 AS v`)
+	require.NoError(t, err)
+	cases := []struct {
+		q      string
+		isCTE  []bool // each reference to b, in the text's order
+		answer []int64
+	}{
+		{`WITH b AS (SELECT * FROM b) SELECT * FROM b`, []bool{false, true}, []int64{42}},
+		{`WITH b AS MATERIALIZED (SELECT v + 1 AS v FROM b) SELECT * FROM b`, []bool{false, true}, []int64{43}},
+		{`SELECT * FROM (WITH b AS (SELECT * FROM b) SELECT * FROM b)`, []bool{false, true}, []int64{42}},
+		{`WITH b AS (SELECT 1 AS v UNION ALL SELECT * FROM b) SELECT * FROM b ORDER BY v`, []bool{false, true}, []int64{1, 42}},
+		{`WITH b AS (SELECT 1 AS v) SELECT * FROM (WITH b AS (SELECT v + 1 AS v FROM b) SELECT * FROM b)`, []bool{true, true}, []int64{2}},
+		{`WITH c AS (SELECT * FROM b), b AS (SELECT 1 AS v) SELECT * FROM c`, []bool{false}, []int64{42}},
+		{`WITH b AS (SELECT 1 AS v), c AS (SELECT v + 1 AS v FROM b) SELECT * FROM c`, []bool{true}, []int64{2}},
+		{`WITH b AS (SELECT 1 AS v) SELECT * FROM b WHERE v IN (SELECT v FROM b)`, []bool{true, true}, []int64{1}},
+		{`WITH RECURSIVE b AS (SELECT * FROM b) SELECT * FROM b`, []bool{false, true}, []int64{42}},
+		{`WITH RECURSIVE b AS (SELECT 1 AS v UNION SELECT v FROM b) SELECT * FROM b`, []bool{true, true}, []int64{1}},
+		{`WITH RECURSIVE b AS (SELECT 1 AS v UNION SELECT * FROM (SELECT v FROM b)) SELECT * FROM b`, []bool{true, true}, []int64{1}},
+		{`WITH RECURSIVE b AS (SELECT * FROM b UNION SELECT 1 AS v) SELECT * FROM b ORDER BY v`, []bool{false, true}, []int64{1, 42}},
+		{`WITH RECURSIVE b AS (SELECT 1 AS v UNION SELECT v FROM b UNION SELECT 2) SELECT * FROM b ORDER BY v`, []bool{false, true}, []int64{1, 2, 42}},
+		{`WITH RECURSIVE b AS (SELECT 1 AS v UNION BY NAME SELECT v FROM b) SELECT * FROM b ORDER BY v`, []bool{false, true}, []int64{1, 42}},
+		{`WITH RECURSIVE b AS (SELECT 1 AS v INTERSECT SELECT v FROM b) SELECT * FROM b`, []bool{false, true}, nil},
+		{`WITH RECURSIVE c AS (SELECT * FROM b), b AS (SELECT 1 AS v) SELECT * FROM c`, []bool{false}, []int64{42}},
+	}
+	for _, c := range cases {
+		rows, err := conn.QueryContext(ctx, c.q)
+		require.NoError(t, err, c.q)
+		var answer []int64
+		for rows.Next() {
+			var v int64
+			require.NoError(t, rows.Scan(&v))
+			answer = append(answer, v)
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+		require.Equal(t, c.answer, answer, "DuckDB's answer to %s", c.q)
+
+		root, err := sqltree.Decode(serialize(t, conn, c.q))
+		require.NoError(t, err)
+		var isCTE []bool
+		sqltree.Inspect(root, func(n sqltree.Node, s sqltree.Scope) bool {
+			if x, ok := n.(*sqltree.BaseTable); ok && x.TableName == "b" {
+				isCTE = append(isCTE, s.IsCTE("b"))
+			}
+			return true
+		})
+		require.Equal(t, c.isCTE, isCTE, "Inspect: %s", c.q)
+		isCTE = nil
+		_, _, err = sqltree.Transform(root, func(n sqltree.Node, s sqltree.Scope) (sqltree.Node, bool, error) {
+			if x, ok := n.(*sqltree.BaseTable); ok && x.TableName == "b" {
+				isCTE = append(isCTE, s.IsCTE("b"))
+			}
+			return n, false, nil
+		})
+		require.NoError(t, err)
+		require.Equal(t, c.isCTE, isCTE, "Transform: %s", c.q)
+	}
+}
