@@ -26,7 +26,7 @@ func TestSoak(t *testing.T) {
 	}
 	s, err := strconv.ParseUint(*seed, 0, 64)
 	require.NoError(t, err, "-seed")
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	require.NoError(t, err)
 	work, err := os.MkdirTemp("", "meterstore-soak-")
 	require.NoError(t, err)
