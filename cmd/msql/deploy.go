@@ -308,13 +308,34 @@ func (d *deployment) configureExtensions(s meterstore.EngineSettings) error {
 
 // openStore creates the tables in both tiers if missing and opens the store.
 func (d *deployment) openStore(ctx context.Context, progress func(archive.Progress)) error {
-	st, err := store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: d.timeZone, MemoryLimit: d.memory, ArchiveProgress: progress,
-		Extensions: d.extensions, Log: d.engineLog()})
+	st, err := d.newStore(ctx, d.timeZone, progress)
 	if err != nil {
 		return err
 	}
 	d.store, d.engine = st, st.Engine()
 	return nil
+}
+
+func (d *deployment) newStore(ctx context.Context, zone string, progress func(archive.Progress)) (*store.Store, error) {
+	return store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: zone, MemoryLimit: d.memory, ArchiveProgress: progress,
+		Extensions: d.extensions, Log: d.engineLog()})
+}
+
+// reopenEngine replaces the store and its engine by ones whose session time
+// zone is zone ("" = UTC) and fills the new engine's system tables; on an
+// error the open store stays.
+func (d *deployment) reopenEngine(ctx context.Context, zone string) error {
+	st, err := d.newStore(ctx, zone, nil)
+	if err != nil {
+		return err
+	}
+	old := d.store
+	d.store, d.engine = st, st.Engine()
+	if _, err := d.refreshSystemTables(ctx); err != nil {
+		d.store, d.engine = old, old.Engine()
+		return errors.Join(err, st.Close())
+	}
+	return old.Close()
 }
 
 // engineLog is where the engine's start-up line goes.

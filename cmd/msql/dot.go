@@ -51,6 +51,7 @@ func init() {
 		".refresh":    {"", "re-read the Iceberg tables and recompute the system tables (system.tables, .config, .resolution, .snapshots)", (*shell).dotRefresh, true},
 		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
 		".status":     {"", "the session's read mode, pins, scope and time zone", (*shell).dotStatus, true},
+		".timezone":   {"[ZONE|default]", "the session time zone (what '2025-10-24' means, how TIMESTAMPTZ prints); default is [engine] time_zone, else UTC; SET TimeZone = 'Europe/Berlin' does the same", (*shell).dotTimeZone, false},
 		".plot":       {"[--png FILE] [--width N] [--height N] [QUERY]", "draw the last result's (or QUERY's) time series: the first DATE/TIMESTAMP(TZ) column is the axis (Berlin local time), numeric columns the series, text columns split them", (*shell).dotPlot, false},
 		".attach":     {"hot", "attach the deployment's PostgreSQL read-only as hot (postgres extension) and run statements as raw DuckDB, e.g. SELECT * FROM hot.public.readings_versions LIMIT 5; .detach returns to readings (unconfined sessions only)", (*shell).dotAttach, true},
 		".detach":     {"", "leave .attach hot: statements go through the engine again", (*shell).dotDetach, true},

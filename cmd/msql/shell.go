@@ -225,6 +225,9 @@ func (p *printer) endResult() {
 // runStatement runs one statement with the parameters it uses bound, and
 // prints its result.
 func (sh *shell) runStatement(ctx context.Context, stmt string) error {
+	if zone, ok := timeZoneOf(stmt); ok {
+		return sh.setTimeZone(ctx, zone)
+	}
 	args, err := sh.params.bind(ctx, sh.duckDB(), stmt)
 	if err != nil {
 		sh.p.endResult()
