@@ -59,6 +59,20 @@ type Displacement struct {
 // race, an authoritative value outranked. Each tier's narrow sentinels wrap it.
 var ErrConflict = errors.New("write conflicts with stored state")
 
+// The rules PostgreSQL's constraints enforce on the hot tier and every cold
+// write path enforces alike; each tier's typed errors wrap these, so a caller
+// branches on the rule, not on the tier a row happened to land in.
+var (
+	// ErrOverlap: two intervals of one reading at one version overlap (the hot
+	// tier's no_overlap exclusion): a sum would count the span twice.
+	ErrOverlap = fmt.Errorf("overlapping intervals within one version: %w", ErrConflict)
+	// ErrSecondOperator: a second network operator for one reading (the hot
+	// tier's one_operator exclusion): both scopes would survive resolution.
+	ErrSecondOperator = fmt.Errorf("second network operator for a reading: %w", ErrConflict)
+	// ErrRestatement: a different assertion under a stored (merge key, version).
+	ErrRestatement = fmt.Errorf("conflicting restatement under an existing version: %w", ErrConflict)
+)
+
 // ErrWatermarkMissing: a cold table holds data files but no snapshot of its
 // current ancestry carries the tiering watermark. It lives here, beside the
 // conflict root, because the cold tier reports it and the engine and the store

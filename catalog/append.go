@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/pglock"
@@ -22,11 +23,6 @@ const (
 
 // LeaseName is the advisory-lock name serialising cold writers of a table.
 func LeaseName(table string) string { return "cold-append:" + table }
-
-func operatorOf(scope string) string {
-	op, _, _ := strings.Cut(scope, ":")
-	return op
-}
 
 // readingKey is the merge key of a row.
 func (t *Table) readingKey(r *meterstore.Row) string {
@@ -85,9 +81,12 @@ func rowEnd(r *meterstore.Row) time.Time {
 
 // AppendCold appends late corrections (rows below the watermark) in one commit
 // that keeps the watermark unchanged, under the table's cold-append lease.
-// Exact duplicates are skipped; a different assertion under a stored version
-// (ErrRestatement) and a second network operator for a reading
-// (ErrSecondOperator) refuse the whole call, writing nothing. A commit lost to
+// Exact duplicates are skipped; what the hot tier's constraints refuse is
+// refused here too, against the rows stored over the intervals written and
+// among the rows themselves — a different assertion under a stored version
+// (ErrRestatement), two overlapping intervals of one reading at one version
+// (ErrOverlap), a second network operator for a reading (ErrSecondOperator)
+// — and refuses the whole call, writing nothing. A commit lost to
 // another writer is reloaded, re-checked and re-applied a bounded number of times.
 // Like a window, the rows are written in files per (partition, version); a
 // correction batch usually restates one version, so usually one file each.
@@ -151,42 +150,20 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := rows[0].From, rows[0].From
-	malos := map[string]bool{}
 	for i := range rows {
-		r := &rows[i]
-		if !r.From.Before(wm) {
+		if r := &rows[i]; !r.From.Before(wm) {
 			return nil, fmt.Errorf("cold table %s: malo %s %s at %s is not below the watermark %s (it belongs to the hot tier): %w",
 				t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), formatWatermark(wm), ErrAboveWatermark)
 		}
-		malos[r.MaloID] = true
-		if r.From.Before(lo) {
-			lo = r.From
-		}
-		if e := rowEnd(r); e.After(hi) {
-			hi = e
-		}
 	}
-	// What is stored for these readings: every row of the rows' MaLos whose
-	// interval overlaps their range [lo, hi) — by its end, not by a look-back
-	// from its start, so a P1M or P1Y value that began long before is seen; a
-	// point reading (no "to") occupies its instant. The files' bounds of "to"
-	// prune as those of "from" do.
-	ends := iceberg.NewOr(iceberg.GreaterThan(iceberg.Reference("to"), iceberg.Timestamp(lo.UnixMicro())),
-		iceberg.NewAnd(iceberg.IsNull(iceberg.Reference("to")), iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(lo.UnixMicro()))))
-	stored, err := t.readFiltered(ctx, tbl, nil, iceberg.NewAnd(
-		iceberg.IsIn(iceberg.Reference("malo_id"), slices.Sorted(mapsKeys(malos))...),
-		iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(hi.UnixMicro())),
-		ends))
+	stored, err := t.storedOverlapping(ctx, tbl, rows)
 	if err != nil {
 		return nil, err
 	}
 	byReading := map[string][]meterstore.Row{}
-	byChannel := map[string][]meterstore.Row{}
 	for i := range stored {
 		s := &stored[i]
 		byReading[t.readingKey(s)] = append(byReading[t.readingKey(s)], *s)
-		byChannel[t.channelKey(s)] = append(byChannel[t.channelKey(s)], *s)
 	}
 
 	out := make([]meterstore.Displacement, len(rows))
@@ -194,13 +171,6 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 	for i := range rows {
 		r := rows[i]
 		out[i].Row = r
-		op := operatorOf(r.VersionScope)
-		for _, s := range byChannel[t.channelKey(&r)] {
-			if s.From.Before(rowEnd(&r)) && r.From.Before(rowEnd(&s)) && operatorOf(s.VersionScope) != op {
-				return nil, fmt.Errorf("cold table %s: malo %s %s at %s: operator %s, but %s already delivered an overlapping reading (version scope %s): %w",
-					t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), op, operatorOf(s.VersionScope), s.VersionScope, ErrSecondOperator)
-			}
-		}
 		key := t.readingKey(&r)
 		existing := byReading[key]
 		var winner *meterstore.Row
@@ -209,8 +179,7 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 			s := &existing[j]
 			if s.Version == r.Version {
 				if !meterstore.SameAssertion(*s, r) {
-					return nil, fmt.Errorf("cold table %s: malo %s %s at %s version %d: stored value %s %s %s, restated as %s %s %s: %w",
-						t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, s.Value, s.Unit, s.Quality, r.Value, r.Unit, r.Quality, ErrRestatement)
+					return nil, t.restatementError(s, &r)
 				}
 				dup = true
 			}
@@ -242,10 +211,12 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 		write = append(write, r)
 		// Later rows of this call see this one (a batch carrying a reading twice).
 		byReading[key] = append(byReading[key], r)
-		byChannel[t.channelKey(&r)] = append(byChannel[t.channelKey(&r)], r)
 	}
 	if len(write) == 0 {
 		return out, nil
+	}
+	if err := t.checkIntervals(stored, write); err != nil {
+		return nil, err
 	}
 	sortRowsKeyset(write)
 	files, err := t.writeFiles(ctx, tbl, rowPages(write, 50_000), defaultBounds)
@@ -257,6 +228,44 @@ func (t *Table) appendColdOnce(ctx context.Context, rows []meterstore.Row) ([]me
 		return nil, err
 	}
 	return out, nil
+}
+
+// restatementError refuses r, stated under the version of row s (stored, or
+// earlier in the same write) with another assertion; by another network
+// operator it is a second operator too.
+func (t *Table) restatementError(s, r *meterstore.Row) error {
+	err := fmt.Errorf("cold table %s: malo %s %s at %s version %d: stated as %s %s %s (scope %s), restated as %s %s %s (scope %s); a version identifies one assertion: a corrected value needs a higher version: %w",
+		t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, s.Value, s.Unit, s.Quality, s.VersionScope, r.Value, r.Unit, r.Quality, r.VersionScope, ErrRestatement)
+	if s.Operator() != r.Operator() {
+		return fmt.Errorf("%w (and %w)", err, ErrSecondOperator)
+	}
+	return err
+}
+
+// storedOverlapping reads what is stored for the readings of rows: every row
+// of their MaLos whose interval overlaps their range [lo, hi) — by its end,
+// not by a look-back from its start, so a P1M or P1Y value that began long
+// before is seen; a point reading (no "to") occupies its instant. Only files
+// whose bounds of malo_id, "from" and "to" admit such a row are opened.
+func (t *Table) storedOverlapping(ctx context.Context, tbl *table.Table, rows []meterstore.Row) ([]meterstore.Row, error) {
+	lo, hi := rows[0].From, rows[0].From
+	malos := map[string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		malos[r.MaloID] = true
+		if r.From.Before(lo) {
+			lo = r.From
+		}
+		if e := rowEnd(r); e.After(hi) {
+			hi = e
+		}
+	}
+	ends := iceberg.NewOr(iceberg.GreaterThan(iceberg.Reference("to"), iceberg.Timestamp(lo.UnixMicro())),
+		iceberg.NewAnd(iceberg.IsNull(iceberg.Reference("to")), iceberg.GreaterThanEqual(iceberg.Reference("from"), iceberg.Timestamp(lo.UnixMicro()))))
+	return t.readFiltered(ctx, tbl, nil, iceberg.NewAnd(
+		iceberg.IsIn(iceberg.Reference("malo_id"), slices.Sorted(mapsKeys(malos))...),
+		iceberg.LessThan(iceberg.Reference("from"), iceberg.Timestamp(hi.UnixMicro())),
+		ends))
 }
 
 func mapsKeys(m map[string]bool) func(func(string) bool) {

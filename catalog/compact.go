@@ -505,8 +505,20 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 	order := t.keyOrder()
 	var reported int64
 	hooked := false
+	// The inputs are held to the rules the write paths enforce: files a
+	// foreign writer (or a build before the rules) added may break them, and
+	// compaction would otherwise mark their rows clean.
+	rules := t.newIntervalRules()
+	var checked []offered
 	err := mergeGroups(ctx, inputs, func(group []meterstore.Row) error {
 		slices.SortFunc(group, order)
+		checked = checked[:0]
+		for i := range group {
+			checked = append(checked, offered{&group[i], true})
+		}
+		if err := rules.group(checked); err != nil {
+			return fmt.Errorf("compact %s: %w", p.Name, err)
+		}
 		for i := 0; i < len(group); {
 			j := i + 1
 			for j < len(group) && t.sameResolutionKey(&group[i], &group[j]) {

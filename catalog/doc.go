@@ -16,6 +16,14 @@
 // the order the source yields them (the hot tier's keyset order: malo_id,
 // obis_code, from). The table's sort order declares that order.
 //
+// Every cold write path refuses what PostgreSQL's constraints refuse on the
+// hot tier (rules.go): a late correction (AppendCold) and a history load
+// (CommitHistory) are checked against the rows stored over the intervals they
+// write — only files whose bounds admit such a row are read — and among
+// themselves; compaction checks its inputs. The refusals wrap the root
+// package's meterstore.ErrOverlap, ErrSecondOperator and ErrRestatement, as
+// the hot tier's do.
+//
 // Compaction (compact.go) merges a closed month's files in a partition,
 // whatever their versions, by a k-way merge of the sorted files into files
 // sorted by the resolution key: the current row of every key in files marked

@@ -37,7 +37,10 @@ var (
 // Narrow sentinels; each wraps meterstore.ErrConflict, the conflict root both tiers share.
 var (
 	ErrWatermarkBackwards = fmt.Errorf("tiering watermark would move backwards: %w", meterstore.ErrConflict)
-	ErrRestatement        = fmt.Errorf("conflicting restatement under an existing version: %w", meterstore.ErrConflict)
-	ErrSecondOperator     = fmt.Errorf("second network operator for a reading: %w", meterstore.ErrConflict)
-	ErrCommitConflict     = fmt.Errorf("concurrent commit by another writer: %w", meterstore.ErrConflict)
+	// ErrRestatement, ErrSecondOperator and ErrOverlap are the root package's:
+	// the hot tier's constraint errors wrap the same ones.
+	ErrRestatement    = meterstore.ErrRestatement
+	ErrSecondOperator = meterstore.ErrSecondOperator
+	ErrOverlap        = meterstore.ErrOverlap
+	ErrCommitConflict = fmt.Errorf("concurrent commit by another writer: %w", meterstore.ErrConflict)
 )

@@ -14,10 +14,12 @@ import (
 // written exactly as CommitWindow writes a window. Every row must lie at or
 // above the current watermark (below it, a row is a late correction:
 // AppendCold) and below newWatermark (ErrAboveWatermark). An identical
-// redelivery is written once and counted in the returned duplicates; a
-// different assertion under a version (ErrRestatement) or a second network
-// operator for a reading (ErrSecondOperator) refuses the whole window,
-// writing nothing.
+// redelivery is written once and counted in the returned duplicates; what the
+// hot tier's constraints refuse — a different assertion under a version
+// (ErrRestatement), overlapping intervals of one reading at one version
+// (ErrOverlap), a second network operator for a reading (ErrSecondOperator),
+// among the rows or against a stored interval reaching into theirs — refuses
+// the whole window, writing nothing.
 //
 // It does not check the hot tier: the caller (archive.Archiver.Backfill)
 // holds the archival lease and makes sure PostgreSQL holds no row that the
@@ -43,50 +45,40 @@ func (t *Table) CommitHistory(ctx context.Context, rows []meterstore.Row, newWat
 	if err != nil {
 		return CommitResult{}, 0, err
 	}
+	if len(rows) > 0 {
+		// A stored interval can reach above the watermark (a monthly value
+		// archived with its "from"): the rules see what overlaps the history.
+		stored, err := t.storedOverlapping(ctx, tbl, rows)
+		if err != nil {
+			return CommitResult{}, 0, err
+		}
+		if err := t.checkIntervals(stored, rows); err != nil {
+			return CommitResult{}, 0, fmt.Errorf("history: %w", err)
+		}
+	}
 	res, err := t.CommitWindow(ctx, &SliceSource{Rows: rows}, newWatermark)
 	return res, dups, err
 }
 
 // oncePerAssertion drops identical redeliveries from rows sorted in keyset
-// order and refuses what a cold append refuses among them: a restatement
-// under a version, and a second operator for an overlapping reading.
+// order and refuses a restatement under a version among them.
 func (t *Table) oncePerAssertion(rows []meterstore.Row) ([]meterstore.Row, int, error) {
 	type versioned struct {
 		key     string
 		version uint64
 	}
 	stored := map[versioned]int{} // index into out
-	// The latest end of the channel's readings so far, per operator: rows come
-	// in ascending "from" per channel, so an earlier reading overlaps this one
-	// exactly when its end is past this one's start.
-	ends := map[string]map[string]time.Time{}
 	out := rows[:0]
 	dups := 0
 	for i := range rows {
 		r := rows[i]
-		ch := t.channelKey(&r)
-		op := operatorOf(r.VersionScope)
-		if ends[ch] == nil {
-			ends[ch] = map[string]time.Time{}
-		}
-		for other, end := range ends[ch] {
-			if other != op && end.After(r.From) {
-				return nil, 0, fmt.Errorf("cold table %s: history: malo %s %s at %s: operator %s, but %s delivered an overlapping reading: %w",
-					t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), op, other, ErrSecondOperator)
-			}
-		}
 		k := versioned{t.readingKey(&r), r.Version}
 		if j, ok := stored[k]; ok {
 			if !meterstore.SameAssertion(out[j], r) {
-				s := out[j]
-				return nil, 0, fmt.Errorf("cold table %s: history: malo %s %s at %s version %d: delivered as %s %s %s and as %s %s %s: %w",
-					t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, s.Value, s.Unit, s.Quality, r.Value, r.Unit, r.Quality, ErrRestatement)
+				return nil, 0, fmt.Errorf("history: %w", t.restatementError(&out[j], &r))
 			}
 			dups++
 			continue
-		}
-		if e := rowEnd(&r); e.After(ends[ch][op]) {
-			ends[ch][op] = e
 		}
 		stored[k] = len(out)
 		out = append(out, r)

@@ -16,12 +16,15 @@ var (
 	// ErrIntegrity is wrapped by every refusal of a database integrity rule; it
 	// wraps meterstore.ErrConflict, the conflict root both tiers share.
 	ErrIntegrity = fmt.Errorf("hot: %w: integrity rule refused the write", meterstore.ErrConflict)
-	// ErrOverlap: two intervals of one reading at one version overlap.
-	ErrOverlap = fmt.Errorf("%w: overlapping intervals within one version", ErrIntegrity)
-	// ErrSecondOperator: a second network operator for one reading.
-	ErrSecondOperator = fmt.Errorf("%w: second network operator for a reading", ErrIntegrity)
-	// ErrRestatement: a different assertion under an existing (merge key, version).
-	ErrRestatement = fmt.Errorf("%w: different value restated under an existing version", ErrIntegrity)
+	// ErrOverlap: two intervals of one reading at one version overlap. It
+	// wraps meterstore.ErrOverlap, which the cold tier's refusal wraps too.
+	ErrOverlap = fmt.Errorf("%w: %w", ErrIntegrity, meterstore.ErrOverlap)
+	// ErrSecondOperator: a second network operator for one reading (wraps
+	// meterstore.ErrSecondOperator).
+	ErrSecondOperator = fmt.Errorf("%w: %w", ErrIntegrity, meterstore.ErrSecondOperator)
+	// ErrRestatement: a different assertion under an existing (merge key,
+	// version) (wraps meterstore.ErrRestatement).
+	ErrRestatement = fmt.Errorf("%w: %w", ErrIntegrity, meterstore.ErrRestatement)
 	// ErrInvalidRow: a row failed validation before anything was sent.
 	ErrInvalidRow = errors.New("hot: invalid row")
 	// ErrPartitionDetached: rows fall into a partition that is detached for archival.

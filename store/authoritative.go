@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/catalog"
-	"github.com/meterstore/meterstore/hot"
 )
 
 // AuthoritativeAttempts bounds the rounds of AppendAuthoritative. Past it,
@@ -102,7 +100,7 @@ func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.St
 
 // isRestatement: a tier refused a different assertion under a stored version.
 func isRestatement(err error) bool {
-	return errors.Is(err, hot.ErrRestatement) || errors.Is(err, catalog.ErrRestatement)
+	return errors.Is(err, meterstore.ErrRestatement)
 }
 
 // unsettledFloors returns the floor rows of pending's readings that no

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/hot"
@@ -54,11 +55,11 @@ func RefusalRule(err error) (string, bool) {
 		return "identifier", true
 	case errors.As(err, &codeErr):
 		return "code", true
-	case errors.Is(err, hot.ErrRestatement), errors.Is(err, catalog.ErrRestatement):
+	case errors.Is(err, meterstore.ErrRestatement):
 		return "restatement", true
-	case errors.Is(err, hot.ErrOverlap), errors.Is(err, metering.ErrOverlap):
+	case errors.Is(err, meterstore.ErrOverlap), errors.Is(err, metering.ErrOverlap):
 		return "overlap", true
-	case errors.Is(err, hot.ErrSecondOperator), errors.Is(err, catalog.ErrSecondOperator):
+	case errors.Is(err, meterstore.ErrSecondOperator):
 		return "one_operator", true
 	case errors.Is(err, ErrBelowBoundary):
 		return "below_boundary", true

@@ -1,0 +1,35 @@
+package catalog
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore"
+)
+
+// Compaction holds its inputs to the rules the write paths enforce: an hour
+// and a quarter-hour inside it at one version, committed by a writer that did
+// not check them, are refused instead of merged into a file marked clean.
+func TestCompactionRefusesOverlappingInputs(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	at := time.Date(2025, 1, 14, 0, 0, 0, 0, time.UTC)
+	const v = 20250114000001
+	q := mkRow(malos[0], "tenant01", at.Add(15*time.Minute), "1", v, opA)
+	hour := mkRow(malos[0], "tenant01", at, "4", v, opA)
+	end := at.Add(time.Hour)
+	hour.To, hour.Resolution = &end, strp("PT1H")
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{hour}}, at.Add(24*time.Hour))
+	require.NoError(t, err)
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{q}}, time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+
+	res, err := tb.Compact(ctx, CompactOptions{})
+	require.ErrorIs(t, err, meterstore.ErrOverlap, "compacted %+v", res)
+	require.Len(t, readAll(t, tb), 2, "nothing rewritten")
+}
