@@ -196,13 +196,20 @@ func split(rows []meterstore.Row, w time.Time) (hotRows, coldRows []meterstore.R
 // defaultHotBatchRows bounds one hot transaction unless Config.HotBatchRows does.
 const defaultHotBatchRows = 20_000
 
+// HotBatchRows is the most rows one hot write transaction holds
+// (Config.HotBatchRows): an Append of at most that many rows, all at or
+// above the watermark, is written to PostgreSQL whole or not at all.
+func (t *Table) HotBatchRows() int {
+	if n := t.st.cfg.HotBatchRows; n > 0 {
+		return n
+	}
+	return defaultHotBatchRows
+}
+
 // writeHot writes rows in batches (one transaction each, Config.HotBatchRows)
 // and returns how many were written before an error.
 func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) (int, error) {
-	batch := t.st.cfg.HotBatchRows
-	if batch <= 0 {
-		batch = defaultHotBatchRows
-	}
+	batch := t.HotBatchRows()
 	written := 0
 	for len(rows) > 0 {
 		n := min(len(rows), batch)

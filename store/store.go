@@ -151,6 +151,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// Now is the store's clock (Config.Now).
+func (s *Store) Now() time.Time { return s.cfg.Now() }
+
 // Close releases the engine. The pool and catalog belong to the caller.
 func (s *Store) Close() error { return s.eng.Close() }
 
