@@ -1,0 +1,359 @@
+package ingest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
+)
+
+// Operator is the input column naming the network operator's Marktpartner-ID
+// (13 digits, BDEW or GS1 check digit): with the interval's start and the
+// Sparte it makes version_scope, which a file may give instead.
+const Operator = "operator"
+
+// derived are physical columns the store computes; a file may carry them,
+// and each value must equal the derived one.
+var derived = []string{"balancing_day", "source_kind"}
+
+// Column is one column of the tabular layout.
+type Column struct {
+	Name string
+	// Required: every row needs a value, from the file or from Options.Set.
+	Required bool
+	// Derived: the store computes it; a value in the file must agree.
+	Derived bool
+	// Note says what the column holds and when it may be left out.
+	Note string
+}
+
+// Columns is the tabular layout of a table: its physical columns, plus
+// operator. version_scope is required unless operator is given; melo_id is
+// required where the table identifies readings by MeLo; to is absent on a
+// point table; declared columns are required unless nullable.
+func Columns(cfg meterstore.TableConfig) []Column {
+	notes := map[string]string{
+		"malo_id":       "11 digits, BDEW check digit",
+		"melo_id":       "33 characters (DE…); required where the table identifies readings by MeLo",
+		"obis_code":     "A-B:C.D.E[*F], e.g. 1-0:1.29.0",
+		"sparte":        "STROM, GAS, WAERME or WASSER",
+		"from":          "the interval's start (a register reading's instant), with an offset: 2026-03-01T00:00:00+01:00",
+		"to":            "the interval's end, with an offset",
+		"value":         "exact decimal, at most 6 decimals and 12 integer digits; never a float",
+		"unit":          "KWH or M3",
+		"quality":       "MEASURED, SUBSTITUTED, ESTIMATED, PRELIMINARY, FAULTY, CALCULATED, CORRECTED or UNKNOWN",
+		"resolution":    "PT15M, PT1H, P1D, …; optional",
+		"source_kind":   "derived from source_detail",
+		"source_detail": `the source as stored JSON, e.g. {"IMPORT":{"system":"sap"}}; optional: IMPORT with the file's name (Options.System)`,
+		"provenance":    "the audit trail as stored JSON; optional",
+		"version":       "decimal integer: the MSCONS label CCYYMMDDHHMMSS or the exporting system's version",
+		"version_scope": "<operator>:<YYYY-MM>; derived from operator and the balancing month when left out",
+		"recorded_at":   "when the value was recorded, with an offset; optional: the import's start",
+		"balancing_day": "derived from from and sparte",
+	}
+	var out []Column
+	for _, def := range cfg.Columns() {
+		c := Column{Name: def.Name, Note: notes[def.Name]}
+		switch {
+		case def.Extra != nil:
+			c.Required = !def.Nullable
+			c.Note = "declared column"
+		case slices.Contains(derived, def.Name):
+			c.Derived = true
+		case def.Name == "version_scope":
+			c.Derived = true
+		case def.Name == "to":
+			if cfg.TimeModel() == meterstore.Point {
+				continue
+			}
+			c.Required = true
+		case def.Name == "melo_id":
+			c.Required = cfg.IdentifyByMelo()
+		default:
+			c.Required = !def.Nullable && def.Name != "recorded_at"
+		}
+		out = append(out, c)
+		if def.Name == "version_scope" {
+			out = append(out, Column{Name: Operator, Note: "the network operator's 13-digit Marktpartner-ID; required unless version_scope is given"})
+		}
+	}
+	return out
+}
+
+// inputColumns names every column a file or --set may fill.
+func inputColumns(cfg meterstore.TableConfig) []string {
+	var out []string
+	for _, c := range Columns(cfg) {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func settable(cfg meterstore.TableConfig, col string) bool {
+	return slices.Contains(inputColumns(cfg), col)
+}
+
+// fieldError is a value that breaks a rule, in the column it came from.
+type fieldError struct {
+	col string
+	err error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// ErrNaiveTimestamp: a timestamp without an offset and no Options.TimeZone.
+var ErrNaiveTimestamp = fmt.Errorf("%w: timestamp without an offset", metering.ErrInvalid)
+
+// ErrFloat: a quantity or version column stored as a binary float.
+var ErrFloat = fmt.Errorf("%w: binary float column", metering.ErrInvalid)
+
+var (
+	offsetLayouts = []string{
+		"2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00",
+		"2006-01-02T15:04:05Z0700", "2006-01-02 15:04:05Z0700",
+		"2006-01-02T15:04:05Z07", "2006-01-02 15:04:05Z07",
+		"2006-01-02T15:04Z07:00", "2006-01-02 15:04Z07:00",
+	}
+	naiveLayouts = []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04"}
+	plainDecimal = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?$`)
+)
+
+// parseInstant reads a timestamp with an offset; without one, as wall-clock
+// time in tz, refusing a wall clock tz skips or repeats; with tz nil,
+// ErrNaiveTimestamp.
+func parseInstant(s string, tz *time.Location) (time.Time, error) {
+	for _, l := range offsetLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	for _, l := range naiveLayouts {
+		w, err := time.Parse(l, s)
+		if err != nil {
+			continue
+		}
+		if tz == nil {
+			return time.Time{}, fmt.Errorf("%w: %q; write the offset (%s+01:00) or name the zone it is in with --time-zone Europe/Berlin",
+				ErrNaiveTimestamp, s, w.Format("2006-01-02T15:04:05"))
+		}
+		return inZone(w, s, tz)
+	}
+	return time.Time{}, fmt.Errorf("%w: %q is not a timestamp; write RFC 3339 with an offset, e.g. 2026-03-01T00:00:00+01:00", metering.ErrInvalid, s)
+}
+
+// inZone is the instant the wall clock w (parsed as UTC) shows in tz.
+func inZone(w time.Time, s string, tz *time.Location) (time.Time, error) {
+	t := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), tz)
+	wall := func(x time.Time) time.Time {
+		x = x.In(tz)
+		return time.Date(x.Year(), x.Month(), x.Day(), x.Hour(), x.Minute(), x.Second(), x.Nanosecond(), time.UTC)
+	}
+	if !wall(t).Equal(w) {
+		return time.Time{}, fmt.Errorf("%w: %q does not exist in %s (the clocks skip it); write the offset", metering.ErrInvalid, s, tz)
+	}
+	for _, d := range []time.Duration{-time.Hour, time.Hour, -30 * time.Minute, 30 * time.Minute} {
+		if wall(t.Add(d)).Equal(w) {
+			return time.Time{}, fmt.Errorf("%w: %q occurs twice in %s (the clocks go back); write the offset", metering.ErrInvalid, s, tz)
+		}
+	}
+	return t.UTC(), nil
+}
+
+// parseValue reads an exact decimal: digits, an optional sign and decimal
+// point; no exponent, no thousands separator, no decimal comma.
+func parseValue(s string) (decimal.Decimal, error) {
+	if !plainDecimal.MatchString(s) {
+		return decimal.Decimal{}, fmt.Errorf("%w: value %q is not a plain decimal; write digits with a decimal point, e.g. 1234.567", metering.ErrInvalid, s)
+	}
+	return decimal.NewFromString(s)
+}
+
+// record is one row of a tabular file, as text by column; absent is null.
+type record map[string]string
+
+func (r record) get(col string) (string, bool) {
+	v, ok := r[col]
+	return v, ok
+}
+
+// parsed is one row turned into the parts of a delivery.
+type parsed struct {
+	delivery metering.Delivery // one interval or reading; identification and version set
+	extra    map[string]string
+	key      string // the delivery it belongs to: everything but the interval
+}
+
+// parseRecord turns a row into a delivery of one interval or reading. now is
+// recorded_at where the row has none; system names an IMPORT source.
+func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now time.Time, system string) (parsed, error) {
+	var p parsed
+	var d metering.Delivery
+	fail := func(col string, err error) (parsed, error) { return parsed{}, &fieldError{col: col, err: err} }
+	need := func(col string) (string, error) {
+		v, ok := r.get(col)
+		if !ok || v == "" {
+			return "", &fieldError{col: col, err: fmt.Errorf("%w: %s is empty", metering.ErrInvalid, col)}
+		}
+		return v, nil
+	}
+	var err error
+	s, err := need("malo_id")
+	if err != nil {
+		return parsed{}, err
+	}
+	if d.MaloID, err = metering.ParseMaloID(s); err != nil {
+		return fail("malo_id", err)
+	}
+	if s, ok := r.get("melo_id"); ok && s != "" {
+		if d.MeloID, err = metering.ParseMeloID(s); err != nil {
+			return fail("melo_id", err)
+		}
+	}
+	if s, err = need("obis_code"); err != nil {
+		return parsed{}, err
+	}
+	if d.Obis, err = metering.ParseObis(s); err != nil {
+		return fail("obis_code", err)
+	}
+	if s, err = need("sparte"); err != nil {
+		return parsed{}, err
+	}
+	if d.Sparte, err = metering.ParseSparte(s); err != nil {
+		return fail("sparte", err)
+	}
+	if s, err = need("unit"); err != nil {
+		return parsed{}, err
+	}
+	if d.Unit, err = metering.ParseUnit(s); err != nil {
+		return fail("unit", err)
+	}
+	if s, ok := r.get("resolution"); ok && s != "" {
+		if d.Resolution, err = metering.ParseResolution(s); err != nil {
+			return fail("resolution", err)
+		}
+	}
+	if s, err = need("from"); err != nil {
+		return parsed{}, err
+	}
+	from, err := parseInstant(s, tz)
+	if err != nil {
+		return fail("from", err)
+	}
+	if s, err = need("value"); err != nil {
+		return parsed{}, err
+	}
+	value, err := parseValue(s)
+	if err != nil {
+		return fail("value", err)
+	}
+	if s, err = need("quality"); err != nil {
+		return parsed{}, err
+	}
+	q, err := metering.ParseQuality(s)
+	if err != nil {
+		return fail("quality", err)
+	}
+	if cfg.TimeModel() == meterstore.Point {
+		if s, ok := r.get("to"); ok && s != "" {
+			return fail("to", fmt.Errorf("%w: table %s holds register readings, which have no end; leave to empty", metering.ErrInvalid, cfg.Name()))
+		}
+		rd, err := metering.NewReading(from, value, q)
+		if err != nil {
+			return fail("value", err)
+		}
+		d.Readings = []metering.Reading{rd}
+	} else {
+		if s, err = need("to"); err != nil {
+			return parsed{}, err
+		}
+		to, err := parseInstant(s, tz)
+		if err != nil {
+			return fail("to", err)
+		}
+		iv, err := metering.NewInterval(from, to, value, q)
+		if err != nil {
+			return fail("value", err)
+		}
+		d.Intervals = []metering.Interval{iv}
+	}
+	if s, err = need("version"); err != nil {
+		return parsed{}, err
+	}
+	if d.Version, err = metering.ParseVersion(s); err != nil {
+		return fail("version", err)
+	}
+	scope, scopeGiven := r.get("version_scope")
+	op, opGiven := r.get(Operator)
+	switch {
+	case opGiven && op != "":
+		bc, err := metering.ParseBdewCode(op)
+		if err != nil {
+			return fail(Operator, err)
+		}
+		d.Scope = metering.ScopeFor(bc, from, d.Sparte)
+		if scopeGiven && scope != "" && scope != d.Scope.String() {
+			return fail("version_scope", fmt.Errorf("%w: version_scope %s, but operator %s and the %s balancing month of %s make %s",
+				metering.ErrScopeMismatch, scope, op, d.Sparte, s, d.Scope))
+		}
+	case scopeGiven && scope != "":
+		if d.Scope, err = metering.ParseVersionScope(scope); err != nil {
+			return fail("version_scope", err)
+		}
+	default:
+		return fail(Operator, fmt.Errorf("%w: neither operator nor version_scope is given; add an operator column or --set operator=<13-digit Marktpartner-ID>", metering.ErrInvalid))
+	}
+	d.RecordedAt = now
+	if s, ok := r.get("recorded_at"); ok && s != "" {
+		if d.RecordedAt, err = parseInstant(s, tz); err != nil {
+			return fail("recorded_at", err)
+		}
+	}
+	if s, ok := r.get("source_detail"); ok && s != "" {
+		if err := d.Source.UnmarshalJSON([]byte(s)); err != nil {
+			return fail("source_detail", err)
+		}
+	} else if d.Source, err = metering.SourceImport(system); err != nil {
+		return fail("source_detail", err)
+	}
+	if s, ok := r.get("source_kind"); ok && s != "" && s != d.Source.Kind() {
+		return fail("source_kind", fmt.Errorf("%w: source_kind %s, but the source is %s; leave source_kind out, it is derived from source_detail",
+			metering.ErrInvalid, s, d.Source.Kind()))
+	}
+	if s, ok := r.get("provenance"); ok && s != "" {
+		if err := d.Provenance.UnmarshalJSON([]byte(s)); err != nil {
+			return fail("provenance", err)
+		}
+	}
+	if s, ok := r.get("balancing_day"); ok && s != "" {
+		if want := metering.BalancingDay(from, d.Sparte).String(); s != want {
+			return fail("balancing_day", fmt.Errorf("%w: balancing_day %s, but a %s interval from %s belongs to %s; leave balancing_day out, it is derived",
+				metering.ErrInvalid, s, d.Sparte, from.Format(time.RFC3339), want))
+		}
+	}
+	p.extra = map[string]string{}
+	var key strings.Builder
+	for _, c := range cfg.ExtraColumns() {
+		if v, ok := r.get(c.Name); ok && v != "" {
+			p.extra[c.Name] = v
+		}
+		fmt.Fprintf(&key, "%q|", p.extra[c.Name])
+	}
+	detail, _ := d.Source.MarshalJSON()
+	prov := ""
+	if d.Provenance != nil {
+		b, _ := d.Provenance.MarshalJSON()
+		prov = string(b)
+	}
+	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", d.MaloID, d.MeloID, d.Obis, d.Sparte, d.Unit, d.Resolution,
+		d.Scope, d.Version, detail, prov, d.RecordedAt.Format(time.RFC3339Nano))
+	p.key = key.String()
+	p.delivery = d
+	return p, nil
+}

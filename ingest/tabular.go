@@ -1,0 +1,339 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/metering"
+)
+
+// batch is one all-or-nothing unit, read and checked, ready to write.
+type batch struct {
+	file   string
+	label  string
+	rows   int
+	series []meterstore.StoredSeries
+	lo, hi time.Time // the lowest and highest "from"
+}
+
+// add widens the batch's range of "from" to cover t.
+func (b *batch) add(t time.Time) {
+	if b.rows == 0 || t.Before(b.lo) {
+		b.lo = t
+	}
+	if b.rows == 0 || t.After(b.hi) {
+		b.hi = t
+	}
+	b.rows++
+}
+
+// sqlString is s as a DuckDB string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// sqlIdent is s as a DuckDB identifier.
+func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// readerSQL is the DuckDB table function reading path: every CSV field as
+// text (the dialect sniffed, never the types), a Parquet file with its own types.
+func readerSQL(path string, f Format) string {
+	if f == Parquet {
+		return "read_parquet(" + sqlString(path) + ")"
+	}
+	return "read_csv(" + sqlString(path) + ", header = true, all_varchar = true)"
+}
+
+// srcColumn is one column of a file and the table column it fills.
+type srcColumn struct {
+	name, target string
+	typ          duckfmt.Type
+}
+
+// readTabularAs reads the CSV or Parquet file at path, named name in
+// refusals, into batches: one per (malo_id, obis_code, version_scope) group,
+// with the declared identity columns, in the order the file first names them.
+func (im *importer) readTabularAs(ctx context.Context, path, name string, f Format) ([]batch, error) {
+	refuseFile := func(err error) ([]batch, error) {
+		im.rep.Batches++
+		im.refuse(Refusal{File: name, Err: err})
+		return nil, nil
+	}
+	src := readerSQL(path, f)
+	cols, err := im.describe(ctx, src)
+	if err != nil {
+		return refuseFile(fmt.Errorf("read as %s: %w", f, err))
+	}
+	if err := im.mapColumns(cols); err != nil {
+		return refuseFile(err)
+	}
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		sel[i] = "CAST(" + sqlIdent(c.name) + " AS VARCHAR)"
+	}
+	rows, err := im.db.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+src)
+	if err != nil {
+		return refuseFile(fmt.Errorf("read as %s: %w", f, err))
+	}
+	defer rows.Close()
+	system := im.opt.System
+	if system == "" {
+		system = baseName(name)
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	type group struct {
+		batch
+		refusal *Refusal
+		index   map[string]int // delivery key → position in series
+	}
+	groups := map[string]*group{}
+	var order []*group
+	n := 0
+	for rows.Next() {
+		n++
+		if err := rows.Scan(ptrs...); err != nil {
+			return refuseFile(fmt.Errorf("row %d: %w", n, err))
+		}
+		rec := make(record, len(cols)+len(im.opt.Set))
+		for k, v := range im.opt.Set {
+			rec[k] = v
+		}
+		for i, c := range cols {
+			if vals[i].Valid {
+				rec[c.target] = vals[i].String
+			}
+		}
+		p, perr := parseRecord(im.cfg, rec, im.opt.TimeZone, im.recordedAt, system)
+		var fe *fieldError
+		if errors.As(perr, &fe) && errors.Is(perr, ErrNaiveTimestamp) {
+			return refuseFile(fmt.Errorf("row %d, column %s: %w", n, im.sourceName(cols, fe.col), perr))
+		}
+		key, label := im.groupOf(rec, p, perr == nil)
+		g := groups[key]
+		if g == nil {
+			g = &group{batch: batch{file: name, label: label}, index: map[string]int{}}
+			groups[key] = g
+			order = append(order, g)
+		}
+		if perr != nil {
+			g.rows++
+			if g.refusal == nil {
+				where := fmt.Sprintf("row %d", n)
+				if fe != nil {
+					where += ", column " + im.sourceName(cols, fe.col)
+				}
+				g.refusal = &Refusal{File: name, Batch: label, Where: where, Err: perr}
+			}
+			continue
+		}
+		d := p.delivery
+		var at time.Time
+		if len(d.Intervals) > 0 {
+			at = d.Intervals[0].From
+		} else {
+			at = d.Readings[0].At
+		}
+		g.add(at)
+		if i, ok := g.index[p.key]; ok {
+			s := &g.series[i].Delivery
+			s.Intervals = append(s.Intervals, d.Intervals...)
+			s.Readings = append(s.Readings, d.Readings...)
+			continue
+		}
+		g.index[p.key] = len(g.series)
+		g.series = append(g.series, meterstore.StoredSeries{Delivery: d, Extra: p.extra})
+	}
+	if err := rows.Err(); err != nil {
+		return refuseFile(fmt.Errorf("read as %s after row %d: %w", f, n, err))
+	}
+	if n == 0 {
+		return refuseFile(fmt.Errorf("%w: the file holds no rows", metering.ErrInvalid))
+	}
+	var out []batch
+	for _, g := range order {
+		im.rep.Batches++
+		if g.refusal != nil {
+			g.refusal.Rows = g.rows
+			im.refuse(*g.refusal)
+			continue
+		}
+		if err := im.check(g.series); err != nil {
+			im.refuse(Refusal{File: name, Batch: g.label, Rows: g.rows, Err: err})
+			continue
+		}
+		out = append(out, g.batch)
+	}
+	return out, nil
+}
+
+// check encodes a batch's deliveries as the write path will, so a batch the
+// store would refuse is refused before anything of it is written.
+func (im *importer) check(series []meterstore.StoredSeries) error {
+	for _, s := range series {
+		if _, err := im.cfg.Encode(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describe lists the columns a reader yields, with their DuckDB types.
+func (im *importer) describe(ctx context.Context, src string) ([]srcColumn, error) {
+	rows, err := im.db.QueryContext(ctx, "DESCRIBE SELECT * FROM "+src)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cts, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []srcColumn
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cts))
+		ptrs := make([]any, len(cts))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		out = append(out, srcColumn{name: vals[0].String, typ: duckfmt.ParseType(vals[1].String)})
+	}
+	return out, rows.Err()
+}
+
+// mapColumns names the table column each file column fills and refuses a
+// layout no row of which could go in: an unknown column, one filled twice,
+// a float quantity, a naive timestamp type without a zone, a required
+// column missing.
+func (im *importer) mapColumns(cols []srcColumn) error {
+	have := map[string]string{} // target → source
+	for src := range im.opt.Map {
+		if !slices.ContainsFunc(cols, func(c srcColumn) bool { return c.name == src }) {
+			return fmt.Errorf("%w: --map %s=%s: the file has no column %q", ErrOptions, src, im.opt.Map[src], src)
+		}
+	}
+	for i := range cols {
+		c := &cols[i]
+		c.target = c.name
+		if t, ok := im.opt.Map[c.name]; ok {
+			c.target = t
+		}
+		if !settable(im.cfg, c.target) {
+			return fmt.Errorf("%w: column %q is not a column of table %s; rename it with --map %s=<column> (columns: %s)",
+				ErrOptions, c.name, im.cfg.Name(), c.name, strings.Join(inputColumns(im.cfg), ", "))
+		}
+		if prev, ok := have[c.target]; ok {
+			return fmt.Errorf("%w: columns %q and %q both fill %s", ErrOptions, prev, c.name, c.target)
+		}
+		if _, ok := im.opt.Set[c.target]; ok {
+			return fmt.Errorf("%w: column %s is in the file (%q) and in --set; say it once", ErrOptions, c.target, c.name)
+		}
+		have[c.target] = c.name
+		switch c.target {
+		case "value", "version":
+			if c.typ.Kind == duckfmt.Float || c.typ.Kind == duckfmt.Double {
+				return fmt.Errorf("column %q (%s) is %s: %w — a binary float cannot hold 0.1 exactly; write it as DECIMAL or text",
+					c.name, c.target, c.typ.Name, ErrFloat)
+			}
+		case "from", "to", "recorded_at":
+			if c.typ.Kind == duckfmt.Timestamp && im.opt.TimeZone == nil {
+				return fmt.Errorf("column %q (%s) is %s: %w; write TIMESTAMPTZ, or name the zone its wall clock is in with --time-zone Europe/Berlin",
+					c.name, c.target, c.typ.Name, ErrNaiveTimestamp)
+			}
+		}
+	}
+	var missing []string
+	for _, c := range Columns(im.cfg) {
+		_, inFile := have[c.Name]
+		_, set := im.opt.Set[c.Name]
+		if c.Required && !inFile && !set {
+			missing = append(missing, c.Name)
+		}
+	}
+	_, scope := have["version_scope"]
+	_, op := have[Operator]
+	_, setScope := im.opt.Set["version_scope"]
+	_, setOp := im.opt.Set[Operator]
+	if !scope && !op && !setScope && !setOp {
+		missing = append(missing, Operator+" (or version_scope)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: required columns missing: %s; add them, --map a column of the file onto them, or --set a value for every row",
+			metering.ErrInvalid, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// sourceName is how the file names the table column col.
+func (im *importer) sourceName(cols []srcColumn, col string) string {
+	for _, c := range cols {
+		if c.target == col {
+			if c.name != col {
+				return fmt.Sprintf("%s (%s)", c.name, col)
+			}
+			return col
+		}
+	}
+	if _, ok := im.opt.Set[col]; ok {
+		return col + " (--set)"
+	}
+	return col
+}
+
+// groupOf is the batch a row belongs to and its label: its malo_id,
+// obis_code, version_scope and declared identity columns. A row that did not
+// parse is grouped by its text, its month read as far as it can be.
+func (im *importer) groupOf(rec record, p parsed, ok bool) (key, label string) {
+	var b strings.Builder
+	malo, obis, scope := rec["malo_id"], rec["obis_code"], rec["version_scope"]
+	if ok {
+		malo, obis, scope = p.delivery.MaloID.String(), p.delivery.Obis.String(), p.delivery.Scope.String()
+	} else if op, has := rec[Operator]; has && scope == "" {
+		scope = op + ":" + monthOf(rec, im.opt.TimeZone)
+	}
+	fmt.Fprintf(&b, "malo_id %s, obis_code %s", malo, obis)
+	if m := rec["melo_id"]; m != "" {
+		fmt.Fprintf(&b, ", melo_id %s", m)
+	}
+	fmt.Fprintf(&b, ", version_scope %s", scope)
+	for _, c := range im.cfg.IdentityColumns() {
+		if v, ok := rec[c.Name]; ok {
+			fmt.Fprintf(&b, ", %s %s", c.Name, v)
+		}
+	}
+	return b.String(), b.String()
+}
+
+// monthOf is the balancing month of a row that did not parse, as far as
+// its from and sparte can be read, else from's first seven characters.
+func monthOf(rec record, tz *time.Location) string {
+	from := rec["from"]
+	t, err := parseInstant(from, tz)
+	sp, serr := metering.ParseSparte(rec["sparte"])
+	if err != nil || serr != nil {
+		if len(from) >= 7 {
+			return from[:7]
+		}
+		return from
+	}
+	return metering.BalancingMonth(t, sp).String()[:7]
+}
+
+// baseName is the last element of a path or name.
+func baseName(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}

@@ -1,0 +1,317 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
+)
+
+// retries bounds how often a write is tried again after a write that
+// changed nothing and may simply be retried (store.IsRetryable, a lost
+// commit race).
+const retries = 3
+
+// coldGroupRows bounds the rows of batches below the watermark written to
+// Iceberg in one append.
+const coldGroupRows = 200_000
+
+// write puts one file's batches into the store: the history the bulk path
+// may take in one commit, the rest batch by batch through the routed write.
+func (im *importer) write(ctx context.Context, file string, bs []batch) error {
+	if len(bs) == 0 {
+		return nil
+	}
+	w, err := im.tbl.Watermark(ctx)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", file, err)
+	}
+	bulk, rest, until, err := im.planBulk(ctx, w, bs)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", file, err)
+	}
+	if im.opt.DryRun {
+		for _, b := range bulk {
+			im.rep.Rows += b.rows
+			im.rep.ColdRows += b.rows
+			im.rep.BulkRows += b.rows
+		}
+		if len(bulk) > 0 {
+			im.rep.BulkCommits++
+		}
+		for _, b := range rest {
+			below := b.rowsBelow(w)
+			im.rep.Rows += b.rows
+			im.rep.ColdRows += below
+			im.rep.HotRows += b.rows - below
+		}
+		return nil
+	}
+	if len(bulk) > 0 {
+		if err := im.writeBulk(ctx, bulk, until); err != nil {
+			im.rep.Notes = append(im.rep.Notes, fmt.Sprintf("%s: history path not taken, its %d batches went through the routed write: %v", file, len(bulk), err))
+			rest = append(bulk, rest...)
+		} else {
+			im.progress(file)
+		}
+	}
+	// Batches wholly on one side of the watermark are written together:
+	// above it as many as one hot transaction holds, below it up to
+	// coldGroupRows in one Iceberg append. Either way all of them or none is
+	// written, and on a refusal each is written again alone, so the good
+	// ones go in. A batch across the watermark is written alone.
+	hotLimit := im.tbl.HotBatchRows()
+	var group []batch
+	rows, side := 0, 0
+	flush := func() error {
+		defer func() { group, rows = group[:0], 0 }()
+		if len(group) == 0 {
+			return nil
+		}
+		if len(group) > 1 {
+			done, err := im.writeGroup(ctx, group)
+			if err != nil || done {
+				im.progress(file)
+				return err
+			}
+		}
+		for _, b := range group {
+			if err := im.writeBatch(ctx, b); err != nil {
+				return err
+			}
+		}
+		im.progress(file)
+		return nil
+	}
+	for _, b := range rest {
+		s, limit := 0, 0
+		switch {
+		case !b.lo.Before(w):
+			s, limit = 1, hotLimit
+		case b.hi.Before(w):
+			s, limit = 2, coldGroupRows
+		}
+		if s != side || rows+b.rows > limit {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		side = s
+		group = append(group, b)
+		rows += b.rows
+	}
+	return flush()
+}
+
+// writeGroup writes batches in one routed write. done is false when the
+// store refused it: nothing of it was written, and each batch is to be
+// written alone.
+func (im *importer) writeGroup(ctx context.Context, bs []batch) (done bool, err error) {
+	var series []meterstore.StoredSeries
+	for _, b := range bs {
+		series = append(series, b.series...)
+	}
+	out, err := im.appendRetrying(ctx, series)
+	if err != nil {
+		if refusal(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("import %s: %s … %s: %w", bs[0].file, bs[0].label, bs[len(bs)-1].label, err)
+	}
+	for _, b := range bs {
+		im.rep.Rows += b.rows
+	}
+	im.tally(out)
+	return true, nil
+}
+
+// appendRetrying is the routed write, again after a write that changed
+// nothing and may simply be retried (store.IsRetryable, a lost commit race).
+func (im *importer) appendRetrying(ctx context.Context, series []meterstore.StoredSeries) (store.AppendOutcome, error) {
+	for attempt := 0; ; attempt++ {
+		var out store.AppendOutcome
+		var err error
+		if im.cfg.TimeModel() == meterstore.Point {
+			out, err = im.tbl.AppendReadings(ctx, series...)
+		} else {
+			out, err = im.tbl.Append(ctx, series...)
+		}
+		if err == nil || attempt == retries || !(store.IsRetryable(err) || errors.Is(err, catalog.ErrCommitConflict)) {
+			return out, err
+		}
+	}
+}
+
+// planBulk picks the batches the bulk history path takes: every row at or
+// above the watermark w and below B, the lower of the first partition
+// PostgreSQL holds a row in and now minus the settlement lag (a partition
+// boundary, as windows end at one). until is where the commit moves the
+// watermark: the end of the partition of the latest row taken, not past B.
+func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk, rest []batch, until time.Time, err error) {
+	h := im.tbl.Hot()
+	limit := h.PartitionStart(im.opt.Now().Add(-im.cfg.SettlementLag()))
+	parts, err := h.Partitions(ctx)
+	if err != nil {
+		return nil, nil, time.Time{}, err
+	}
+	for _, p := range parts {
+		if !p.From.Before(limit) {
+			break
+		}
+		n, err := h.CountRows(ctx, p.Name)
+		if err != nil {
+			return nil, nil, time.Time{}, err
+		}
+		if n > 0 {
+			limit = p.From
+			break
+		}
+	}
+	var latest time.Time
+	for _, b := range bs {
+		if !b.lo.Before(w) && b.hi.Before(limit) {
+			bulk = append(bulk, b)
+			if b.hi.After(latest) {
+				latest = b.hi
+			}
+			continue
+		}
+		rest = append(rest, b)
+	}
+	if len(bulk) == 0 {
+		return nil, bs, time.Time{}, nil
+	}
+	return bulk, rest, h.PartitionStart(latest).Add(im.cfg.PartitionStep()), nil
+}
+
+// writeBulk commits the batches as history (store.Table.Backfill): one
+// Iceberg commit, files sorted per month, the watermark moved to until. An
+// error means nothing was committed and the batches are still to be written.
+func (im *importer) writeBulk(ctx context.Context, bs []batch, until time.Time) error {
+	var series []meterstore.StoredSeries
+	rows := 0
+	for _, b := range bs {
+		series = append(series, b.series...)
+		rows += b.rows
+	}
+	_, dups, err := im.tbl.Backfill(ctx, until, series...)
+	if err != nil {
+		return err
+	}
+	readings := im.readings(series)
+	im.rep.Rows += rows
+	im.rep.ColdRows += rows
+	im.rep.BulkRows += rows
+	im.rep.BulkCommits++
+	im.rep.Duplicate += dups
+	im.rep.Inserted += readings
+	im.rep.Superseded += rows - dups - readings
+	return nil
+}
+
+// readings counts the distinct readings (merge key and version scope) the
+// deliveries hold: committed together, the first version of each is
+// Inserted and every higher one Superseded, as if written in version order.
+func (im *importer) readings(series []meterstore.StoredSeries) int {
+	seen := map[string]struct{}{}
+	var ident []string
+	for _, c := range im.cfg.IdentityColumns() {
+		ident = append(ident, c.Name)
+	}
+	for _, s := range series {
+		d := s.Delivery
+		var k strings.Builder
+		fmt.Fprintf(&k, "%s|%s|%s|", d.MaloID, d.Obis, d.Scope)
+		if im.cfg.IdentifyByMelo() {
+			fmt.Fprintf(&k, "%s|", d.MeloID)
+		}
+		for _, c := range ident {
+			fmt.Fprintf(&k, "%q|", strings.ToUpper(s.Extra[c]))
+		}
+		p := k.String()
+		for _, iv := range d.Intervals {
+			seen[p+iv.From.UTC().String()] = struct{}{}
+		}
+		for _, r := range d.Readings {
+			seen[p+r.At.UTC().String()] = struct{}{}
+		}
+	}
+	return len(seen)
+}
+
+// writeBatch writes one batch through the routed write path. A batch the
+// store refuses is reported; an error is for what stops the import.
+func (im *importer) writeBatch(ctx context.Context, b batch) error {
+	out, err := im.appendRetrying(ctx, b.series)
+	if err != nil {
+		if refusal(err) {
+			im.refuse(Refusal{File: b.file, Batch: b.label, Rows: b.rows, Err: err})
+			return nil
+		}
+		return fmt.Errorf("import %s: %s: %w", b.file, b.label, err)
+	}
+	im.rep.Rows += b.rows
+	im.tally(out)
+	return nil
+}
+
+// tally adds a routed write's rows and effects to the report. A row an
+// archival made the write send to Iceberg as well counts cold, with the
+// effect of its first write.
+func (im *importer) tally(out store.AppendOutcome) {
+	im.rep.HotRows += out.HotRows - out.Rerouted
+	im.rep.ColdRows += out.ColdRows
+	for _, d := range out.Displacements {
+		if d.Round != 1 {
+			continue
+		}
+		switch d.Effect {
+		case meterstore.Inserted:
+			im.rep.Inserted++
+		case meterstore.Superseded:
+			im.rep.Superseded++
+		case meterstore.Shadowed:
+			im.rep.Shadowed++
+		case meterstore.Duplicate:
+			im.rep.Duplicate++
+		}
+	}
+}
+
+// refusal reports whether err is the store refusing a batch for what it
+// holds — a rule of the data, a conflict with stored state — rather than a
+// failure to reach a tier.
+func refusal(err error) bool {
+	for _, target := range []error{meterstore.ErrConflict, metering.ErrInvalid, meterstore.ErrInvalidRow, hot.ErrInvalidRow,
+		store.ErrUnknownSubject, store.ErrSubjectErased, store.ErrWrongTimeModel} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowsBelow counts the batch's rows whose from lies below w.
+func (b batch) rowsBelow(w time.Time) int {
+	n := 0
+	for _, s := range b.series {
+		for _, iv := range s.Intervals {
+			if iv.From.Before(w) {
+				n++
+			}
+		}
+		for _, r := range s.Readings {
+			if r.At.Before(w) {
+				n++
+			}
+		}
+	}
+	return n
+}
