@@ -200,10 +200,14 @@ func pgValue(oid uint32, v any) any {
 	return v
 }
 
-// decodeParam turns a bound parameter into an engine argument.
-func decodeParam(m *pgtype.Map, oid uint32, format int16, src []byte) (any, error) {
+// decodeParam turns a bound parameter into an engine argument; loc is the
+// session's time zone, in which a wall time is read (pgtime.go).
+func decodeParam(m *pgtype.Map, loc *time.Location, oid uint32, format int16, src []byte) (any, error) {
 	if src == nil {
 		return nil, nil
+	}
+	if v, ok, err := decodeTimeParam(m, loc, oid, format, src); ok {
+		return v, err
 	}
 	if oid == 0 || oid == oidText || oid == 1043 || oid == 705 { // unspecified, text, varchar, unknown
 		if format == pgtype.TextFormatCode || oid == 0 {

@@ -105,6 +105,7 @@ type pgSession struct {
 	pid      uint32
 	secret   []byte
 	m        *pgtype.Map
+	loc      *time.Location // the session's time zone (the engine's)
 
 	mu         sync.Mutex
 	cancelStmt context.CancelFunc
@@ -371,6 +372,9 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 		return sess.fatal("28000", err.Error())
 	}
 	sess.eng = eng
+	if sess.loc, err = time.LoadLocation(eng.TimeZone()); err != nil {
+		return sess.fatal("XX000", fmt.Sprintf("the engine's time zone %q: %v", eng.TimeZone(), err))
+	}
 	sess.be.Send(&pgproto3.AuthenticationOk{})
 	for k, v := range sess.parameters() {
 		if reportedParameters[k] {
@@ -630,7 +634,7 @@ func (sess *pgSession) bind(m *pgproto3.Bind) error {
 		case i < len(m.ParameterFormatCodes):
 			format = m.ParameterFormatCodes[i]
 		}
-		v, err := decodeParam(sess.m, oid, format, raw)
+		v, err := decodeParam(sess.m, sess.loc, oid, format, raw)
 		if err != nil {
 			return &pgError{code: "22P03", msg: fmt.Sprintf("parameter $%d: %v", i+1, err)}
 		}
@@ -1014,14 +1018,12 @@ func (sess *pgSession) dataRow(p *pgPortal, vals []any) (*pgproto3.DataRow, erro
 		}
 		c := p.cols[i]
 		format := resultFormat(p.formats, i)
-		buf, err := sess.m.Encode(c.oid, format, pgValue(c.oid, v), nil)
+		buf, done, err := encodeTime(c.oid, format, v, sess.loc)
+		if !done && err == nil {
+			buf, err = sess.m.Encode(c.oid, format, pgValue(c.oid, v), nil)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("column %s (%s): %w", c.name, c.duck, err)
-		}
-		if c.oid == oidTimestamptz && format == pgtype.TextFormatCode && len(buf) > 0 && buf[len(buf)-1] == 'Z' {
-			// pgx writes UTC as Z; PostgreSQL (TimeZone UTC) writes +00, and
-			// JDBC's parser takes nothing else.
-			buf = append(buf[:len(buf)-1], "+00"...)
 		}
 		if buf == nil {
 			buf = []byte{}
