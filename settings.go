@@ -161,6 +161,10 @@ type UserSettings struct {
 	Name     string `toml:"name"`
 	Password string `toml:"password"`
 	Scope    string `toml:"scope"` // optional "column=value" confining the user's session
+	// StatementTimeout is the user's default statement_timeout on the
+	// PostgreSQL wire ("30s"): a statement running longer is cancelled. 0 takes
+	// the server's default; a session changes its own with SET statement_timeout.
+	StatementTimeout time.Duration `toml:"statement_timeout"`
 }
 
 type fileSettings struct {

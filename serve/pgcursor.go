@@ -244,9 +244,9 @@ func (sess *pgSession) closeCursors(which func(*pgPortal) bool) {
 // position until CLOSE or the end of its transaction.
 func (sess *pgSession) fetch(ctx context.Context, p *pgPortal, maxRows int64) error {
 	cur := p.source
-	if cur.cancel != nil {
+	if cur.stop != nil {
 		sess.mu.Lock()
-		sess.cancelStmt = cur.cancel
+		sess.cancelStmt = cur.stop
 		sess.mu.Unlock()
 		defer func() {
 			sess.mu.Lock()

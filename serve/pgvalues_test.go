@@ -147,3 +147,42 @@ func mustZone(t *testing.T, name string) *time.Location {
 	require.NoError(t, err)
 	return loc
 }
+
+// TestPGWireBindFormatCountsAsPostgreSQL: a Bind whose format codes do not
+// match the statement is a protocol error (08P01) to the client, as PostgreSQL
+// answers it, and the connection goes on serving.
+func TestPGWireBindFormatCountsAsPostgreSQL(t *testing.T) {
+	f := newFixture(t)
+	_, addr := f.startPG(t, f.users(t))
+	ref := pgtest.Connect(t, pgtest.Database(t))
+	ctx := context.Background()
+	cases := []struct {
+		name          string
+		q             string
+		params        [][]byte
+		paramFormats  []int16
+		resultFormats []int16
+	}{
+		{name: "more result formats than columns", q: `SELECT 1 AS a, 2 AS b`, resultFormats: []int16{0, 1, 0, 1}},
+		{name: "two result formats for three columns", q: `SELECT 1 AS a, 2 AS b, 3 AS c`, resultFormats: []int16{1, 1}},
+		{name: "an unknown result format", q: `SELECT 1 AS a`, resultFormats: []int16{7}},
+		{name: "more parameter formats than parameters", q: `SELECT $1::int AS a`, params: [][]byte{[]byte("1")}, paramFormats: []int16{0, 0, 0}},
+		{name: "fewer parameters than the statement has", q: `SELECT $1::int + $2::int AS a`, params: [][]byte{[]byte("1")}, paramFormats: []int16{0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := pgConnect(t, addr, "meterstore", "", pgx.QueryExecModeCacheStatement, nil)
+			codes := map[string]string{}
+			for name, c := range map[string]*pgx.Conn{"postgresql": ref, "msql": ms} {
+				res := c.PgConn().ExecParams(ctx, tc.q, tc.params, nil, tc.paramFormats, tc.resultFormats).Read()
+				codes[name] = pgCode(res.Err)
+				t.Logf("%s: %v", name, res.Err)
+				var n int
+				require.NoError(t, c.QueryRow(ctx, `SELECT 41 + 1`).Scan(&n), "%s: the connection goes on", name)
+				require.Equal(t, 42, n)
+			}
+			require.Equal(t, codes["postgresql"], codes["msql"], "SQLSTATE: PostgreSQL sent the first, msql serve the second")
+			require.NotEmpty(t, codes["postgresql"])
+		})
+	}
+}

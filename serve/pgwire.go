@@ -13,6 +13,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -36,9 +37,14 @@ const ServerVersion = "15.0"
 // provenance. Results stream row by row from engine.Rows, flushed every
 // FlushRows rows: memory is bounded whatever the result size.
 //
+// A statement's work ends with its client: a CancelRequest, its
+// statement_timeout (StatementTimeout, the user's, or SET statement_timeout)
+// or the client's connection closing cancels it, which interrupts DuckDB and
+// the hot tier's scan (pgtimeout.go, pgclient.go).
+//
 // Refused with SQLSTATE 42501: everything the engine's gate refuses (anything
 // but one SELECT); with 0A000 a SET TimeZone to another zone than the
-// engine's (pgsettings.go). Accepted as no-ops: SET, RESET, DISCARD, DEALLOCATE, BEGIN,
+// engine's (pgsettings.go). Accepted as no-ops: SET (but statement_timeout), RESET, DISCARD, DEALLOCATE, BEGIN,
 // START TRANSACTION, COMMIT, ROLLBACK, END, ABORT (the session is read-only;
 // SHOW answers from the reported parameters). See pgcatalog.go for the
 // catalog queries answered by emulation, pgdialect.go for how a PostgreSQL
@@ -53,11 +59,20 @@ type PGServer struct {
 	TLS       *tls.Config // nil: SSLRequest is answered 'N'
 	Log       *slog.Logger
 	FlushRows int // rows per flush of the socket; default 512
+	// StatementTimeout is every session's statement_timeout unless its user
+	// has one ([[users]] statement_timeout) or it sets its own; 0 = none.
+	StatementTimeout time.Duration
 
 	mu       sync.Mutex
 	sessions map[uint32]*pgSession
 	wg       sync.WaitGroup
+	open     atomic.Int64 // statements whose engine rows are open
 }
+
+// OpenStatements is the number of statements whose work in the engine has
+// started and not ended: planning, running in DuckDB, or open as a portal or
+// cursor. A cancelled statement leaves it only once DuckDB has stopped.
+func (s *PGServer) OpenStatements() int { return int(s.open.Load()) }
 
 // Serve accepts connections until ctx ends or the listener fails. On ctx's end
 // it stops accepting, cancels running statements, closes the connections and
@@ -108,7 +123,11 @@ type pgSession struct {
 	loc      *time.Location // the session's time zone (the engine's)
 
 	mu         sync.Mutex
-	cancelStmt context.CancelFunc
+	cancelStmt context.CancelCauseFunc // the running statement's (pgtimeout.go)
+	armed      uint64                  // counts statement_timeout timers
+	expired    error                   // set when the armed timer fired
+
+	timeout, defaultTimeout time.Duration // statement_timeout: the session's, and what RESET restores
 
 	stmts   map[string]*pgStatement
 	portals map[string]*pgPortal
@@ -131,11 +150,13 @@ type pgPortal struct {
 	cols     []pgColumn
 	static   *staticResult
 	cancel   context.CancelFunc
+	stop     context.CancelCauseFunc // cancel with a cause (pgtimeout.go)
 	ctx      context.Context
 	sent     int64
 	started  time.Time
 	prov     *engine.Provenance
 	finished bool
+	open     *atomic.Int64 // the server's count while the rows are open
 
 	// A declared cursor (pgcursor.go): its DECLARE, WITH HOLD, the
 	// transaction it was declared in, its scan buffer.
@@ -153,8 +174,8 @@ type pgPortal struct {
 
 func (s *PGServer) handle(ctx context.Context, c net.Conn) {
 	defer c.Close()
-	connCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	connCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	sess := &pgSession{srv: s, conn: c, m: pgtype.NewMap(), stmts: map[string]*pgStatement{}, portals: map[string]*pgPortal{}}
@@ -168,6 +189,8 @@ func (s *PGServer) handle(ctx context.Context, c net.Conn) {
 	}
 	defer s.unregister(sess)
 	defer sess.closePortals()
+	sess.be = pgproto3.NewBackend(watchClient(sess.conn, func() { cancel(errClientGone) }), sess.conn)
+	sess.be.SetMaxBodyLen(maxMessageBody)
 	if err := sess.loop(connCtx); err != nil && !errors.Is(err, io.EOF) && connCtx.Err() == nil {
 		s.log().Debug("pgwire: connection ended", "user", sess.user, "err", err)
 	}
@@ -223,7 +246,7 @@ func (s *PGServer) cancel(pid uint32, secret []byte) {
 	}
 	sess.mu.Lock()
 	if sess.cancelStmt != nil {
-		sess.cancelStmt()
+		sess.cancelStmt(errUserCancel)
 	}
 	sess.mu.Unlock()
 	s.log().Info("pgwire: statement cancelled by request", "user", sess.user)
@@ -372,6 +395,11 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 		return sess.fatal("28000", err.Error())
 	}
 	sess.eng = eng
+	sess.defaultTimeout = sess.srv.StatementTimeout
+	if us, ok := users.Lookup(sess.user); ok && us.StatementTimeout > 0 {
+		sess.defaultTimeout = us.StatementTimeout
+	}
+	sess.timeout = sess.defaultTimeout
 	if sess.loc, err = time.LoadLocation(eng.TimeZone()); err != nil {
 		return sess.fatal("XX000", fmt.Sprintf("the engine's time zone %q: %v", eng.TimeZone(), err))
 	}
@@ -405,6 +433,7 @@ func (sess *pgSession) parameters() map[string]string {
 		"search_path": "public", "transaction_isolation": "repeatable read",
 		"default_transaction_isolation": "repeatable read", "max_identifier_length": "63",
 		"lc_collate": "C", "lc_ctype": "C", "max_index_keys": "32", "block_size": "8192",
+		"statement_timeout": formatTimeout(sess.timeout),
 	}
 }
 
@@ -460,17 +489,21 @@ func (sess *pgSession) loop(ctx context.Context) error {
 			if sess.failed {
 				continue
 			}
+			disarm := sess.armTimeout()
 			if err := sess.describe(ctx, m); err != nil {
 				sess.extError(err)
 			}
+			disarm()
 		case *pgproto3.Execute:
 			sess.srv.log().Debug("pgwire: execute", "user", sess.user, "portal", m.Portal, "max_rows", m.MaxRows)
 			if sess.failed {
 				continue
 			}
+			disarm := sess.armTimeout()
 			if err := sess.execute(ctx, m); err != nil {
 				sess.extError(err)
 			}
+			disarm()
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
 				delete(sess.stmts, m.Name)
@@ -599,27 +632,44 @@ func (sess *pgSession) simpleQuery(ctx context.Context, q string) {
 		return
 	}
 	for _, st := range stmts {
-		p := &pgPortal{stmt: &pgStatement{sql: st}}
-		if err := sess.prepare(ctx, p); err != nil {
-			sess.be.Send(sess.errorResponse(err))
-			return
-		}
-		if p.cols != nil {
-			sess.be.Send(rowDescription(p.cols, p.formats))
-		}
-		err := sess.run(ctx, p, 0)
-		p.close()
-		if err != nil {
+		if err := sess.simpleStatement(ctx, st); err != nil {
 			sess.be.Send(sess.errorResponse(err))
 			return
 		}
 	}
 }
 
+// simpleStatement runs one statement of a simple query, under its own
+// statement_timeout.
+func (sess *pgSession) simpleStatement(ctx context.Context, st string) error {
+	defer sess.armTimeout()()
+	p := &pgPortal{stmt: &pgStatement{sql: st}}
+	if err := sess.prepare(ctx, p); err != nil {
+		return err
+	}
+	if p.cols != nil {
+		sess.be.Send(rowDescription(p.cols, p.formats))
+	}
+	err := sess.run(ctx, p, 0)
+	p.close()
+	return err
+}
+
 func (sess *pgSession) bind(m *pgproto3.Bind) error {
 	st, ok := sess.stmts[m.PreparedStatement]
 	if !ok {
 		return &pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)}
+	}
+	if n := len(m.ParameterFormatCodes); n > 1 && n != len(m.Parameters) {
+		return &pgError{code: "08P01", msg: fmt.Sprintf("bind message has %d parameter formats but %d parameters", n, len(m.Parameters))}
+	}
+	if want := max(paramCount(st.sql), len(st.paramOIDs)); len(m.Parameters) != want {
+		return &pgError{code: "08P01", msg: fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(m.Parameters), m.PreparedStatement, want)}
+	}
+	for _, f := range append(m.ParameterFormatCodes, m.ResultFormatCodes...) {
+		if f != pgtype.TextFormatCode && f != pgtype.BinaryFormatCode {
+			return &pgError{code: "22023", msg: fmt.Sprintf("unsupported format code: %d", f)}
+		}
 	}
 	args := make([]any, len(m.Parameters))
 	for i, raw := range m.Parameters {
@@ -680,7 +730,7 @@ func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error
 	if !ok {
 		return &pgError{code: "34000", msg: fmt.Sprintf("portal %q does not exist", m.Name)}
 	}
-	if err := sess.prepare(ctx, p); err != nil {
+	if err := sess.prepareFormats(ctx, p); err != nil {
 		return err
 	}
 	if p.cols == nil {
@@ -745,6 +795,9 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		if err := sess.checkSet(q); err != nil {
 			return err
 		}
+		if err := sess.setStatementTimeout(q); err != nil {
+			return err
+		}
 		if kind == kindTxBegin {
 			sess.inTx = true
 			sess.tx++
@@ -798,15 +851,15 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 	if tq != q {
 		sess.srv.log().Debug("pgwire: translated", "user", sess.user, "sql", tq)
 	}
-	sctx, cancel := context.WithCancel(ctx)
-	sess.mu.Lock()
-	sess.cancelStmt = cancel
-	sess.mu.Unlock()
+	sctx, stop := context.WithCancelCause(ctx)
+	cancel := func() { stop(nil) }
+	sess.startStatement(stop)
+	p.open = &sess.srv.open
+	p.open.Add(1)
 	rows, err := sess.eng.Rows(sctx, tq, p.args...)
 	if err != nil {
-		if sctx.Err() != nil && ctx.Err() == nil {
-			err = context.Canceled
-		}
+		p.closed()
+		err = cancelCause(sctx, ctx, err)
 		cancel()
 		StatementLog(sess.srv.Log, "pgwire", sess.user, q, nil, 0, time.Since(p.started), err)
 		return err
@@ -814,10 +867,11 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		rows.Close()
+		p.closed()
 		cancel()
 		return err
 	}
-	p.rows, p.cancel, p.ctx, p.prov = rows, cancel, sctx, rows.Provenance
+	p.rows, p.cancel, p.stop, p.ctx, p.prov = rows, cancel, stop, sctx, rows.Provenance
 	p.cols = pgColumnNames(q, columnsOf(cts))
 	return nil
 }
@@ -840,10 +894,24 @@ func (sess *pgSession) execute(ctx context.Context, m *pgproto3.Execute) error {
 	if p.finished {
 		return &pgError{code: "34000", msg: fmt.Sprintf("portal %q has been run to completion", m.Portal)}
 	}
-	if err := sess.prepare(ctx, p); err != nil {
+	if err := sess.prepareFormats(ctx, p); err != nil {
 		return err
 	}
 	return sess.run(ctx, p, int64(m.MaxRows))
+}
+
+// prepareFormats prepares a bound portal and checks its result format codes
+// against its columns, as PostgreSQL does at Bind: one code per column, one
+// for all, or none.
+func (sess *pgSession) prepareFormats(ctx context.Context, p *pgPortal) error {
+	if err := sess.prepare(ctx, p); err != nil {
+		return err
+	}
+	if n := len(p.formats); p.cols != nil && n > 1 && n != len(p.cols) {
+		p.close()
+		return &pgError{code: "08P01", msg: fmt.Sprintf("bind message has %d result formats but query has %d columns", n, len(p.cols))}
+	}
+	return nil
 }
 
 // run sends a prepared portal's rows (all of them, or maxRows then
@@ -938,12 +1006,12 @@ func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error
 // provenance NOTICE.
 func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) error {
 	cerr := p.rows.Close()
+	p.closed()
 	if err == nil {
 		err = cerr
 	}
-	cancelled := p.ctx != nil && ctxDone(p.ctx)
-	if err != nil && cancelled && ctx.Err() == nil && !errors.Is(err, engine.ErrBoundaryMoved) {
-		err = context.Canceled
+	if !errors.Is(err, engine.ErrBoundaryMoved) {
+		err = cancelCause(p.ctx, ctx, err)
 	}
 	p.finished = true
 	sess.clearCancel(p)
@@ -983,10 +1051,19 @@ func (p *pgPortal) close() {
 	if p.rows != nil && !p.finished {
 		p.rows.Close()
 	}
+	p.closed()
 	if p.cancel != nil {
 		p.cancel()
 	}
 	p.finished = true
+}
+
+// closed records that the portal's engine rows are closed.
+func (p *pgPortal) closed() {
+	if p.open != nil {
+		p.open.Add(-1)
+		p.open = nil
+	}
 }
 
 func resultFormat(formats []int16, i int) int16 {

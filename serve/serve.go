@@ -214,9 +214,6 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// ctxDone reports whether ctx has ended.
-func ctxDone(ctx context.Context) bool { return ctx.Err() != nil }
-
 // logPanic records a panic that ended one request — with its stack, at error
 // level — and returns what that request's client is told: the value stays in
 // the log, which the client may not read.

@@ -24,7 +24,8 @@ func init() {
 }
 
 const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
-           [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--log-format text|json] [deployment flags]
+           [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--statement-timeout DURATION]
+           [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
 
@@ -35,7 +36,7 @@ Serves the deployment read-only to other tools (any subset of the three):
 
 Only queries run; writes are refused with the reason. Users come from the
 configuration file's [[users]] (name, password, optional scope = "tenant=X",
-which confines the user's session); without users msql refuses any address
+which confines the user's session, and statement_timeout = "30s"); without users msql refuses any address
 that is not loopback. A configuration with only [[users]] (no [hot]) serves
 the embedded default. SIGTERM or SIGINT stops gracefully. One log line per
 statement (stderr) carries its provenance: watermark, tiers, duration, rows.
@@ -49,7 +50,7 @@ once on SIGHUP, as the shell does at start and on .refresh; each time the
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
 	var pgAddr, flightAddr, restAddr, certFile, keyFile string
-	var systemEvery time.Duration
+	var systemEvery, statementTimeout time.Duration
 	var opsf opsFlags
 	fs := newFlagSet("msql serve", serveUsage, io)
 	deploy.register(fs)
@@ -61,8 +62,13 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM), with --tls-cert")
 	fs.DurationVar(&systemEvery, "system-refresh", time.Minute,
 		"recompute the system tables (system.tables, .snapshots, .partitions, …) this often; SIGHUP recomputes them at once; 0 refreshes only at start and on SIGHUP")
+	fs.DurationVar(&statementTimeout, "statement-timeout", 0,
+		"cancel a pgwire statement running longer than this (PostgreSQL's statement_timeout: a user's [[users]] statement_timeout and SET statement_timeout override it); 0: none")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
+	}
+	if statementTimeout < 0 {
+		return fmt.Errorf("%w: --statement-timeout %s: want a duration ≥ 0", errUsage, statementTimeout)
 	}
 	if systemEvery < 0 {
 		return fmt.Errorf("%w: --system-refresh %s: want a duration ≥ 0", errUsage, systemEvery)
@@ -184,7 +190,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	}
 	var startErr error
 	if pgAddr != "" {
-		pg := &serve.PGServer{Users: users, TLS: tlsCfg, Log: log}
+		pg := &serve.PGServer{Users: users, TLS: tlsCfg, Log: log, StatementTimeout: statementTimeout}
 		startErr = errors.Join(startErr, start("pgwire", pgAddr, func(ln net.Listener) error { return pg.Serve(runCtx, ln) }))
 	}
 	if flightAddr != "" && startErr == nil {
