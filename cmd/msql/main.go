@@ -80,6 +80,10 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, store.ErrQuarantined) {
 		return 4
 	}
+	var refused *importRefused
+	if errors.As(err, &refused) {
+		return 5
+	}
 	return 1
 }
 
