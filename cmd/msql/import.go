@@ -109,17 +109,9 @@ func runImport(ctx context.Context, args []string, io stdio) error {
 	fs := newFlagSet("msql import", importUsage, io)
 	deploy.register(fs)
 	f.register(fs)
-	var paths []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		paths = append(paths, args[0])
-		args = args[1:]
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(paths) == 0 {
 		fs.Usage()

@@ -69,21 +69,30 @@ func snapshotsTable(ctx context.Context, d *deployment, name string) (table, err
 // parseArgs parses a subcommand's flags and checks its positional arguments.
 // Flags may come before, between or after the positional arguments.
 func parseArgs(fs *flag.FlagSet, args []string, positional int) error {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != positional {
 		fs.Usage()
 		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, len(pos))
 	}
 	return fs.Parse(pos) // leaves the positional arguments in fs.Args()
+}
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments, and returns those.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
 }
