@@ -20,6 +20,10 @@
 //	anything else                                     → store.Table.Append (or AppendReadings):
 //	    late corrections below W to Iceberg (invariant 7), the rest to PostgreSQL
 //
+// Files are read ahead of writing, up to two million rows at a time, so that
+// one plan covers them: history spread over many files still goes in as one
+// commit, and the watermark it moves does not cut through the next file.
+//
 // A bulk commit that is refused (a conflict between two batches, the archival
 // lease held elsewhere) is not a refusal of the batches: they go through
 // Append one by one instead, where each stands alone.

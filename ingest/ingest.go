@@ -87,7 +87,7 @@ type Progress struct {
 	Files      int    // files finished
 	FilesTotal int    // files named (a directory's files counted once it is listed)
 	Batches    int    // batches (MSCONS messages) read so far
-	Rows       int    // rows of accepted batches so far
+	Rows       int    // rows of accepted batches so far, read or written
 	Elapsed    time.Duration
 }
 
@@ -215,7 +215,8 @@ func Files(ctx context.Context, st *store.Store, opt Options, paths ...string) (
 			return im.finish(), err
 		}
 	}
-	return im.finish(), nil
+	err = im.flush(ctx, strings.Join(paths, ", "))
+	return im.finish(), err
 }
 
 // Read imports one delivery from r, named name in refusals (a file name, a
@@ -227,7 +228,10 @@ func Read(ctx context.Context, st *store.Store, opt Options, name string, r io.R
 		return Report{}, err
 	}
 	im.prog.FilesTotal = 1
-	err = im.reader(ctx, name, r)
+	if err := im.reader(ctx, name, r); err != nil {
+		return im.finish(), err
+	}
+	err = im.flush(ctx, name)
 	return im.finish(), err
 }
 
@@ -274,7 +278,10 @@ type importer struct {
 	// recordedAt is recorded_at of rows that carry none: the import's start.
 	recordedAt time.Time
 	rep        Report
-	prog       Progress
+	// pending are batches read and not yet written, queued rows in all.
+	pending []batch
+	queued  int
+	prog    Progress
 }
 
 func newImporter(st *store.Store, opt Options) (*importer, error) {
@@ -338,7 +345,7 @@ func (im *importer) progress(file string) {
 	}
 	im.prog.File = file
 	im.prog.Batches = im.rep.Batches
-	im.prog.Rows = im.rep.Rows
+	im.prog.Rows = im.rep.Rows + im.queued
 	im.prog.Elapsed = time.Since(im.start)
 	im.opt.Progress(im.prog)
 }
@@ -394,18 +401,39 @@ func (im *importer) reader(ctx context.Context, name string, r io.Reader) error 
 	return im.done(ctx, name)(im.readTabularAs(ctx, tmp.Name(), name, format))
 }
 
-// done writes a file's batches once read, and counts the file.
+// pendingRows is how many rows of read batches are held before they are
+// written: files are read ahead so that one plan — one history commit, one
+// watermark — covers them, within a bound on memory.
+const pendingRows = 2_000_000
+
+// done counts a file once read and queues its batches, writing what is
+// queued once it holds pendingRows.
 func (im *importer) done(ctx context.Context, name string) func([]batch, error) error {
 	return func(bs []batch, err error) error {
 		if err != nil {
 			return err
 		}
-		err = im.write(ctx, name, bs)
 		im.rep.Files++
 		im.prog.Files++
+		im.pending = append(im.pending, bs...)
+		for _, b := range bs {
+			im.queued += b.rows
+		}
+		if im.queued >= pendingRows {
+			return im.flush(ctx, name)
+		}
 		im.progress(name)
-		return err
+		return nil
 	}
+}
+
+// flush writes the queued batches.
+func (im *importer) flush(ctx context.Context, name string) error {
+	bs := im.pending
+	im.pending, im.queued = nil, 0
+	err := im.write(ctx, name, bs)
+	im.progress(name)
+	return err
 }
 
 // refuse records a refused batch (counted in Batches where it was read).
