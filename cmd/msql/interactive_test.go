@@ -132,8 +132,11 @@ func TestInteractiveMultiLineAndCompletion(t *testing.T) {
 	tm.expect("meter_local_day", 5*time.Second)
 	tm.expect("2026-03-29", 10*time.Second)
 
-	// Dot-commands complete too.
-	tm.send(".tim\t on\r")
+	// Dot-commands complete too (.timez has one completion, .timezone; .tim has
+	// two since .timezone, so .timer is typed whole).
+	tm.send(".timez\t\r")
+	tm.expect("UTC", 10*time.Second)
+	tm.send(".timer on\r")
 	tm.send("SELECT 1 AS x;\r")
 	tm.expect("Run Time: ", 10*time.Second)
 

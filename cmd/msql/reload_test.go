@@ -37,11 +37,19 @@ func TestServeAppliesAChangedConfiguration(t *testing.T) {
 			_, err := conn.Exec(ctx, count)
 			require.Error(t, err, "no column %s yet", c.column)
 
+			// The other process adds the column from its own copy of the
+			// changed file before the served file changes: a serve refreshing
+			// every second would otherwise apply the change itself first.
 			cols, _ := os.ReadFile(cfgPath)
 			write(extraColumnsOf(t, string(cols)) + fmt.Sprintf(`, { name = %q }`, c.column))
-			r := msql(t, "", "create-tables", "--config", cfgPath)
+			changed, _ := os.ReadFile(cfgPath)
+			require.NoError(t, os.WriteFile(cfgPath, cols, 0o644))
+			other := filepath.Join(t.TempDir(), "meterstore.toml")
+			require.NoError(t, os.WriteFile(other, changed, 0o644))
+			r := msql(t, "", "create-tables", "--config", other)
 			require.Equal(t, 0, r.code, r.stderr)
 			require.Contains(t, r.stdout, "added columns "+c.column)
+			require.NoError(t, os.WriteFile(cfgPath, changed, 0o644))
 			if c.refresh == "0" {
 				require.NoError(t, srv.cmd.Process.Signal(syscall.SIGHUP))
 			}
