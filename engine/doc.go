@@ -9,6 +9,7 @@
 //	 1 gate                        exactly one SELECT; no file readers, other databases or unknown relations
 //	 2 expand table functions      meter_completeness(…) → its statement over the resolved relation
 //	 3 find references             every reference, CTE-aware: joins, subqueries, set operations, IN
+//	                               a clause the replacement cannot carry (AT …) refused, never dropped
 //	 4 stored balancing day        meter_balancing_day/month("from", sparte) → the stored balancing_day column
 //	 5 extract bounds              bounds on "from" and merge-key equalities per reference: AND only, OR widens,
 //	                               literals and parameters evaluated by DuckDB on the statement's connection

@@ -72,23 +72,32 @@ func (r *timeRange) lowerHi(t time.Time) {
 // findReferences collects every reference to a configured relation and to a
 // system table — CTE-aware: a CTE called readings shadows the relation, as in
 // DuckDB's binder — and, per SELECT, the references it reads directly.
+//
+// A clause on a reference the planner cannot carry onto the relation in its
+// place (checkReferenceClauses) refuses the statement.
 func findReferences(_ context.Context, pl *planning) error {
 	byNode := map[*sqltree.BaseTable]*reference{}
+	var refused error
 	sqltree.Inspect(pl.root, func(n sqltree.Node, s sqltree.Scope) bool {
 		t, ok := n.(*sqltree.BaseTable)
-		if !ok {
-			return true
+		if !ok || refused != nil {
+			return refused == nil
 		}
 		switch kind, rel, _ := pl.classify(t, s); kind {
 		case baseConfigured:
+			refused = checkReferenceClauses(t)
 			r := &reference{n: t, rel: rel}
 			byNode[t] = r
 			pl.refs = append(pl.refs, r)
 		case baseSystem:
+			refused = checkReferenceClauses(t)
 			pl.system = append(pl.system, &systemRef{n: t})
 		}
-		return true
+		return refused == nil
 	})
+	if refused != nil {
+		return refused
+	}
 	sqltree.Inspect(pl.root, func(n sqltree.Node, _ sqltree.Scope) bool {
 		sel, ok := n.(*sqltree.SelectNode)
 		if !ok {

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/meterstore/meterstore/internal/sqltree"
@@ -34,14 +33,12 @@ func newRelationSlots() (*relationSlots, error) {
 // of another's.
 func (s *relationSlots) name(i int) string { return fmt.Sprintf("%s%d_", s.prefix, i) }
 
-// slot is the table that stands in for ref (keeping its alias and column
-// aliases) until fill puts sql in its place.
+// slot is the table that stands in for ref until fill puts sql in its
+// place. It carries the clauses of ref the planner keeps (referenceClauses:
+// the alias, column aliases, TABLESAMPLE), so they apply to sql — the
+// resolved relation; find references refused any other.
 func (s *relationSlots) slot(ref *sqltree.BaseTable, sql string) *sqltree.BaseTable {
-	rest := sqltree.Fields{}
-	maps.Copy(rest, ref.Rest)
-	rest["sample"] = nil
-	delete(rest, "at_clause")
-	t := &sqltree.BaseTable{TableName: s.name(len(s.sql)), Alias: ref.Name(), Rest: rest}
+	t := &sqltree.BaseTable{TableName: s.name(len(s.sql)), Alias: ref.Name(), Rest: keptClauses(ref)}
 	s.sql = append(s.sql, sql)
 	return t
 }

@@ -57,7 +57,7 @@ func (c *Constant) StringValue() (s string, ok bool) {
 }
 
 // AsSubqueryRef is a FROM-clause subquery under alias holding st, in the place
-// of ref: it keeps ref's column aliases and source position.
+// of ref: it keeps ref's column aliases, TABLESAMPLE and source position.
 func AsSubqueryRef(ref Node, alias string, st *Statement) *SubqueryRef {
 	var rest Fields
 	switch x := ref.(type) {
@@ -71,5 +71,5 @@ func AsSubqueryRef(ref Node, alias string, st *Statement) *SubqueryRef {
 		colAlias = []any{}
 	}
 	return &SubqueryRef{Subquery: st, Alias: alias,
-		Rest: Fields{"sample": nil, "query_location": rest["query_location"], "column_name_alias": colAlias}}
+		Rest: Fields{"sample": rest["sample"], "query_location": rest["query_location"], "column_name_alias": colAlias}}
 }

@@ -1,0 +1,68 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/testkit"
+)
+
+// TestReferenceClausesKeepNumbers: a clause on readings is applied to the
+// resolved relation or refused, never dropped. TABLESAMPLE samples the
+// resolved rows (so a sample larger than the relation is the resolved count,
+// not the versions' count, and no key repeats in it); AT (VERSION => …) and
+// AT (TIMESTAMP => …) are refused, naming the clause and what to use.
+func TestReferenceClausesKeepNumbers(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(36)
+	w.MaLos, w.Tenants, w.CorrectionRate = 4, 1, 0.3
+	a := newArchivedStore(t, w)
+	a.deliverCorrections(t)
+	eng := a.s.Engine
+	resolved := a.oracle.RowCount(time.Time{}, time.Time{})
+	versions := a.oracle.RawRowCount(time.Time{}, time.Time{})
+	require.Greater(t, versions, resolved, "the workload restates some readings")
+
+	count := func(q string) int64 {
+		t.Helper()
+		res, err := eng.Query(ctx, q)
+		require.NoError(t, err, q)
+		require.Len(t, res.Rows, 1)
+		n, ok := res.Rows[0][0].(int64)
+		require.True(t, ok, "%T", res.Rows[0][0])
+		return n
+	}
+	require.EqualValues(t, resolved, count(`SELECT count(*) FROM readings`))
+	require.EqualValues(t, 5, count(`SELECT count(*) FROM readings TABLESAMPLE 5 ROWS`))
+	require.EqualValues(t, 5, count(`SELECT count(*) FROM readings AS r(a, b) TABLESAMPLE 5 ROWS WHERE r.a IS NOT NULL`))
+	require.EqualValues(t, resolved, count(`SELECT count(*) FROM readings TABLESAMPLE 1000000 ROWS`),
+		"a sample larger than the relation holds every resolved row, once")
+	require.EqualValues(t, versions, count(`SELECT count(*) FROM readings_versions TABLESAMPLE 1000000 ROWS`))
+	sampled := count(`SELECT count(*) FROM readings TABLESAMPLE 50% (bernoulli, 7)`)
+	require.Positive(t, sampled)
+	require.Less(t, sampled, int64(resolved))
+	require.Zero(t, count(`SELECT count(*) FROM (SELECT malo_id, obis_code, "from", version_scope FROM readings TABLESAMPLE 60% (bernoulli, 3)
+		GROUP BY ALL HAVING count(*) > 1)`), "a sampled key repeats: the sample was taken before resolution")
+	require.Zero(t, count(`SELECT count(*) FROM (SELECT * FROM readings TABLESAMPLE 60% (bernoulli, 3)) s
+		ANTI JOIN readings r USING (malo_id, obis_code, "from", version_scope, version)`),
+		"a sampled row is not the resolved one")
+
+	for _, q := range []string{
+		`SELECT count(*) FROM readings AT (VERSION => 1)`,
+		`SELECT count(*) FROM readings_versions AT (VERSION => 20250101000001)`,
+		`SELECT count(*) FROM readings AT (TIMESTAMP => TIMESTAMPTZ '2020-01-01 00:00:00+00')`,
+		`SELECT count(*) FROM (SELECT 1) s, readings r AT (TIMESTAMP => now())`,
+	} {
+		res, err := eng.Query(ctx, q)
+		if err == nil {
+			t.Errorf("%s answered %v, want a refusal", q, res.Rows)
+			continue
+		}
+		require.ErrorIs(t, err, engine.ErrReferenceClause, q)
+		require.ErrorContains(t, err, "AT (", q)
+	}
+}
