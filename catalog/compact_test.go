@@ -377,7 +377,12 @@ func TestMarksInTheFooter(t *testing.T) {
 		require.NoError(t, err)
 		got, err := readMarks(fsys, files[0].FilePath())
 		require.NoError(t, err)
-		tc.want.fieldIDs = true // the writer gives every column its field id
+		tc.want.fieldIDs = true     // the writer gives every column its field id
+		tc.want.balancingDay = true // and every row its balancing day
 		require.Equal(t, tc.want, got, "%v", tc.marks)
+		tb.planMu.Lock()
+		remembered := tb.marks[files[0].FilePath()]
+		tb.planMu.Unlock()
+		require.Equal(t, got, remembered, "the marks known from the writing are the footer's")
 	}
 }

@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/meterstore/meterstore"
 )
 
 // Footer marks: facts the compactor proves while it writes a file, recorded in
@@ -33,6 +37,13 @@ type fileMarks struct {
 	keysUnique   bool     // MarkKeys = unique
 	supersededBy []string // nil when not marked
 	fieldIDs     bool     // every top-level column carries a field id
+	// balancingDay: every row of the file holds the stored balancing_day,
+	// found as the file is read — by its field id where the file carries
+	// field ids, else by its name — in a column that is REQUIRED or whose
+	// every row group's statistics count no null. A file another writer
+	// added without the column, or with nulls in it, or without the
+	// statistic, proves nothing: its day is computed from "from".
+	balancingDay bool
 }
 
 // marksCacheMax bounds the files whose marks are kept (each a few strings).
@@ -59,6 +70,24 @@ func (t *Table) marksOf(fsys iceio.IO, loc string) (fileMarks, error) {
 	return m, nil
 }
 
+// rememberWritten records the marks of the file at loc that this table's
+// writer has just written, from the footer it wrote: planning then knows the
+// file without opening it again. Nothing about who committed a file is
+// trusted; a file's facts come from its own footer, read or written here.
+func (t *Table) rememberWritten(loc string, meta *metadata.FileMetaData) error {
+	m, err := footerMarks(meta, loc)
+	if err != nil {
+		return fmt.Errorf("cold table %s: %w", t.cfg.Name(), err)
+	}
+	t.planMu.Lock()
+	if len(t.marks) >= marksCacheMax {
+		clear(t.marks)
+	}
+	t.marks[loc] = m
+	t.planMu.Unlock()
+	return nil
+}
+
 // readMarks reads the footer of the Parquet file at loc.
 func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 	f, err := fsys.Open(loc)
@@ -71,8 +100,14 @@ func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 		return fileMarks{}, fmt.Errorf("footer of %s: %w", loc, err)
 	}
 	defer r.Close()
-	kv := r.MetaData().KeyValueMetadata()
-	m := fileMarks{fieldIDs: hasFieldIDs(r.MetaData().Schema.Root())}
+	return footerMarks(r.MetaData(), loc)
+}
+
+// footerMarks are the marks a file's footer proves.
+func footerMarks(meta *metadata.FileMetaData, loc string) (fileMarks, error) {
+	kv := meta.KeyValueMetadata()
+	m := fileMarks{fieldIDs: hasFieldIDs(meta.Schema.Root())}
+	m.balancingDay = holdsBalancingDay(meta, m.fieldIDs)
 	if v := kv.FindValue(MarkCompaction); v != nil {
 		m.compaction = *v
 	}
@@ -88,6 +123,42 @@ func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 		}
 	}
 	return m, nil
+}
+
+// holdsBalancingDay reports whether every row of the file holds the stored
+// balancing_day: the top-level column read as it (its field id when the
+// file is read by id, its name otherwise) is REQUIRED, or every row group's
+// statistics of it count no null.
+func holdsBalancingDay(meta *metadata.FileMetaData, byID bool) bool {
+	day := meterstore.CoreColumns(meterstore.Interval)[meterstore.ColBalancingDay]
+	root := meta.Schema.Root()
+	col := -1
+	for i := 0; i < meta.Schema.NumColumns(); i++ {
+		c := meta.Schema.Column(i)
+		if c.SchemaNode().Parent() != root {
+			continue // a nested column
+		}
+		if byID && c.SchemaNode().FieldID() == int32(day.FieldID) || !byID && c.Name() == day.Name {
+			col = i
+		}
+	}
+	if col < 0 {
+		return false
+	}
+	if meta.Schema.Column(col).SchemaNode().RepetitionType() == parquet.Repetitions.Required {
+		return true
+	}
+	for rg := 0; rg < meta.NumRowGroups(); rg++ {
+		cc, err := meta.RowGroup(rg).ColumnChunk(col)
+		if err != nil {
+			return false
+		}
+		st, err := cc.Statistics()
+		if err != nil || st == nil || !st.HasNullCount() || st.NullCount() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // hasFieldIDs reports whether every top-level field of a Parquet schema

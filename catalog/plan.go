@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/meterstore/meterstore"
 )
@@ -45,7 +46,12 @@ type DataFile struct {
 	// FieldIDs: every column of the file carries its Iceberg field id, so it
 	// is read by id (a column renamed since is still found); a file without
 	// them (added from outside, e.g. a migration's add_files) is read by name.
+	// Read from the file's own footer, whoever committed it.
 	FieldIDs bool
+	// BalancingDay: every row of the file holds the stored balancing_day
+	// column (its footer proves it); false for a file another writer added
+	// without it, whose balancing day is then computed from "from".
+	BalancingDay bool
 }
 
 // storedField is the table's field of the configured column name, found by
@@ -253,22 +259,21 @@ func (t *Table) snapshotFiles(ctx context.Context, tbl *table.Table, snapID int6
 	return files, nil
 }
 
-// readFileMarks sets the footer marks of the files that may carry them: the
-// files a compaction snapshot added and those holding several versions (or not
-// saying which). A superseded file counts as superseded only while every file
-// its mark names is in the snapshot.
-//
-// It also tells the files that carry field ids: every file a MeterStore commit
-// added (a snapshot carrying the tiering watermark) does, written by its own
-// writer; any other file's footer is read to see.
+// readFileMarks sets what each file's footer proves: whether it carries
+// field ids and the stored balancing_day, for every file — another engine may
+// have added any file, under any snapshot properties — and, for the files
+// that may carry them (those a compaction snapshot added and those holding
+// several versions, or not saying which), the compactor's marks. A
+// superseded file counts as superseded only while every file its mark names
+// is in the snapshot. Footers are read once per file (cached by path; the
+// files this table writes are known from the footer it wrote), several at a
+// time.
 func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []plannedFile, tasks map[string]table.FileScanTask) error {
-	compactions, ours := map[int64]bool{}, map[int64]bool{}
+	compactions := map[int64]bool{}
 	for _, s := range tbl.Metadata().Snapshots() {
-		if s.Summary == nil {
-			continue
+		if s.Summary != nil {
+			compactions[s.SequenceNumber] = s.Summary.Properties[MarkCompaction] != ""
 		}
-		compactions[s.SequenceNumber] = s.Summary.Properties[MarkCompaction] != ""
-		ours[s.SequenceNumber] = s.Summary.Properties[WatermarkProperty] != ""
 	}
 	live := map[string]bool{}
 	for _, task := range tasks {
@@ -278,32 +283,39 @@ func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []pla
 	if err != nil {
 		return fmt.Errorf("cold table %s: file system: %w", t.cfg.Name(), err)
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(footerReaders)
 	for i := range files {
 		f := &files[i].DataFile
 		task := tasks[f.Path]
-		seq := task.DataSequenceNumber
-		byCompaction := seq != nil && compactions[*seq]
-		f.FieldIDs = seq != nil && ours[*seq]
-		single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
-		if single && !byCompaction && f.FieldIDs {
-			continue
-		}
-		m, err := t.marksOf(fsys, task.File.FilePath())
-		if err != nil {
-			return err
-		}
-		f.FieldIDs = f.FieldIDs || m.fieldIDs
-		if single && !byCompaction {
-			continue
-		}
-		f.KeysUnique = m.keysUnique
-		f.Superseded = m.supersededBy != nil
-		for _, by := range m.supersededBy {
-			f.Superseded = f.Superseded && live[by]
-		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			m, err := t.marksOf(fsys, task.File.FilePath())
+			if err != nil {
+				return err
+			}
+			f.FieldIDs, f.BalancingDay = m.fieldIDs, m.balancingDay
+			seq := task.DataSequenceNumber
+			single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
+			if single && !(seq != nil && compactions[*seq]) {
+				return nil
+			}
+			f.KeysUnique = m.keysUnique
+			f.Superseded = m.supersededBy != nil
+			for _, by := range m.supersededBy {
+				f.Superseded = f.Superseded && live[by]
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
+
+// footerReaders bounds the footers read at once: on object storage each is
+// a round trip.
+const footerReaders = 8
 
 // LocalPath strips the file:// scheme of a warehouse location.
 func LocalPath(loc string) string {

@@ -64,7 +64,8 @@ func (t *Table) watermarkFrom(ctx context.Context, tbl *table.Table, snap *table
 	}
 	return time.Time{}, fmt.Errorf("cold table %s: %w: snapshot %d holds %d data files, and none of the %d snapshots of its ancestry still in the metadata carries %s — "+
 		"a commit by another engine (out-of-band compaction) whose MeterStore ancestors were expired drops it; read as zero it would hide every cold row from queries and restart archival at the oldest partition. "+
-		"Restore it with `msql watermark restore --table %s` (store.Table.RestoreWatermark), and keep the property on out-of-band commits (snapshot property %s) or expire keeping the last snapshot MeterStore wrote",
+		"Restore it with `msql watermark restore --table %s` (store.Table.RestoreWatermark), and expire keeping the last snapshot MeterStore wrote; "+
+		"an out-of-band commit may carry %s only as its parent snapshot's value, copied unchanged (the watermark is where the hot tier begins; files it adds are read as their own footers say either way)",
 		t.cfg.Name(), ErrWatermarkMissing, snap.SnapshotID, files, walked, WatermarkProperty, t.cfg.Name(), WatermarkProperty)
 }
 

@@ -518,6 +518,9 @@ func (f *fanout) finish(w *partWriter) error {
 	if reg.Count() != df.rows {
 		return fmt.Errorf("%s holds %d rows, %d written", w.path, reg.Count(), df.rows)
 	}
+	if err := f.t.rememberWritten(w.path, meta); err != nil {
+		return err
+	}
 	w.finished = append(w.finished, reg)
 	return nil
 }

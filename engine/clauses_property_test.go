@@ -35,7 +35,7 @@ func TestReferenceClausesAreKnown(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	lo, hi, v := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 31, 23, 45, 0, 0, time.UTC), uint64(20250101000001)
-	f := ColdFile{Path: filepath.Join(dir, "jan.parquet"), Records: 1000, FieldIDs: true, FromMin: &lo, FromMax: &hi, VersionMin: &v, VersionMax: &v}
+	f := ColdFile{Path: filepath.Join(dir, "jan.parquet"), Records: 1000, FieldIDs: true, BalancingDay: true, FromMin: &lo, FromMax: &hi, VersionMin: &v, VersionMax: &v}
 	writeEmptyParquet(t, cfg, f.Path, true)
 	cold := &fixedCold{dir: dir, snapshot: 2, watermark: time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), files: []ColdFile{f}}
 	eng, err := Open(ctx, Config{Tables: []Table{{Config: cfg, Hot: &fixedHot{}, Cold: cold}}})

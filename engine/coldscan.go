@@ -32,7 +32,14 @@ func (p coldScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []
 	tok := p.pl.e.shared.scans.add(ps)
 	p.pl.out.registered = append(p.pl.out.registered, tok)
 	p.pl.out.scans = append(p.pl.out.scans, ps)
-	return fmt.Sprintf("SELECT * FROM (SELECT %s FROM meter_cold_scan('%s'))%s", typedProjection(cfg), tok, c.where), nil
+	proj := typedProjection(cfg)
+	for _, f := range files {
+		if !f.BalancingDay {
+			// equal to the stored column row for row, where a file holds it
+			proj = computedDayProjection(cfg)
+		}
+	}
+	return fmt.Sprintf("SELECT * FROM (SELECT %s FROM meter_cold_scan('%s'))%s", proj, tok, c.where), nil
 }
 
 // coldFiles pages planned data files, one scan per file, opened with the

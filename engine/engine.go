@@ -37,6 +37,11 @@ type ColdFile struct {
 	// FieldIDs: every column carries its Iceberg field id, and the file is
 	// read by id; false reads it by column name.
 	FieldIDs bool
+	// BalancingDay: every row holds the stored balancing_day column, as the
+	// file is read; false (a file another writer added without it) computes
+	// the column from "from" and sparte with meter_balancing_day, so the
+	// column — and the stored-day rewrite that reads it — is never NULL.
+	BalancingDay bool
 }
 
 // ColdPlan is the cold tier pinned to one snapshot: the watermark recorded in

@@ -54,7 +54,7 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 		path := filepath.Join(dir, fmt.Sprintf("w%d-v%d.parquet", window, version))
 		from := day0.Add(time.Duration(window) * 24 * time.Hour)
 		to := from.Add(24*time.Hour - 15*time.Minute)
-		files = append(files, ColdFile{Path: path, FromMin: &from, FromMax: &to, VersionMin: &version, VersionMax: &version})
+		files = append(files, ColdFile{Path: path, FromMin: &from, FromMax: &to, VersionMin: &version, VersionMax: &version, BalancingDay: true})
 	}
 	require.NoError(t, rows.Err())
 	for _, f := range files {
@@ -95,7 +95,7 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 	// A base file said to hold two versions: exclusion cannot be proven for
 	// its run; a merge can, with the file of the next version as its base.
 	two := *files[0].VersionMin + 1
-	mixed := append([]ColdFile{{Path: files[0].Path, FromMin: files[0].FromMin, FromMax: files[0].FromMax, VersionMin: files[0].VersionMin, VersionMax: &two}}, files[1:]...)
+	mixed := append([]ColdFile{{Path: files[0].Path, FromMin: files[0].FromMin, FromMax: files[0].FromMax, VersionMin: files[0].VersionMin, VersionMax: &two, BalancingDay: true}}, files[1:]...)
 	r = readFor(mixed, true, false)
 	require.ElementsMatch(t, []string{files[1].Path}, paths(r.mergeBase))
 	require.ElementsMatch(t, []string{files[0].Path, files[2].Path}, paths(r.mergeOther))
@@ -103,10 +103,11 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 }
 
 // layoutFile is a file of a planner test: name, "from" days lo..hi,
-// versions vmin..vmax, and options (malo bounds, marks, missing statistics).
+// versions vmin..vmax, and options (malo bounds, marks, missing statistics);
+// it carries field ids and the stored balancing_day, as the store writes it.
 func layoutFile(name string, from, to int, vmin, vmax uint64, opts ...func(*ColdFile)) ColdFile {
 	day := func(d int) *time.Time { x := ts("2025-01-01T00:00:00Z").AddDate(0, 0, d); return &x }
-	f := ColdFile{Path: name, FromMin: day(from), FromMax: day(to), VersionMin: &vmin, VersionMax: &vmax}
+	f := ColdFile{Path: name, FromMin: day(from), FromMax: day(to), VersionMin: &vmin, VersionMax: &vmax, FieldIDs: true, BalancingDay: true}
 	for _, o := range opts {
 		o(&f)
 	}

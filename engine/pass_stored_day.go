@@ -14,7 +14,10 @@ import (
 // writer of the column and derives it with the same calendar function
 // (metering.BalancingDay; metering.BalancingMonth is by definition the first of
 // the balancing day's month), so they are equal row for row, and the column is
-// a dictionary-encoded DATE where the function is a zone conversion per row.
+// a dictionary-encoded DATE where the function is a zone conversion per row. A
+// cold file whose footer does not prove it holds the column (another writer
+// added it without) is read with the column computed by the function
+// (readParquet), so the rewrite holds for its rows too.
 //
 // Only calls whose two arguments provably name the same reference are
 // rewritten: qualified by that reference's alias, or unqualified in a SELECT

@@ -179,7 +179,8 @@ func runVersions(r run, members []ColdFile) (string, error) {
 
 // perFileReason says why the half, planned through iceberg_scan, must read
 // its files one by one instead ("" when it need not): a column of cfg the
-// cold table names otherwise (renamed by another engine), a read that relies
+// cold table names otherwise (renamed by another engine), a file whose
+// footer does not prove field ids or the stored balancing_day, a read that relies
 // on footer marks, one that splits files apart which "from" and version
 // statistics cannot tell apart (runs grouped by malo_id bounds as well), or
 // one that splits them into more runs than a predicate should carry.
@@ -189,6 +190,11 @@ func (c *coldHalf) perFileReason(cfg meterstore.TableConfig) string {
 	}
 	if why := renamedColumn(cfg, c.plan.StoredNames); why != "" {
 		return why
+	}
+	for _, f := range c.plan.Files {
+		if !f.FieldIDs || !f.BalancingDay {
+			return fmt.Sprintf("%s was added without field ids or the stored balancing_day, which iceberg_scan would read as NULL", f.Path)
+		}
 	}
 	if c.read.usesMarks() {
 		return "the read relies on footer marks, which iceberg_scan's filters cannot express"

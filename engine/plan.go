@@ -128,26 +128,45 @@ func coldFilter(rng timeRange, eq map[string]string, v view) string {
 // engine, or written before a rename, is still the column it was, and one
 // added since reads as NULL — through read_parquet's field-id schema; a file
 // without them is read by name (read by id, each of its columns would read
-// as NULL).
+// as NULL). A file that does not prove it holds the stored balancing_day
+// gets the column computed, as the encoder computes it.
 func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) string {
-	var byID, byName []string
+	type group struct{ byID, day bool }
+	paths := map[group][]string{}
 	for _, f := range files {
-		if f.FieldIDs {
-			byID = append(byID, sqlString(f.Path))
-		} else {
-			byName = append(byName, sqlString(f.Path))
-		}
+		g := group{byID: f.FieldIDs, day: f.BalancingDay}
+		paths[g] = append(paths[g], sqlString(f.Path))
 	}
 	var parts []string
-	if len(byID) > 0 {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], schema = %s)%s",
-			typedProjection(cfg), strings.Join(byID, ", "), fieldIDSchema(cfg), where))
-	}
-	if len(byName) > 0 {
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], union_by_name = true)%s",
-			typedProjection(cfg), strings.Join(byName, ", "), where))
+	for _, g := range []group{{true, true}, {true, false}, {false, true}, {false, false}} {
+		list := paths[g]
+		if len(list) == 0 {
+			continue
+		}
+		proj := typedProjection(cfg)
+		if !g.day {
+			proj = computedDayProjection(cfg)
+		}
+		opts := "union_by_name = true"
+		if g.byID {
+			opts = "schema = " + fieldIDSchema(cfg)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], %s)%s", proj, strings.Join(list, ", "), opts, where))
 	}
 	return strings.Join(parts, " UNION ALL ")
+}
+
+// computedDayProjection is typedProjection with balancing_day computed from
+// "from" and sparte (meter_balancing_day, the calendar function the encoder
+// stores it from), for files that do not hold the column.
+func computedDayProjection(cfg meterstore.TableConfig) string {
+	cols := cfg.Columns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = typedColumn(c)
+	}
+	out[meterstore.ColBalancingDay] = `meter_balancing_day(CAST("from" AS TIMESTAMPTZ), CAST("sparte" AS VARCHAR)) AS "balancing_day"`
+	return strings.Join(out, ", ")
 }
 
 // fieldIDSchema is read_parquet's schema argument: each column's field id
@@ -165,9 +184,14 @@ func typedProjection(cfg meterstore.TableConfig) string {
 	cols := cfg.Columns()
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		out[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", meterstore.QuoteIdent(c.Name), c.Type.DuckDBType(), meterstore.QuoteIdent(c.Name))
+		out[i] = typedColumn(c)
 	}
 	return strings.Join(out, ", ")
+}
+
+// typedColumn is column c cast to its type, under its name.
+func typedColumn(c meterstore.ColumnDef) string {
+	return fmt.Sprintf("CAST(%s AS %s) AS %s", meterstore.QuoteIdent(c.Name), c.Type.DuckDBType(), meterstore.QuoteIdent(c.Name))
 }
 
 // emptyRelation is a correctly typed relation with no rows.

@@ -21,10 +21,10 @@ func BenchmarkPlan(b *testing.B) {
 	for d := 0; d < 31; d++ {
 		lo := time.Date(2025, 1, 1+d, 0, 0, 0, 0, time.UTC)
 		hi, v := lo.Add(23*time.Hour+45*time.Minute), uint64(20250101000001+d)
-		cold.files = append(cold.files, ColdFile{Path: fmt.Sprintf("/wh/d%02d.parquet", d), FromMin: &lo, FromMax: &hi, VersionMin: &v, VersionMax: &v})
+		cold.files = append(cold.files, ColdFile{Path: fmt.Sprintf("/wh/d%02d.parquet", d), FromMin: &lo, FromMax: &hi, VersionMin: &v, VersionMax: &v, FieldIDs: true, BalancingDay: true})
 	}
 	lo, hi, v := time.Date(2025, 1, 20, 0, 0, 0, 0, time.UTC), time.Date(2025, 1, 20, 6, 0, 0, 0, time.UTC), uint64(20250125000001)
-	cold.files = append(cold.files, ColdFile{Path: "/wh/fix.parquet", FromMin: &lo, FromMax: &hi, VersionMin: &v, VersionMax: &v})
+	cold.files = append(cold.files, ColdFile{Path: "/wh/fix.parquet", FromMin: &lo, FromMax: &hi, VersionMin: &v, VersionMax: &v, FieldIDs: true, BalancingDay: true})
 	e, err := Open(ctx, Config{Tables: []Table{{Config: testConfig(b), Hot: benchHot{}, Cold: cold}}})
 	require.NoError(b, err)
 	defer e.Close()

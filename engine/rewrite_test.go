@@ -88,7 +88,8 @@ func (g *golden) table(t *testing.T, c ddCase) {
 // coldFiles sets a table's snapshot and watermark (zero: nothing archived)
 // and, one per input line, its files: a name, then from=lo..hi,
 // version=v or v1..v2 and malo=lo..hi (a missing one is a missing
-// statistic), and marks=keys-unique,superseded (footer marks). Each file is
+// statistic), marks=keys-unique,superseded (footer marks), ids=none (no
+// field ids) and day=none (no stored balancing_day). Each file is
 // written, empty, with the table's columns, so DuckDB can bind it.
 func (g *golden) coldFiles(t *testing.T, c ddCase) {
 	cold := g.cold[c.arg("table")]
@@ -109,7 +110,7 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 		if len(fields) == 0 {
 			continue
 		}
-		f := ColdFile{Path: filepath.Join(g.dir, fields[0]), Records: 1000, FieldIDs: true}
+		f := ColdFile{Path: filepath.Join(g.dir, fields[0]), Records: 1000, FieldIDs: true, BalancingDay: true}
 		for _, kv := range fields[1:] {
 			k, v, _ := strings.Cut(kv, "=")
 			lo, hi, ok := strings.Cut(v, "..")
@@ -119,6 +120,8 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 			switch k {
 			case "ids":
 				f.FieldIDs = v != "none"
+			case "day":
+				f.BalancingDay = v != "none"
 			case "from":
 				a, b := goldenTime(t, lo), goldenTime(t, hi)
 				f.FromMin, f.FromMax = &a, &b

@@ -102,49 +102,11 @@ func rewriteUnderCurrentNames(t *testing.T, e *env, tbl *store.Table) {
 	require.NoError(t, cold.Refresh(e.ctx))
 }
 
-// TestColdFileWithoutFieldIDsReadByName: a data file added from outside
-// without Parquet field ids (a migration's add_files of files another tool
-// wrote) is read by column name — read by id, each of its columns would read
-// as NULL — beside MeterStore's own files, which are read by id.
-func TestColdFileWithoutFieldIDsReadByName(t *testing.T) {
-	e := open(t, nil, intervalTable(t, nil))
-	tbl, _ := e.st.Table("readings_versions")
-	_, err := e.st.Append(e.ctx, mkDays(t, day0, 2, "1")...)
-	require.NoError(t, err)
-	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
-
-	// The first day's rows again, one day earlier, written by DuckDB without field ids.
-	loc := tbl.Cold().Iceberg().Location()
-	if !strings.HasPrefix(loc, "file://") {
-		t.Skip("the added file is written to the local file system")
-	}
-	files, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{To: day0.Add(24 * time.Hour)})
-	require.NoError(t, err)
-	require.Len(t, files, 1)
-	path := catalog.LocalPath(loc) + "/data/added.parquet"
-	_, err = e.st.Engine().DB().ExecContext(e.ctx, `COPY (
-		SELECT * REPLACE ("from" - INTERVAL 1 DAY AS "from", "to" - INTERVAL 1 DAY AS "to", balancing_day - 1 AS balancing_day)
-		FROM read_parquet('`+files[0].Path+`', hive_partitioning = false)) TO '`+path+`' (FORMAT parquet)`)
-	require.NoError(t, err)
-	addForeignFile(t, e, tbl, path, day0.Add(-24*time.Hour))
-
-	files, _, err = tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
-	require.NoError(t, err)
-	ids := map[bool]int{}
-	for _, f := range files {
-		ids[f.FieldIDs]++
-	}
-	require.Equal(t, map[bool]int{true: 2, false: 1}, ids, "MeterStore's two files carry field ids, the added one none")
-	res, err := e.st.Query(e.ctx, `SELECT count(*), count(malo_id), count(*) FILTER (WHERE "from" < $1) FROM readings`, day0)
-	require.NoError(t, err)
-	require.Equal(t, []any{int64(3 * 4), int64(3 * 4), int64(4)}, res.Rows[0])
-}
-
 // addForeignFile registers the Parquet file at path, of rows in the month of
 // at, in tbl's cold table as another engine's add_files would: its statistics
-// read from its footer by column name, in a commit without MeterStore's
-// properties.
-func addForeignFile(t *testing.T, e *env, tbl *store.Table, path string, at time.Time) {
+// read from its footer by column name, in a commit carrying props as its
+// snapshot properties (nil: none of MeterStore's).
+func addForeignFile(t *testing.T, e *env, tbl *store.Table, path string, at time.Time, props iceberg.Properties) {
 	t.Helper()
 	cold := tbl.Cold()
 	require.NoError(t, cold.Refresh(e.ctx))
@@ -163,7 +125,7 @@ func addForeignFile(t *testing.T, e *env, tbl *store.Table, path string, at time
 	})
 	require.NoError(t, err)
 	tx := it.NewTransaction()
-	require.NoError(t, tx.AddDataFiles(e.ctx, []iceberg.DataFile{df}, nil))
+	require.NoError(t, tx.AddDataFiles(e.ctx, []iceberg.DataFile{df}, props))
 	_, err = tx.Commit(e.ctx)
 	require.NoError(t, err)
 	require.NoError(t, cold.Refresh(e.ctx))
