@@ -11,6 +11,10 @@
 //	go run ./benchmarks -only history -malos 20 -reps 5 -out /tmp/history.md
 //	                                           # 1, 3 and 10 years of daily archival side by side
 //	                                           # (RESULTS.md's history section)
+//	go run ./benchmarks -only pgbench -compacted -pgbench-duration 2m -out /tmp/load.md
+//	                                           # msql serve and PostgreSQL's current values under pgbench at
+//	                                           # 1, 4 and 16 clients, 30 minutes of load on msql serve
+//	                                           # (RESULTS.md's load section)
 //
 // Everything runs against real components: a private PostgreSQL started from
 // the system binaries, a file:// Iceberg warehouse with its SQL catalog in that
@@ -49,14 +53,17 @@ type options struct {
 	rss               string // -rss-rows as given
 	rssRows           []int
 	child             string
-	extensions        string // DuckDB extension directory for the extension-path measures ("" skips them)
-	only              string // -only as given: measure names to run (ingest always runs: it writes the hot week)
-	objectStore       string // "", "also" or "only"
-	history           string // -history-years as given
-	historyYears      []int  // the history lengths -only history compares, shortest first
-	memoryLimit       string // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
-	compacted         bool   // compact the closed months before measuring
-	cpuProfile        string // where to write a CPU profile of the measures ("" for none)
+	extensions        string        // DuckDB extension directory for the extension-path measures ("" skips them)
+	only              string        // -only as given: measure names to run (ingest always runs: it writes the hot week)
+	objectStore       string        // "", "also" or "only"
+	history           string        // -history-years as given
+	historyYears      []int         // the history lengths -only history compares, shortest first
+	memoryLimit       string        // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
+	compacted         bool          // compact the closed months before measuring
+	cpuProfile        string        // where to write a CPU profile of the measures ("" for none)
+	pgbenchDuration   time.Duration // each pgbench run's length
+	pgbenchClients    string        // -pgbench-clients as given
+	pgbenchProtocol   string        // pgbench -M
 }
 
 func main() {
@@ -75,9 +82,12 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, peers, objectstore; history alone: the history-length series, without the main fixture); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, peers, pgbench, objectstore; history alone: the history-length series, without the main fixture); empty runs all")
 	flag.StringVar(&o.history, "history-years", "1,3,10", "history lengths (years of daily archival, shortest first) -only history compares")
 	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
+	flag.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "length of each pgbench run (-only pgbench runs 5 questions × each client count × 2 sides; 2m gives msql serve 30 minutes of load at 1,4,16 clients)")
+	flag.StringVar(&o.pgbenchClients, "pgbench-clients", "1,4,16", "pgbench client counts")
+	flag.StringVar(&o.pgbenchProtocol, "pgbench-protocol", "extended", "pgbench -M: extended or prepared (the scripts bind parameters)")
 	flag.Parse()
 	for _, s := range strings.Split(o.rss, ",") {
 		var n int
@@ -235,7 +245,7 @@ func run(ctx context.Context, o options) error {
 	measures := []measure{{"ingest", b.ingest, false}, {"storage", b.storage, true}, {"cold", b.coldAggregate, false},
 		{"balancing-day", b.balancingDay, false}, {"hot", b.hotScan, false}, {"single-meter", b.singleMeter, true},
 		{"monthly", b.monthlySum, true}, {"udf", b.udfCost, false}, {"archival", b.archival, false}, {"extensions", b.extensionPaths, false},
-		{"compaction", b.compaction, false}, {"peers", b.peers, false}}
+		{"compaction", b.compaction, false}, {"peers", b.peers, false}, {"pgbench", b.pgbench, false}}
 	if o.objectStore == "also" {
 		measures = append(measures, measure{"objectstore", b.objectStore, false})
 	}
@@ -319,8 +329,9 @@ func machine() string {
 func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -compacted=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s' -memory-limit '%s'` (took %s)  \n",
-		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.compacted, o.rss, o.only, o.objectStore, o.history, o.memoryLimit, took.Round(time.Second))
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -compacted=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s' -memory-limit '%s' -pgbench-duration %s -pgbench-clients '%s' -pgbench-protocol %s` (took %s)  \n",
+		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.compacted, o.rss, o.only, o.objectStore, o.history, o.memoryLimit,
+		o.pgbenchDuration, o.pgbenchClients, o.pgbenchProtocol, took.Round(time.Second))
 	switch {
 	case o.only == "history":
 		fmt.Fprintf(&b, "Fixture: one table per history length (%s years), each %d MaLo × 2 channels of 15-minute values archived one UTC day per commit up to %s, %g corrections (none in the first %d days); queries read the last year.\n\n",

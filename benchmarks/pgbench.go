@@ -1,0 +1,492 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/meterstore/meterstore/internal/pglocal"
+	"github.com/meterstore/meterstore/metering"
+)
+
+// The pgbench measure puts msql serve under load from PostgreSQL's own client
+// and the PostgreSQL peer holding current values (peers.go) under the same
+// scripts: each metering question is one pgbench script, run for
+// -pgbench-duration at each client count on both sides in turn. msql serve is
+// a child process built from cmd/msql over the benchmark's store; its resident
+// memory is sampled every second.
+//
+// The meter is drawn per transaction (MaLo-IDs are numbers, so a pgbench
+// CASE over the fixture's picks one); the day or month per run, given to
+// pgbench with -D, because pgbench computes only numbers and neither side reads
+// a number as a timestamp. The bounds are bare parameters, as a client binds
+// them: PostgreSQL types them from the column, and readings prunes tiers,
+// files and partitions by them — a computed bound such as to_timestamp($1)
+// would read every file. Bare parameters need pgbench's extended or prepared
+// protocol (simple substitutes the MaLo as a number).
+
+// loadQuestion is one pgbench script: its SQL takes the relation as %s and the
+// pgbench variables :m (a MaLo), :lo and :hi (timestamps, [lo, hi)).
+type loadQuestion struct {
+	name   string
+	sql    string
+	meter  bool   // draws :m
+	span   string // what :lo and :hi bound: "day", "month" or "" (no bounds)
+	single bool   // a single-meter read (target on p99), else an aggregate (target on throughput)
+}
+
+var loadQuestions = []loadQuestion{
+	{"one meter's day", `SELECT "from", obis_code, value FROM %s WHERE malo_id = :m AND "from" >= :lo AND "from" < :hi ORDER BY "from", obis_code;`, true, "day", true},
+	{"one meter's month", `SELECT "from", obis_code, value FROM %s WHERE malo_id = :m AND "from" >= :lo AND "from" < :hi ORDER BY "from", obis_code;`, true, "month", true},
+	{"portfolio monthly sum by balancing month", `SELECT date_trunc('month', balancing_day) AS m, obis_code, sum(value) FROM %s WHERE "from" >= :lo AND "from" < :hi GROUP BY 1, 2 ORDER BY 1, 2;`, false, "month", false},
+	{"latest reading per MaLo", `SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM %s ORDER BY malo_id, "from" DESC, obis_code;`, false, "", false},
+	{"completeness of a day", `SELECT malo_id, obis_code, count(*) FROM %s WHERE "from" >= :lo AND "from" < :hi GROUP BY 1, 2 ORDER BY 1, 2;`, false, "day", false},
+}
+
+// pgbenchUser is the user msql serve is asked as; with no [[users]] it
+// serves loopback clients without a password.
+const pgbenchUser = "bench"
+
+func (b *bench) pgbench() ([]result, error) {
+	clients, err := intList(b.o.pgbenchClients)
+	if err != nil || len(clients) == 0 {
+		return nil, fmt.Errorf("-pgbench-clients %q: want a comma-separated list of client counts, e.g. 1,4,16", b.o.pgbenchClients)
+	}
+	if b.o.pgbenchProtocol != "extended" && b.o.pgbenchProtocol != "prepared" {
+		return nil, fmt.Errorf("-pgbench-protocol %q: the scripts bind the MaLo and the bounds as parameters, which needs extended or prepared (simple substitutes the MaLo as a number)", b.o.pgbenchProtocol)
+	}
+	bin, err := pglocal.FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	pgbenchBin := filepath.Join(bin, "pgbench")
+	var out []result
+	if b.curRows() == 0 { // not loaded by -only peers before
+		ingest, err := b.loadCurrentValues()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ingest)
+	}
+	srv, err := b.startServe()
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	if err := b.serveAgrees(srv); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(b.e.dir, "pgbench")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	sides := []pgbenchTarget{
+		{name: "msql serve", port: srv.port, user: pgbenchUser, db: "meterstore", relation: "readings"},
+		{name: "PostgreSQL", port: b.e.server.Port, user: pglocal.Superuser, db: "postgres", relation: curTable},
+	}
+	srv.sampleRSS()
+	rng := rand.New(rand.NewPCG(b.o.seed, 0x9B))
+	for _, q := range loadQuestions {
+		for _, c := range clients {
+			span, err := b.spanOf(q, rng)
+			if err != nil {
+				return nil, err
+			}
+			var runs [2]pgbenchRun
+			for i, side := range sides {
+				script, err := b.writeScript(dir, q, side.relation)
+				if err != nil {
+					return nil, err
+				}
+				logf("pgbench: %s, %d clients, %s %s", q.name, c, side.name, strings.Join(span, " "))
+				runs[i] = side.run(b.ctx, pgbenchBin, script, filepath.Join(dir, fmt.Sprintf("log-%d", time.Now().UnixNano())), c, span, b.o)
+			}
+			out = append(out, pgbenchResult(q, c, runs[0], runs[1]))
+			srv.warm()
+		}
+	}
+	out = append(out, srv.rssResult())
+	return out, nil
+}
+
+// pgbenchResult compares one question at one client count.
+func pgbenchResult(q loadQuestion, clients int, ours, pg pgbenchRun) result {
+	r := result{measure: fmt.Sprintf("pgbench: %s, %d clients", q.name, clients), against: "PostgreSQL holding current values (primary key), same script"}
+	if q.single {
+		r.target = "p99 ≤ 1.5× PostgreSQL's, no errors"
+	} else {
+		r.target = "throughput ≥ PostgreSQL's, no errors"
+	}
+	r.figure = fmt.Sprintf("msql serve %s; PostgreSQL %s", ours, pg)
+	if ours.err != nil || pg.err != nil {
+		return r
+	}
+	if q.single {
+		r.met = float64(ours.p99) <= 1.5*float64(pg.p99)
+		r.figure += fmt.Sprintf("; p99 %.2f×", float64(ours.p99)/float64(pg.p99))
+	} else {
+		r.met = ours.tps >= pg.tps
+		r.figure += fmt.Sprintf("; throughput %.2f×", ours.tps/pg.tps)
+	}
+	r.met = r.met && ours.failed == 0 && pg.failed == 0
+	return r
+}
+
+// pgbenchTarget is one side of the comparison.
+type pgbenchTarget struct {
+	name, user, db, relation string
+	port                     int
+}
+
+// pgbenchRun is what one pgbench run measured.
+type pgbenchRun struct {
+	tps          float64
+	txns, failed int
+	p50, p99     time.Duration
+	err          error
+}
+
+func (r pgbenchRun) String() string {
+	if r.err != nil {
+		return "failed: " + r.err.Error()
+	}
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
+	s := fmt.Sprintf("%.1f tps, p50 %s / p99 %s ms (%d transactions)", r.tps, ms(r.p50), ms(r.p99), r.txns)
+	if r.failed > 0 {
+		s += fmt.Sprintf(", %d failed", r.failed)
+	}
+	return s
+}
+
+var (
+	tpsLine    = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)
+	failedLine = regexp.MustCompile(`(?m)^number of failed transactions: ([0-9]+)`)
+)
+
+// run runs pgbench with one script for the configured duration and reads its
+// per-transaction log for the latency percentiles.
+func (t pgbenchTarget) run(ctx context.Context, bin, script, logPrefix string, clients int, defs []string, o options) pgbenchRun {
+	secs := max(1, int(o.pgbenchDuration.Round(time.Second)/time.Second))
+	args := []string{"-n", "-M", o.pgbenchProtocol, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, runtime.NumCPU())),
+		"-T", strconv.Itoa(secs), "-f", script, "-l", "--log-prefix", logPrefix}
+	args = append(append(args, defs...), "-h", "127.0.0.1", "-p", strconv.Itoa(t.port), "-U", t.user, t.db)
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	var r pgbenchRun
+	if err != nil {
+		r.err = fmt.Errorf("pgbench %s: %w: %s", strings.Join(args, " "), err, lastLines(string(out), 3))
+		return r
+	}
+	m := tpsLine.FindSubmatch(out)
+	if m == nil {
+		r.err = fmt.Errorf("pgbench printed no tps line: %s", lastLines(string(out), 5))
+		return r
+	}
+	r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := failedLine.FindSubmatch(out); m != nil {
+		r.failed, _ = strconv.Atoi(string(m[1]))
+	}
+	lat, failed, err := readPgbenchLogs(logPrefix)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.failed = max(r.failed, failed)
+	if len(lat) == 0 {
+		r.err = errors.New("pgbench logged no transaction")
+		return r
+	}
+	r.txns, r.p50, r.p99 = len(lat), percentile(lat, 0.5), percentile(lat, 0.99)
+	return r
+}
+
+// readPgbenchLogs reads pgbench's per-transaction logs (one file per thread:
+// client, transaction, latency in µs or "failed", script, epoch, µs).
+func readPgbenchLogs(prefix string) ([]time.Duration, int, error) {
+	files, err := filepath.Glob(prefix + ".*")
+	if err != nil || len(files) == 0 {
+		return nil, 0, fmt.Errorf("no pgbench log %s.*: %v", prefix, err)
+	}
+	var lat []time.Duration
+	failed := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, 0, err
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 3 {
+				continue
+			}
+			us, err := strconv.ParseInt(fields[2], 10, 64)
+			if err != nil {
+				failed++
+				continue
+			}
+			lat = append(lat, time.Duration(us)*time.Microsecond)
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return lat, failed, nil
+}
+
+// writeScript writes q's pgbench script over relation.
+func (b *bench) writeScript(dir string, q loadQuestion, relation string) (string, error) {
+	var s strings.Builder
+	if q.meter {
+		var malos []int64
+		for _, m := range b.fx.malos {
+			n, err := strconv.ParseInt(m, 10, 64)
+			if err != nil {
+				return "", fmt.Errorf("MaLo %q is not a number a pgbench variable can hold: %w", m, err)
+			}
+			malos = append(malos, n)
+		}
+		fmt.Fprintf(&s, "\\set i random(0, %d)\n", len(malos)-1)
+		fmt.Fprintf(&s, "\\set m %s\n", caseOf("i", malos))
+	}
+	fmt.Fprintf(&s, q.sql+"\n", relation)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s.sql", strings.NewReplacer(" ", "-", "'", "").Replace(q.name), relation))
+	return path, os.WriteFile(path, []byte(s.String()), 0o644)
+}
+
+// spanOf draws the run's balancing day, or whole month, from the fixture's:
+// pgbench's -D definitions of :lo and :hi.
+func (b *bench) spanOf(q loadQuestion, rng *rand.Rand) ([]string, error) {
+	first := metering.DateOf(b.w.Start)
+	end := first.AddDays(b.o.days)
+	var lo, hi time.Time
+	switch q.span {
+	case "day":
+		lo, hi = metering.DayBounds(first.AddDays(rng.IntN(b.o.days)), metering.SparteStrom)
+	case "month":
+		var whole []time.Time
+		for m := time.Date(first.Year, first.Month, 1, 0, 0, 0, 0, time.UTC); metering.DateOf(m.AddDate(0, 1, 0)).Compare(end) <= 0; m = m.AddDate(0, 1, 0) {
+			if metering.DateOf(m).Compare(first) >= 0 {
+				whole = append(whole, m)
+			}
+		}
+		if len(whole) == 0 {
+			return nil, fmt.Errorf("pgbench: %q needs a whole month in the fixture (%d days from %s)", q.name, b.o.days, first)
+		}
+		m := whole[rng.IntN(len(whole))]
+		lo, hi = metering.MonthBounds(m.Year(), m.Month(), metering.SparteStrom)
+	default:
+		return nil, nil
+	}
+	const layout = "2006-01-02 15:04:05+00"
+	return []string{"-D", "lo=" + lo.UTC().Format(layout), "-D", "hi=" + hi.UTC().Format(layout)}, nil
+}
+
+// caseOf is a pgbench expression picking values[:v].
+func caseOf(v string, values []int64) string {
+	var s strings.Builder
+	s.WriteString("CASE")
+	for i, x := range values[:len(values)-1] {
+		fmt.Fprintf(&s, " WHEN :%s = %d THEN %d", v, i, x)
+	}
+	fmt.Fprintf(&s, " ELSE %d END", values[len(values)-1])
+	return s.String()
+}
+
+// serveProcess is msql serve as a child process, its RSS sampled.
+type serveProcess struct {
+	cmd               *exec.Cmd
+	port              int
+	exited            chan struct{}
+	mu                sync.Mutex
+	rssStart, rssPeak int64
+	rssEnd, rssWarm   int64 // rssWarm: after the first pair of runs
+	samples           int
+	sampling          time.Time
+	stopSampling      chan struct{}
+	sampled           sync.WaitGroup
+}
+
+// startServe builds cmd/msql and runs msql serve over the benchmark's store.
+func (b *bench) startServe() (*serveProcess, error) {
+	bin := filepath.Join(b.e.dir, "msql")
+	build := exec.CommandContext(b.ctx, "go", "build", "-o", bin, "./cmd/msql")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build msql: %w: %s", err, out)
+	}
+	pgPort, err := pglocal.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := pglocal.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	logf("pgbench: msql serve on 127.0.0.1:%d", pgPort)
+	log, err := os.Create(filepath.Join(b.e.dir, "serve.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--dsn", b.e.dsn, "--warehouse", b.e.warehouse,
+		"--pgwire", "127.0.0.1:"+strconv.Itoa(pgPort), "--health", "127.0.0.1:"+strconv.Itoa(healthPort))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start msql serve: %w", err)
+	}
+	p := &serveProcess{cmd: cmd, port: pgPort, exited: make(chan struct{}), stopSampling: make(chan struct{})}
+	go func() { _ = cmd.Wait(); log.Close(); close(p.exited) }()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("msql serve exited before it was ready: %s", lastLines(readFile(log.Name()), 5))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("msql serve not ready after 3 minutes: %s", lastLines(readFile(log.Name()), 5))
+		}
+	}
+}
+
+// serveAgrees checks msql serve answers the same count and sum as the
+// PostgreSQL peer before either is timed.
+func (b *bench) serveAgrees(p *serveProcess) error {
+	conn, err := pgx.Connect(b.ctx, fmt.Sprintf("postgres://%s@127.0.0.1:%d/meterstore?sslmode=disable", pgbenchUser, p.port))
+	if err != nil {
+		return fmt.Errorf("connect to msql serve: %w", err)
+	}
+	defer conn.Close(b.ctx)
+	const q = `SELECT count(*), CAST(sum(value) AS VARCHAR) FROM %s`
+	var n, m int64
+	var s, t string
+	if err := conn.QueryRow(b.ctx, fmt.Sprintf(q, "readings")).Scan(&n, &s); err != nil {
+		return fmt.Errorf("msql serve: %w", err)
+	}
+	if err := b.e.pool.QueryRow(b.ctx, fmt.Sprintf(q, curTable)).Scan(&m, &t); err != nil {
+		return err
+	}
+	if n != m || s != t {
+		return fmt.Errorf("msql serve answers %d rows summing to %s, PostgreSQL's current values %d summing to %s", n, s, m, t)
+	}
+	logf("pgbench: msql serve and PostgreSQL both hold %d rows summing to %s", n, s)
+	return nil
+}
+
+// sampleRSS samples the server's resident memory every second until stop.
+func (p *serveProcess) sampleRSS() {
+	p.sampling = time.Now()
+	p.sampled.Add(1)
+	go func() {
+		defer p.sampled.Done()
+		for {
+			if kb, err := rssKB(p.cmd.Process.Pid); err == nil {
+				p.mu.Lock()
+				if p.samples == 0 {
+					p.rssStart = kb
+				}
+				p.rssEnd, p.rssPeak = kb, max(p.rssPeak, kb)
+				p.samples++
+				p.mu.Unlock()
+			}
+			select {
+			case <-p.stopSampling:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+}
+
+// warm takes the first sample after a run as the baseline growth is measured from.
+func (p *serveProcess) warm() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rssWarm == 0 {
+		p.rssWarm = p.rssEnd
+	}
+}
+
+func (p *serveProcess) rssResult() result {
+	close(p.stopSampling)
+	p.sampled.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mib := func(kb int64) string { return fmt.Sprintf("%.0f MiB", float64(kb)/1024) }
+	growth := float64(p.rssEnd-p.rssWarm) / float64(max(1, p.rssWarm))
+	return result{measure: "pgbench: msql serve resident memory over the runs", against: "itself after the first run",
+		target: "flat (end ≤ 1.25× after the first run)",
+		figure: fmt.Sprintf("idle %s, after the first run %s, end %s, peak %s (%d samples over %s)", mib(p.rssStart), mib(p.rssWarm),
+			mib(p.rssEnd), mib(p.rssPeak), p.samples, time.Since(p.sampling).Round(time.Second)),
+		met: growth <= 0.25}
+}
+
+func (p *serveProcess) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// rssKB is VmRSS of a process in kB.
+func rssKB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			return strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
