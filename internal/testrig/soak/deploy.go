@@ -134,7 +134,7 @@ func (d *deployment) startServers(ctx context.Context) error {
 	}
 	d.maintenance, err = newProcess("msql maintenance", d.msql, filepath.Join(d.work, "maintenance.log"), addr(ports[3]),
 		"maintenance", "--config", d.config, "--interval", "1s", "--max-windows", "2",
-		"--compact", "--compact-quiet", "20s", "--orphan-age", "1h", "--health", addr(ports[3]))
+		"--compact", "--compact-quiet", "5s", "--orphan-age", "1h", "--health", addr(ports[3]))
 	if err != nil {
 		return err
 	}

@@ -149,6 +149,12 @@ func (p *process) deaths() []string {
 	return append([]string(nil), p.unexpected...)
 }
 
+// log is the process's log so far.
+func (p *process) log() string {
+	b, _ := os.ReadFile(p.logf.Name())
+	return string(b)
+}
+
 // logTail is the last n lines of the process's log.
 func (p *process) logTail(n int) string {
 	b, _ := os.ReadFile(p.logf.Name())

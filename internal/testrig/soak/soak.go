@@ -71,9 +71,17 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	late, err := newClosedMonth(w)
+	if err != nil {
+		return res, err
+	}
+	load, err := newPgbenchLoad(o.Work, d.pgwire, portfolio(w))
+	if err != nil {
+		return res, err
+	}
 	l := newLedger(tbl.Config(), writers)
-	fmt.Fprintf(o.Log, "soak: deployed in %s; %d deliveries over %d days, %d writers, faults for %s\n",
-		time.Since(start).Round(time.Second), len(ds), w.Days, writers, o.Duration)
+	fmt.Fprintf(o.Log, "soak: deployed in %s; %d deliveries over %d days and %d of a day in %s, %d writers, faults for %s\n",
+		time.Since(start).Round(time.Second), len(ds), w.Days, len(late.deliveries), late.month.Format("2006-01"), writers, o.Duration)
 	start = time.Now()
 
 	runCtx, stop := context.WithTimeout(ctx, o.Duration)
@@ -94,13 +102,15 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	for _, r := range d.readers(l, w, st, rng) {
 		wg.Go(func() { r.run(runCtx) })
 	}
+	wg.Go(func() { load.run(runCtx) })
 	wms := &watermarks{tbl: tbl, stats: st}
 	wg.Go(func() { wms.sample(runCtx) })
+	wg.Go(func() { late.deliver(runCtx, tbl, l, today, st) })
 	wg.Go(func() { d.injectFaults(runCtx, o, rng, st, start) })
 	wg.Wait()
 
 	elapsed := time.Since(start)
-	checks := d.finish(ctx, o, s, tbl, l, st, w)
+	checks := d.finish(ctx, o, s, tbl, l, st, w, late, load, start)
 	checks = append(checks, fmt.Sprintf("the watermark moved %d times and never back (sampled every 500 ms), last %s", wms.moves, wms.last.Format(time.RFC3339)))
 	var buf bytes.Buffer
 	st.summary(&buf, o, elapsed, d, checks)
@@ -149,12 +159,19 @@ func (d *deployment) openStore(ctx context.Context) (*store.Store, *store.Table,
 	return s, tbl, nil
 }
 
-func (d *deployment) readers(l *ledger, w testkit.Workload, st *stats, rng *rand.Rand) []*reader {
+// portfolio is the workload's MaLos.
+func portfolio(w testkit.Workload) []string {
 	b, _ := w.Generate()
 	var malos []string
 	for _, m := range b.Meters {
 		malos = append(malos, m.MaloID.String())
 	}
+	return malos
+}
+
+func (d *deployment) readers(l *ledger, w testkit.Workload, st *stats, rng *rand.Rand) []*reader {
+	b, _ := w.Generate()
+	malos := portfolio(w)
 	days := [2]metering.Date{b.Days[0], b.Days[len(b.Days)-1].AddDays(1)}
 	mk := func(name, tenant string, dial func(context.Context) (client, error)) *reader {
 		return &reader{name: name, dial: dial, tenant: tenant, ledger: l, malos: malos, days: days,

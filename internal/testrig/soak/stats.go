@@ -90,6 +90,12 @@ func (s *stats) addFault(f fault) {
 	s.faults = append(s.faults, f)
 }
 
+func (s *stats) faultList() []fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.faults)
+}
+
 func (s *stats) failed() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
