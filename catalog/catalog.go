@@ -14,19 +14,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the SQL catalog
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // Options configures Open.
 type Options struct {
-	Kind      string                // "sql" (default) | "rest"
-	DSN       string                // PostgreSQL holding the SQL catalog
-	URI       string                // REST catalog URI
-	Warehouse string                // file:///… or s3://bucket/prefix
-	S3        meterstore.S3Settings // how an s3:// warehouse is reached
-	Namespace string                // default "meterstore"
-	Name      string                // catalog name, default "meterstore"
-	Pool      *pgxpool.Pool         // for leases (cold appends, compaction)
+	Kind      string              // "sql" (default) | "rest"
+	DSN       string              // PostgreSQL holding the SQL catalog
+	URI       string              // REST catalog URI
+	Warehouse string              // file:///… or s3://bucket/prefix
+	S3        settings.S3Settings // how an s3:// warehouse is reached
+	Namespace string              // default "meterstore"
+	Name      string              // catalog name, default "meterstore"
+	Pool      *pgxpool.Pool       // for leases (cold appends, compaction)
 
 	// BeforeCommit, when set, runs after the data files of a commit are written
 	// and just before the catalog commit; an error aborts the commit (the files
@@ -136,7 +136,7 @@ func (c *Catalog) Iceberg() icecat.Catalog { return c.cat }
 
 // ObjectStore is how the warehouse is reached when it lies on object storage
 // (s3://): what the engine's DuckDB needs to read the cold files itself.
-func (c *Catalog) ObjectStore() (meterstore.S3Settings, bool) {
+func (c *Catalog) ObjectStore() (settings.S3Settings, bool) {
 	return c.opt.S3, IsObjectStore(c.opt.Warehouse)
 }
 

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // Extensions are DuckDB's postgres and iceberg extensions: optional, loaded
@@ -42,7 +42,7 @@ type Extensions struct {
 	// With httpfs loaded and a key pair set, every database gets it as a
 	// temporary S3 secret and reads the cold files itself, through the cold
 	// half's path; otherwise the Go reader (meter_cold_scan) reads them.
-	ObjectStore *meterstore.S3Settings
+	ObjectStore *settings.S3Settings
 }
 
 // PathChoice picks how one half of the tier split is read.
@@ -208,7 +208,7 @@ func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool)
 
 // objectStore creates the warehouse's secret where httpfs loaded, or says
 // why the cold files on object storage take the Go reader.
-func (st *extensionState) objectStore(ctx context.Context, conn *sql.Conn, s3 *meterstore.S3Settings) error {
+func (st *extensionState) objectStore(ctx context.Context, conn *sql.Conn, s3 *settings.S3Settings) error {
 	switch {
 	case s3 == nil:
 		return nil
@@ -229,7 +229,7 @@ func (st *extensionState) objectStore(ctx context.Context, conn *sql.Conn, s3 *m
 
 // createColdSecret gives the database the warehouse's credentials as a
 // temporary secret (never persisted; redacted by duckdb_secrets()).
-func createColdSecret(ctx context.Context, conn *sql.Conn, s3 meterstore.S3Settings) error {
+func createColdSecret(ctx context.Context, conn *sql.Conn, s3 settings.S3Settings) error {
 	opts := []string{"TYPE s3", "KEY_ID " + sqlString(s3.AccessKeyID), "SECRET " + sqlString(s3.SecretAccessKey.Reveal())}
 	if t := s3.SessionToken.Reveal(); t != "" {
 		opts = append(opts, "SESSION_TOKEN "+sqlString(t))
@@ -258,7 +258,7 @@ func createColdSecret(ctx context.Context, conn *sql.Conn, s3 meterstore.S3Setti
 }
 
 // redactSecret removes the credentials from text.
-func redactSecret(text string, s3 meterstore.S3Settings) string {
+func redactSecret(text string, s3 settings.S3Settings) string {
 	for _, v := range []string{s3.SecretAccessKey.Reveal(), s3.SessionToken.Reveal()} {
 		if v != "" {
 			text = strings.ReplaceAll(text, v, "[redacted]")
@@ -295,7 +295,7 @@ func loadedVersion(ctx context.Context, conn *sql.Conn, name string) LoadedExten
 }
 
 // reload repeats on another database what the first one loaded.
-func (st *extensionState) reload(ctx context.Context, conn *sql.Conn, pg PostgresConn, s3 *meterstore.S3Settings) error {
+func (st *extensionState) reload(ctx context.Context, conn *sql.Conn, pg PostgresConn, s3 *settings.S3Settings) error {
 	for _, l := range st.status.Loaded {
 		name := l.Name
 		if _, err := conn.ExecContext(ctx, "LOAD "+name); err != nil {

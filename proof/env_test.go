@@ -24,6 +24,7 @@ import (
 	"github.com/meterstore/meterstore/internal/testhooks"
 	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/pgtest"
@@ -46,7 +47,7 @@ type env struct {
 	ctx  context.Context
 	dsn  string
 	wh   string // warehouse location (file://… or, under MSQL_TEST_WAREHOUSE=s3, s3://…)
-	s3   meterstore.S3Settings
+	s3   settings.S3Settings
 	cfgs []meterstore.TableConfig
 	now  time.Time
 

@@ -20,7 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // TestPGWireProbeServer serves the fixture at $SERVE_PROBE_ADDR (user admin,
@@ -33,7 +33,7 @@ func TestPGWireProbeServer(t *testing.T) {
 		t.Skip("set SERVE_PROBE_ADDR=127.0.0.1:5433 to serve the fixture to a client run by hand")
 	}
 	f := newFixture(t)
-	_, got := f.listenPG(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}), addr)
+	_, got := f.listenPG(t, f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}), addr)
 	t.Logf("serving the fixture at %s (user admin, password s3cret) until the test deadline", got)
 	hold := 10 * time.Minute
 	if d, ok := t.Deadline(); ok {
@@ -316,7 +316,7 @@ var (
 func TestPGWireClientStatements(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	_, addr := f.startPG(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}))
+	_, addr := f.startPG(t, f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
 	all := time.Time{}
 
 	desc, err := f.s.Engine.Describe(ctx, `SELECT * FROM readings`)

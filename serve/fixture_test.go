@@ -14,6 +14,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 	"github.com/meterstore/meterstore/testkit/storetest"
@@ -116,7 +117,7 @@ func newFixtureWith(t testing.TB, opt storetest.Options) *fixture {
 	return f
 }
 
-func (f *fixture) users(t testing.TB, us ...meterstore.UserSettings) *serve.Users {
+func (f *fixture) users(t testing.TB, us ...settings.UserSettings) *serve.Users {
 	t.Helper()
 	u, err := serve.NewUsers(f.s.Engine, us)
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // flightCmd is a Flight SQL command packed as the descriptor and action
@@ -76,7 +76,7 @@ func drain[T any](recv func() (T, error)) error {
 // write is refused naming the read-only rule, and the server keeps answering.
 func TestFlightMalformedPutsAndActionsAreRefused(t *testing.T) {
 	f := newFixture(t)
-	users := f.users(t, meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
+	users := f.users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
 	cl, err := flightsql.NewClient(f.startFlight(t, users), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer cl.Close()

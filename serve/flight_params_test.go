@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // TestFlightSQLQuestionMarkParameters: the ADBC driver and the Flight SQL
@@ -20,7 +20,7 @@ import (
 // DuckDB takes); preparing must count them, as it counts $n.
 func TestFlightSQLQuestionMarkParameters(t *testing.T) {
 	f := newFixture(t)
-	addr := f.startFlight(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}))
+	addr := f.startFlight(t, f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
 	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer cl.Close()

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // The schema GetFlightInfo announces is the schema DoGet streams: the same
@@ -23,8 +23,8 @@ import (
 func TestFlightInfoSchemaIsTheStreamSchema(t *testing.T) {
 	f := newFixture(t)
 	users := f.users(t,
-		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
-		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
+		settings.UserSettings{Name: "admin", Password: "s3cret"},
+		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
 	)
 	cl, err := flightsql.NewClient(f.startFlight(t, users), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)

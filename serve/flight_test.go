@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
@@ -73,8 +73,8 @@ func fetch(t *testing.T, ctx context.Context, cl *flightsql.Client, info *flight
 func TestFlightSQL(t *testing.T) {
 	f := newFixture(t)
 	users := f.users(t,
-		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
-		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
+		settings.UserSettings{Name: "admin", Password: "s3cret"},
+		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
 	)
 	addr := f.startFlight(t, users)
 	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -195,7 +195,7 @@ func TestFlightSQL(t *testing.T) {
 // database is back the same statement answers.
 func TestFlightSQLUnavailableWhilePostgreSQLIsDown(t *testing.T) {
 	f := newFixtureWith(t, storetest.Options{PostgresProxy: true})
-	addr := f.startFlight(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}))
+	addr := f.startFlight(t, f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
 	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer cl.Close()

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
@@ -34,8 +34,8 @@ func TestPGWireStatementsEndWithTheirClient(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	users := f.users(t,
-		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
-		meterstore.UserSettings{Name: "hasty", Password: "hasty-pw", StatementTimeout: 150 * time.Millisecond},
+		settings.UserSettings{Name: "admin", Password: "s3cret"},
+		settings.UserSettings{Name: "hasty", Password: "hasty-pw", StatementTimeout: 150 * time.Millisecond},
 	)
 	srv, addr := f.startPG(t, users)
 

@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // TestPGWireCursors: psycopg's named cursors and other clients that read a
@@ -19,8 +19,8 @@ func TestPGWireCursors(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	_, addr := f.startPG(t, f.users(t,
-		meterstore.UserSettings{Name: "admin", Password: "pw"},
-		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"}))
+		settings.UserSettings{Name: "admin", Password: "pw"},
+		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"}))
 	modes := map[string]pgx.QueryExecMode{"simple": pgx.QueryExecModeSimpleProtocol, "extended": pgx.QueryExecModeCacheStatement}
 	total := f.oracle.RowCount(time.Time{}, time.Time{})
 	require.Greater(t, total, 1000, "the fixture is large enough to fetch in several pieces")

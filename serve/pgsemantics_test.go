@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // TestPGWireAnswersAsPostgreSQL: what psycopg, pgjdbc and SQLAlchemy found
@@ -20,7 +20,7 @@ import (
 func TestPGWireAnswersAsPostgreSQL(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	_, addr := f.startPG(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "pw"}))
+	_, addr := f.startPG(t, f.users(t, settings.UserSettings{Name: "admin", Password: "pw"}))
 	modes := map[string]pgx.QueryExecMode{"simple": pgx.QueryExecModeSimpleProtocol, "extended": pgx.QueryExecModeCacheStatement}
 
 	t.Run("column names", func(t *testing.T) {

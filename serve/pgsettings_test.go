@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // TestPGWireSetTimeZone: a session cannot change the time zone the engine
@@ -18,8 +18,8 @@ import (
 func TestPGWireSetTimeZone(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	users := f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"},
-		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
+	users := f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"},
+		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
 	_, addr := f.startPG(t, users)
 	for _, user := range [][2]string{{"admin", "s3cret"}, {"alice", "alice-pw"}} {
 		c := pgConnect(t, addr, user[0], user[1], pgx.QueryExecModeSimpleProtocol, nil)

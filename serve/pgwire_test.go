@@ -20,6 +20,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 )
 
 func pgConnect(t *testing.T, addr, user, password string, mode pgx.QueryExecMode, notices *[]string) *pgx.Conn {
@@ -49,8 +50,8 @@ func TestPGWire(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	users := f.users(t,
-		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
-		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
+		settings.UserSettings{Name: "admin", Password: "s3cret"},
+		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
 	)
 	_, addr := f.startPG(t, users)
 	all := time.Time{}
@@ -384,7 +385,7 @@ func TestPGWireStreamsLargeResults(t *testing.T) {
 func TestPGWireDayParameterPrunes(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	_, addr := f.startPG(t, f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"}))
+	_, addr := f.startPG(t, f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
 	day := f.cut.AddDate(0, 0, -2)
 	all := time.Time{}
 	want := f.oracle.SumBy(all, all, func(r meterstore.Row) string { return r.BalancingDay.Format(time.DateOnly) })[day.Format(time.DateOnly)]

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
@@ -24,8 +24,8 @@ func TestIcebergREST(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	users := f.users(t,
-		meterstore.UserSettings{Name: "admin", Password: "s3cret"},
-		meterstore.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
+		settings.UserSettings{Name: "admin", Password: "s3cret"},
+		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
 	)
 	cfg := f.s.Table().Config
 	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(cfg), Users: users, Log: f.log}
@@ -162,7 +162,7 @@ var _ = serve.ReasonNoWrites
 func TestRESTFacadeOnObjectStore(t *testing.T) {
 	f := newFixtureWith(t, storetest.Options{ObjectStore: true})
 	cfg := f.s.Table().Config
-	users := f.users(t, meterstore.UserSettings{Name: "admin", Password: "admin-pw"})
+	users := f.users(t, settings.UserSettings{Name: "admin", Password: "admin-pw"})
 	srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(cfg), Users: users, Log: f.log}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()

@@ -33,9 +33,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/internal/telemetry"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // ReadOnlyReason is the rule every refused write names.
@@ -47,13 +47,13 @@ const ReadOnlyReason = "MeterStore serves queries only: a write here would bypas
 // one's session handle.
 type Users struct {
 	base  *engine.Engine
-	users map[string]meterstore.UserSettings
+	users map[string]settings.UserSettings
 }
 
 // NewUsers checks every user's scope against the engine now, so a typo in the
 // configuration fails at start-up rather than at a user's first login.
-func NewUsers(base *engine.Engine, users []meterstore.UserSettings) (*Users, error) {
-	u := &Users{base: base, users: map[string]meterstore.UserSettings{}}
+func NewUsers(base *engine.Engine, users []settings.UserSettings) (*Users, error) {
+	u := &Users{base: base, users: map[string]settings.UserSettings{}}
 	for _, us := range users {
 		if us.Name == "" {
 			return nil, errors.New("serve: a [[users]] entry has no name")
@@ -76,9 +76,9 @@ func NewUsers(base *engine.Engine, users []meterstore.UserSettings) (*Users, err
 func (u *Users) Enabled() bool { return u != nil && len(u.users) > 0 }
 
 // Lookup returns a user's settings.
-func (u *Users) Lookup(name string) (meterstore.UserSettings, bool) {
+func (u *Users) Lookup(name string) (settings.UserSettings, bool) {
 	if u == nil {
-		return meterstore.UserSettings{}, false
+		return settings.UserSettings{}, false
 	}
 	us, ok := u.users[name]
 	return us, ok

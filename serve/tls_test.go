@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 )
 
 func selfSigned(t *testing.T) *tls.Config {
@@ -39,7 +39,7 @@ func TestPGWireTLSAndListenRule(t *testing.T) {
 	require.NoError(t, serve.CheckListen("[::1]:5433", nil))
 
 	f := newFixture(t)
-	users := f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"})
+	users := f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := &serve.PGServer{Users: users, TLS: selfSigned(t), Log: f.log}

@@ -14,6 +14,7 @@ import (
 	"github.com/meterstore/meterstore/internal/testhooks"
 	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
@@ -59,7 +60,7 @@ type setup struct {
 }
 
 // openOn starts a store over cfgs on a fresh database and the warehouse wh.
-func openOn(t testing.TB, wh string, s3 meterstore.S3Settings, tune func(*setup), cfgs ...meterstore.TableConfig) *env {
+func openOn(t testing.TB, wh string, s3 settings.S3Settings, tune func(*setup), cfgs ...meterstore.TableConfig) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{ctx: ctx, dsn: pgtest.Database(t), wh: wh}

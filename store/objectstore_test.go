@@ -21,6 +21,7 @@ import (
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/internal/testrig/faultproxy"
 	"github.com/meterstore/meterstore/internal/testrig/s3test"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/pgtest"
@@ -58,7 +59,7 @@ func TestWarehouseOnObjectStore(t *testing.T) {
 // fromCredentialChain moves the settings' key pair into the environment
 // variables the AWS credential chain reads first, with the host's shared
 // files and instance role out of reach, and returns the settings without it.
-func fromCredentialChain(t *testing.T, s3 meterstore.S3Settings) meterstore.S3Settings {
+func fromCredentialChain(t *testing.T, s3 settings.S3Settings) settings.S3Settings {
 	t.Setenv("AWS_ACCESS_KEY_ID", s3.AccessKeyID)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3.SecretAccessKey.Reveal())
 	t.Setenv("AWS_SESSION_TOKEN", "")
@@ -190,7 +191,7 @@ func testWarehouseOnObjectStore(t *testing.T, ext engine.Extensions, path string
 
 // proxied is the test server's settings with the endpoint through a fault
 // proxy in front of it.
-func proxied(t *testing.T) (string, meterstore.S3Settings, *faultproxy.Proxy) {
+func proxied(t *testing.T) (string, settings.S3Settings, *faultproxy.Proxy) {
 	t.Helper()
 	wh, s3 := s3test.Warehouse(t)
 	p, err := faultproxy.Start(strings.TrimPrefix(s3.Endpoint, "http://"))
@@ -217,7 +218,7 @@ func TestObjectStoreSettingsErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		wh      string
-		s3      meterstore.S3Settings
+		s3      settings.S3Settings
 		fault   func()
 		setting string
 	}{

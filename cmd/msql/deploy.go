@@ -18,6 +18,7 @@ import (
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/embedded"
 	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/store"
 )
 
@@ -48,7 +49,7 @@ func (f *deployFlags) register(fs *flag.FlagSet) {
 
 // declaredTables are the configuration's tables; none declared is the
 // embedded default's, the demo's table.
-func declaredTables(s meterstore.Settings) []meterstore.TableConfig {
+func declaredTables(s settings.Settings) []meterstore.TableConfig {
 	if len(s.Tables) == 0 {
 		return []meterstore.TableConfig{embedded.Table()}
 	}
@@ -197,11 +198,11 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		catKind   = "sql"
 		catURI    string
 		namespace string
-		s3        meterstore.S3Settings
+		s3        settings.S3Settings
 		d         = &deployment{log: f.log}
 	)
 	isEmbedded := f.dsn == "" && f.warehouse == ""
-	var engineSettings meterstore.EngineSettings
+	var engineSettings settings.EngineSettings
 	d.tables = []meterstore.TableConfig{embedded.Table()}
 	switch {
 	case f.config != "":
@@ -283,7 +284,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 
 // configureExtensions takes the extension settings of [engine], each empty
 // one from the environment (MSQL_DUCKDB_EXTENSIONS, MSQL_PATHS).
-func (d *deployment) configureExtensions(s meterstore.EngineSettings) error {
+func (d *deployment) configureExtensions(s settings.EngineSettings) error {
 	x, err := engine.ExtensionsFromEnv()
 	if err != nil {
 		return withHint(err, "set MSQL_PATHS to default, go or extension")

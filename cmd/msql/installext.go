@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/settings"
 )
 
 func init() {
@@ -33,10 +33,10 @@ func runInstallExtensions(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if dir == "" {
-		var s meterstore.Settings
+		var s settings.Settings
 		if config != "" {
 			var err error
-			if s, err = meterstore.LoadSettings(config); err != nil {
+			if s, err = settings.LoadSettings(config); err != nil {
 				return err
 			}
 		}

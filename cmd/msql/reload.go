@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // configFile is the configuration file a deployment was opened from and the
@@ -19,14 +19,14 @@ type configFile struct {
 }
 
 // read returns the file's settings and digest.
-func (c configFile) read() (meterstore.Settings, [sha256.Size]byte, error) {
+func (c configFile) read() (settings.Settings, [sha256.Size]byte, error) {
 	b, err := os.ReadFile(c.path)
 	if err != nil {
-		return meterstore.Settings{}, [sha256.Size]byte{}, fmt.Errorf("read configuration: %w", err)
+		return settings.Settings{}, [sha256.Size]byte{}, fmt.Errorf("read configuration: %w", err)
 	}
-	s, err := meterstore.ParseSettings(string(b), os.LookupEnv)
+	s, err := settings.ParseSettings(string(b), os.LookupEnv)
 	if err != nil {
-		return meterstore.Settings{}, [sha256.Size]byte{}, fmt.Errorf("%s: %w", c.path, err)
+		return settings.Settings{}, [sha256.Size]byte{}, fmt.Errorf("%s: %w", c.path, err)
 	}
 	return s, sha256.Sum256(b), nil
 }

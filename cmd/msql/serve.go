@@ -17,6 +17,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/settings"
 )
 
 func init() {
@@ -92,9 +93,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	var userSettings []meterstore.UserSettings
+	var userSettings []settings.UserSettings
 	if deploy.config != "" {
-		s, err := meterstore.LoadSettings(deploy.config)
+		s, err := settings.LoadSettings(deploy.config)
 		if err != nil {
 			return err
 		}

@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // expected is what every foreign reader must find. The totals come from
@@ -213,7 +213,7 @@ func (d *deployment) provenance(ctx context.Context) (provenanceLine, error) {
 // layout is the schema, partition spec and sort order as the catalog package
 // declares them for the configured table.
 func (e *expected) layout(config string) error {
-	s, err := meterstore.LoadSettings(config)
+	s, err := settings.LoadSettings(config)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/meterstore/meterstore/internal/testhooks"
 	"github.com/meterstore/meterstore/internal/testrig/faultproxy"
 	"github.com/meterstore/meterstore/internal/testrig/s3test"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
@@ -45,7 +46,7 @@ type Store struct {
 	DSN       string
 	Proxy     *faultproxy.Proxy // between the store and PostgreSQL when Options.PostgresProxy, else nil
 	Warehouse string
-	S3        meterstore.S3Settings // how the warehouse is reached when it is s3://
+	S3        settings.S3Settings // how the warehouse is reached when it is s3://
 	Pool      *pgxpool.Pool
 	Catalog   *catalog.Catalog
 	Tables    map[string]*Table // by physical name

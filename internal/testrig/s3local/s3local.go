@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // Server is a running store.
@@ -40,9 +40,9 @@ type Server struct {
 }
 
 // Settings are the [cold.s3] settings that reach the server.
-func (s *Server) Settings() meterstore.S3Settings {
-	return meterstore.S3Settings{Endpoint: s.Endpoint, Region: "us-east-1",
-		AccessKeyID: s.AccessKey, SecretAccessKey: meterstore.Secret(s.SecretKey)}
+func (s *Server) Settings() settings.S3Settings {
+	return settings.S3Settings{Endpoint: s.Endpoint, Region: "us-east-1",
+		AccessKeyID: s.AccessKey, SecretAccessKey: settings.Secret(s.SecretKey)}
 }
 
 // Client is an S3 client of the server.

@@ -29,8 +29,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/testrig/s3local"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
@@ -69,7 +69,7 @@ func Start(t testing.TB) *s3local.Server {
 
 // Warehouse is a fresh, empty warehouse location on the shared server, and the
 // settings that reach it.
-func Warehouse(t testing.TB) (string, meterstore.S3Settings) {
+func Warehouse(t testing.TB) (string, settings.S3Settings) {
 	t.Helper()
 	s := Start(t)
 	var b [6]byte
@@ -82,12 +82,12 @@ func OnS3() bool { return os.Getenv("MSQL_TEST_WAREHOUSE") == "s3" }
 
 // Local is the warehouse a test gets by default: a file:// temporary directory,
 // or, under MSQL_TEST_WAREHOUSE=s3, a fresh prefix on the S3 server.
-func Local(t testing.TB) (string, meterstore.S3Settings) {
+func Local(t testing.TB) (string, settings.S3Settings) {
 	t.Helper()
 	if OnS3() {
 		return Warehouse(t)
 	}
-	return "file://" + t.TempDir(), meterstore.S3Settings{}
+	return "file://" + t.TempDir(), settings.S3Settings{}
 }
 
 // Files lists the files under a warehouse location whose names end in suffix:

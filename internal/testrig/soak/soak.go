@@ -19,9 +19,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/settings"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
 )
@@ -136,7 +136,7 @@ func workload(o Options, now time.Time) (testkit.Workload, time.Time) {
 // openStore opens the soak's own store over the deployment (through the
 // proxy, like the servers): the writers' library and the end checks'.
 func (d *deployment) openStore(ctx context.Context) (*store.Store, *store.Table, error) {
-	settings, err := meterstore.LoadSettings(d.config)
+	conf, err := settings.LoadSettings(d.config)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,13 +149,13 @@ func (d *deployment) openStore(ctx context.Context) (*store.Store, *store.Table,
 		pool.Close()
 		return nil, nil, err
 	}
-	s, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: settings.Tables})
+	s, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: conf.Tables})
 	if err != nil {
 		cat.Close()
 		pool.Close()
 		return nil, nil, err
 	}
-	tbl, _ := s.Table(settings.Tables[0].Name())
+	tbl, _ := s.Table(conf.Tables[0].Name())
 	return s, tbl, nil
 }
 

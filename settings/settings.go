@@ -1,4 +1,4 @@
-package meterstore
+package settings
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/meterstore/meterstore"
 )
 
 // Settings is the TOML front end over the same validated types a program builds
@@ -40,11 +42,11 @@ import (
 //	[tables.hot]
 //	partition_step = "1d"
 type Settings struct {
-	Hot    HotSettings    `toml:"hot"`
-	Cold   ColdSettings   `toml:"cold"`
-	Engine EngineSettings `toml:"engine"`
-	Tables []TableConfig  `toml:"-"`
-	Users  []UserSettings `toml:"users"`
+	Hot    HotSettings              `toml:"hot"`
+	Cold   ColdSettings             `toml:"cold"`
+	Engine EngineSettings           `toml:"engine"`
+	Tables []meterstore.TableConfig `toml:"-"`
+	Users  []UserSettings           `toml:"users"`
 }
 
 // HotSettings locate the PostgreSQL that holds the hot tier.
@@ -92,12 +94,12 @@ func (s S3Settings) Validate() error {
 	if s.Endpoint != "" {
 		u, err := url.Parse(s.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			return &ConfigError{Setting: "cold.s3.endpoint", Problem: fmt.Sprintf("%q is not an http(s)://host[:port] URL", s.Endpoint),
+			return &meterstore.ConfigError{Setting: "cold.s3.endpoint", Problem: fmt.Sprintf("%q is not an http(s)://host[:port] URL", s.Endpoint),
 				Fix: `write the store's address, e.g. "http://127.0.0.1:8333" (the bucket goes into cold.warehouse)`}
 		}
 	}
 	if (s.AccessKeyID == "") != (s.SecretAccessKey == "") {
-		return &ConfigError{Setting: "cold.s3.access_key_id, cold.s3.secret_access_key", Problem: "only one of the pair is set",
+		return &meterstore.ConfigError{Setting: "cold.s3.access_key_id, cold.s3.secret_access_key", Problem: "only one of the pair is set",
 			Fix: "set both, or neither to take the AWS credential chain"}
 	}
 	return nil
@@ -224,7 +226,7 @@ func interpolate(v any, lookup func(string) (string, bool)) error {
 		})
 	})
 	if len(missing) > 0 {
-		return &ConfigError{Setting: "environment", Problem: "not set: " + strings.Join(missing, ", "), Fix: "export the variables or write the values into the file"}
+		return &meterstore.ConfigError{Setting: "environment", Problem: "not set: " + strings.Join(missing, ", "), Fix: "export the variables or write the values into the file"}
 	}
 	return nil
 }
@@ -278,28 +280,28 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 	var fs fileSettings
 	md, err := toml.Decode(src, &fs)
 	if err != nil {
-		return Settings{}, &ConfigError{Setting: "toml", Problem: err.Error(), Fix: "fix the syntax"}
+		return Settings{}, &meterstore.ConfigError{Setting: "toml", Problem: err.Error(), Fix: "fix the syntax"}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return Settings{}, &ConfigError{Setting: "keys", Problem: "unknown: " + strings.Join(keys, ", "), Fix: "remove or correct them (a typo is not silently ignored)"}
+		return Settings{}, &meterstore.ConfigError{Setting: "keys", Problem: "unknown: " + strings.Join(keys, ", "), Fix: "remove or correct them (a typo is not silently ignored)"}
 	}
 	if err := interpolate(&fs, lookup); err != nil {
 		return Settings{}, err
 	}
 	if tz := fs.Engine.TimeZone; tz != "" {
 		if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
-			return Settings{}, &ConfigError{Setting: "engine.time_zone", Problem: fmt.Sprintf("%q is not a time zone", tz), Fix: `write an IANA name, e.g. "UTC" or "Europe/Berlin"`}
+			return Settings{}, &meterstore.ConfigError{Setting: "engine.time_zone", Problem: fmt.Sprintf("%q is not a time zone", tz), Fix: `write an IANA name, e.g. "UTC" or "Europe/Berlin"`}
 		}
 	}
 	for setting, v := range map[string]string{"engine.hot_path": fs.Engine.HotPath, "engine.cold_path": fs.Engine.ColdPath} {
 		switch v {
 		case "", "default", "go", "extension":
 		default:
-			return Settings{}, &ConfigError{Setting: setting, Problem: fmt.Sprintf("%q is not a path", v), Fix: `write "default", "go" or "extension"`}
+			return Settings{}, &meterstore.ConfigError{Setting: setting, Problem: fmt.Sprintf("%q is not a path", v), Fix: `write "default", "go" or "extension"`}
 		}
 	}
 	if err := fs.Cold.S3.Validate(); err != nil {
@@ -316,28 +318,28 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 	return out, nil
 }
 
-func (ts tableSettings) build() (TableConfig, error) {
-	spec := TableSpec{Name: ts.Name, IdentifyByMelo: ts.IdentifyByMelo, SubjectColumn: ts.SubjectColumn}
+func (ts tableSettings) build() (meterstore.TableConfig, error) {
+	spec := meterstore.TableSpec{Name: ts.Name, IdentifyByMelo: ts.IdentifyByMelo, SubjectColumn: ts.SubjectColumn}
 	switch ts.TimeModel {
 	case "", "interval":
-		spec.TimeModel = Interval
+		spec.TimeModel = meterstore.Interval
 	case "point":
-		spec.TimeModel = Point
+		spec.TimeModel = meterstore.Point
 	default:
-		return TableConfig{}, &ConfigError{Table: ts.Name, Setting: "time_model", Problem: fmt.Sprintf("%q", ts.TimeModel), Fix: `use "interval" or "point"`}
+		return meterstore.TableConfig{}, &meterstore.ConfigError{Table: ts.Name, Setting: "time_model", Problem: fmt.Sprintf("%q", ts.TimeModel), Fix: `use "interval" or "point"`}
 	}
 	for _, x := range ts.ExtraColumns {
-		c := Column{Name: x.Name, Values: x.Values, Nullable: !x.Identity}
+		c := meterstore.Column{Name: x.Name, Values: x.Values, Nullable: !x.Identity}
 		if x.Identity {
-			c.Kind = Identity
+			c.Kind = meterstore.Identity
 		}
 		if x.Nullable != nil {
 			c.Nullable = *x.Nullable
 		}
 		if x.Check != "" {
-			vc, err := ParseValueCheck(x.Check)
+			vc, err := meterstore.ParseValueCheck(x.Check)
 			if err != nil {
-				return TableConfig{}, &ConfigError{Table: ts.Name, Setting: "extra_columns." + x.Name + ".check", Problem: err.Error()}
+				return meterstore.TableConfig{}, &meterstore.ConfigError{Table: ts.Name, Setting: "extra_columns." + x.Name + ".check", Problem: err.Error()}
 			}
 			c.Check = vc
 		}
@@ -359,7 +361,7 @@ func (ts tableSettings) build() (TableConfig, error) {
 		}
 		v, err := ParseDuration(d.src)
 		if err != nil {
-			return TableConfig{}, &ConfigError{Table: ts.Name, Setting: d.key, Problem: err.Error(), Fix: `write e.g. "15m", "1h", "1d", "7d" or "10y"`}
+			return meterstore.TableConfig{}, &meterstore.ConfigError{Table: ts.Name, Setting: d.key, Problem: err.Error(), Fix: `write e.g. "15m", "1h", "1d", "7d" or "10y"`}
 		}
 		*d.dst = v
 	}
@@ -370,7 +372,7 @@ func (ts tableSettings) build() (TableConfig, error) {
 	if ts.Maintenance.SnapshotRetention != "" {
 		v, err := ParseDuration(ts.Maintenance.SnapshotRetention)
 		if err != nil {
-			return TableConfig{}, &ConfigError{Table: ts.Name, Setting: "maintenance.snapshot_retention", Problem: err.Error(), Fix: `write e.g. "10y"`}
+			return meterstore.TableConfig{}, &meterstore.ConfigError{Table: ts.Name, Setting: "maintenance.snapshot_retention", Problem: err.Error(), Fix: `write e.g. "10y"`}
 		}
 		spec.SnapshotRetention = v
 	}

@@ -1,4 +1,4 @@
-package meterstore
+package settings
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore"
 )
 
 func TestS3SettingsParsedAndSecretsNeverPrinted(t *testing.T) {
@@ -44,7 +46,7 @@ func TestS3SettingsRefused(t *testing.T) {
 		`secret_access_key = "only-the-secret-of-two"`: "cold.s3.access_key_id, cold.s3.secret_access_key",
 	} {
 		_, err := ParseSettings("[cold]\nwarehouse = \"s3://b/w\"\n[cold.s3]\n"+src+"\n", func(string) (string, bool) { return "", false })
-		var ce *ConfigError
+		var ce *meterstore.ConfigError
 		require.ErrorAs(t, err, &ce, src)
 		require.Equal(t, setting, ce.Setting, src)
 		require.NotContains(t, err.Error(), "only-the-secret-of-two")
