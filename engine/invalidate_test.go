@@ -24,7 +24,7 @@ func TestConfinedSessionsSurviveAnInvalidatedDatabase(t *testing.T) {
 	scoped, err := a.s.Engine.Scoped("tenant", "tenant01")
 	require.NoError(t, err)
 	const count = `SELECT count(*) FROM readings`
-	const tables = `SELECT count(*) FROM system.tables`
+	const tables = `SELECT count(*) FROM system.config`
 	before, err := scoped.Query(ctx, count)
 	require.NoError(t, err)
 	sys, err := scoped.Query(ctx, tables)

@@ -10,7 +10,8 @@ import (
 )
 
 // gate refuses, before anything is prepared, a statement that reads anything
-// but the session's relations: a table function that reads files, other
+// but the session's relations (and, in a confined session, a setting that
+// names a path or the configuration): a table function that reads files, other
 // databases or the engine's internals, another database's tables, an unknown
 // system table, a DuckDB table of the session or a replacement scan reading a
 // file by name. The first refusal in the statement's text is the error.
@@ -20,11 +21,21 @@ func gate(_ context.Context, pl *planning) error {
 		if refused != nil {
 			return false
 		}
+		confined := pl.e.Confined()
 		switch x := n.(type) {
 		case *sqltree.TableFunction:
 			refused = checkTableFunction(x)
+		case *sqltree.Function:
+			if confined {
+				refused = checkSettingCall(x)
+			}
 		case *sqltree.BaseTable:
-			_, _, refused = pl.classify(x, s)
+			if confined && !(x.SchemaName == "" && s.IsCTE(strings.ToLower(x.TableName))) {
+				refused = checkSettingView(x)
+			}
+			if refused == nil {
+				_, _, refused = pl.classify(x, s)
+			}
 		}
 		return refused == nil
 	})
@@ -45,6 +56,9 @@ func checkTableFunction(t *sqltree.TableFunction) error {
 	var name string
 	if fn != nil {
 		name = fn.Name
+	}
+	if settingTableFunctions[strings.ToLower(name)] {
+		return fmt.Errorf("%w: %s lists the server's settings, secrets, extensions or databases", ErrSetting, name)
 	}
 	if !allowedTableFunctions[strings.ToLower(name)] {
 		return fmt.Errorf("%w: %s reads files, other databases or the engine's internals, which a query session does not", ErrFileFunction, name)

@@ -59,3 +59,17 @@ func TestSecondWall(t *testing.T) {
 	require.NoError(t, e.DB().QueryRowContext(ctx, `SELECT count(*) FROM read_parquet('`+outFile+`')`).Scan(&n))
 
 }
+
+// TestMemoryLimitConfined: the memory limit holds in a confined database too.
+func TestMemoryLimitConfined(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(ctx, Config{MemoryLimit: "300MB", Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	conn, _, err := e.Walled().conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	var limit string
+	require.NoError(t, conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&limit))
+	require.Equal(t, "286.1 MiB", limit)
+}
