@@ -23,7 +23,10 @@ type HotPager interface {
 
 // RowPages is one hot scan read a page at a time: Next decodes the next page
 // into buf's storage (nil: a new slice) and returns an empty page at the end. No
-// transaction is held between calls. Rows come in no particular order.
+// transaction is held between calls. Rows come in no particular order. A page
+// that cannot be read because an archival detached or dropped the partition
+// under the scan fails with an error wrapping ErrBoundaryMoved, so the
+// statement is run again rather than reported (Pages likewise).
 type RowPages interface {
 	Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error)
 }
@@ -58,6 +61,27 @@ type plannedScan struct {
 	// ended is closed when the statement is released: a source DuckDB stopped
 	// reading early (LIMIT) has a prefetching goroutine to end.
 	ended chan struct{}
+
+	mu     sync.Mutex
+	failed error // the error the scan ended with (failure)
+}
+
+// fail records the error the scan ended with. DuckDB hands a table function's
+// error on as text only; the statement's end looks here for the typed error
+// (a partition archived under the scan wraps ErrBoundaryMoved).
+func (p *plannedScan) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failed == nil {
+		p.failed = err
+	}
+}
+
+// failure is the error the scan ended with, nil if none.
+func (p *plannedScan) failure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
 }
 
 func (p *plannedScan) kind() string {
@@ -358,6 +382,7 @@ func (s *hotSource) next() error {
 	}
 	if r.err != nil {
 		s.done = true
+		s.p.fail(r.err)
 		return r.err
 	}
 	s.page = r.rows

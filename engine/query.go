@@ -168,13 +168,31 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 // boundary while the statement ran: a hot scan that failed because its partition
 // was detached or dropped under it is then retried by Query, not reported.
 func (e *Engine) movedOr(ctx context.Context, p *plan, err error) error {
-	if err == nil || errors.Is(err, ErrBoundaryMoved) || len(p.hotTables) == 0 {
+	if err == nil || errors.Is(err, ErrBoundaryMoved) {
+		return err
+	}
+	if moved := p.scanMoved(); moved != nil {
+		return moved
+	}
+	if len(p.hotTables) == 0 {
 		return err
 	}
 	if moved := e.checkBoundary(context.WithoutCancel(ctx), p); errors.Is(moved, ErrBoundaryMoved) {
 		return errors.Join(moved, err)
 	}
 	return err
+}
+
+// scanMoved is the error of a scan of the plan that failed because an archival
+// moved its rows (it wraps ErrBoundaryMoved); nil if none did. DuckDB reports
+// the failure as text; this is the typed error behind it.
+func (p *plan) scanMoved() error {
+	for _, s := range p.scans {
+		if err := s.failure(); errors.Is(err, ErrBoundaryMoved) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close ends the statement — DuckDB stops where the stream is — and reports

@@ -246,6 +246,9 @@ func (p *Pager) checkUnchanged(ctx context.Context) error {
 		return fmt.Errorf("scan %s: recheck partitions: %w", p.plan.table, err)
 	}
 	for i, part := range p.parts {
+		if nodes[i] == 0 {
+			return fmt.Errorf("scan %s: partition %s was dropped during the scan (archived); run the statement again: %w", p.plan.table, part.name, ErrPartitionDetached)
+		}
 		if uint32(nodes[i]) != part.filenode {
 			return fmt.Errorf("scan %s: partition %s was rewritten or dropped during the scan (VACUUM FULL, CLUSTER, archival); run the statement again", p.plan.table, part.name)
 		}

@@ -34,8 +34,10 @@ const ServerVersion = "15.0"
 // text results, Execute with a row limit → PortalSuspended), SSL negotiation
 // (TLS when configured), SCRAM-SHA-256 against the configured users,
 // BackendKeyData + CancelRequest, a NOTICE per statement carrying its
-// provenance. Results stream row by row from engine.Rows, flushed every
-// FlushRows rows: memory is bounded whatever the result size.
+// provenance. Results stream row by
+// row from engine.Rows, flushed every FlushRows rows: memory is bounded
+// whatever the result size; a statement that meets an archival before its
+// first flush is run again (pgretry.go).
 //
 // A statement's work ends with its client: a CancelRequest, its
 // statement_timeout (StatementTimeout, the user's, or SET statement_timeout)
@@ -156,7 +158,10 @@ type pgPortal struct {
 	started  time.Time
 	prov     *engine.Provenance
 	finished bool
-	open     *atomic.Int64 // the server's count while the rows are open
+	held     []*pgproto3.DataRow // rows not yet sent (pgretry.go)
+	flushed  bool                // rows of this portal have reached the client
+	retries  int                 // runs again after meeting an archival
+	open     *atomic.Int64       // the server's count while the rows are open
 
 	// A declared cursor (pgcursor.go): its DECLARE, WITH HOLD, the
 	// transaction it was declared in, its scan buffer.
@@ -856,7 +861,7 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 	sess.startStatement(stop)
 	p.open = &sess.srv.open
 	p.open.Add(1)
-	rows, err := sess.eng.Rows(sctx, tq, p.args...)
+	rows, err := sess.startRows(sctx, tq, p)
 	if err != nil {
 		p.closed()
 		err = cancelCause(sctx, ctx, err)
@@ -946,43 +951,7 @@ func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) erro
 		p.finished = true
 		return nil
 	}
-	rows := p.rows
-	n := len(p.cols)
-	vals := make([]any, n)
-	ptrs := make([]any, n)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	flushEvery := sess.flushRows()
-	var batch int64
-	for {
-		if maxRows > 0 && batch >= maxRows {
-			sess.be.Send(&pgproto3.PortalSuspended{})
-			return nil
-		}
-		if !rows.Next() {
-			break
-		}
-		for i := range vals {
-			vals[i] = nil
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return sess.finish(ctx, p, err)
-		}
-		dr, err := sess.dataRow(p, vals)
-		if err != nil {
-			return sess.finish(ctx, p, err)
-		}
-		sess.be.Send(dr)
-		p.sent++
-		batch++
-		if p.sent%flushEvery == 0 {
-			if err := sess.be.Flush(); err != nil {
-				return sess.finish(ctx, p, err)
-			}
-		}
-	}
-	return sess.finish(ctx, p, nil)
+	return sess.streamRows(ctx, p, maxRows)
 }
 
 // flushRows is how many rows are sent between flushes of a long result.
@@ -1002,8 +971,8 @@ func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error
 	return nil
 }
 
-// complete closes a portal's rows, logs the statement and reports the
-// provenance NOTICE.
+// complete closes a portal's rows, logs the statement, sends the rows held
+// back and reports the provenance NOTICE.
 func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) error {
 	cerr := p.rows.Close()
 	p.closed()
@@ -1017,8 +986,10 @@ func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) err
 	sess.clearCancel(p)
 	StatementLog(sess.srv.Log, "pgwire", sess.user, p.stmt.sql, p.prov, p.sent, time.Since(p.started), err)
 	if err != nil {
+		p.held = nil
 		return err
 	}
+	sess.release(p)
 	sess.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
 		Message: "meterstore: " + p.prov.String(), Detail: provenanceDetail(p.prov)})
 	return nil

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/hot"
@@ -33,7 +35,30 @@ func (h hotTier) request(req engine.HotScan) hot.ScanRequest {
 // Pages reads in storage order: DuckDB does not need key order, and block
 // pages cost half of an index walk.
 func (h hotTier) Pages(req engine.HotScan) (engine.RowPages, error) {
-	return h.s.Pager(h.request(req))
+	p, err := h.s.Pager(h.request(req))
+	if err != nil {
+		return nil, archivedUnder(err)
+	}
+	return hotPages{p}, nil
+}
+
+// hotPages is a hot.Pager as the engine reads it.
+type hotPages struct{ p *hot.Pager }
+
+func (p hotPages) Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error) {
+	rows, err := p.p.Next(ctx, buf)
+	return rows, archivedUnder(err)
+}
+
+// archivedUnder marks a scan that failed because an archival detached or
+// dropped the partition it read (hot.ErrPartitionDetached) as the boundary
+// moving under the statement (engine.ErrBoundaryMoved): the engine runs the
+// statement again, and a server that cannot says so (SQLSTATE 40001).
+func archivedUnder(err error) error {
+	if errors.Is(err, hot.ErrPartitionDetached) && !errors.Is(err, engine.ErrBoundaryMoved) {
+		return fmt.Errorf("%w (%w)", err, engine.ErrBoundaryMoved)
+	}
+	return err
 }
 
 func (h hotTier) ScanSQL(req engine.HotScan) string { return h.s.ScanSQL(h.request(req)) }
