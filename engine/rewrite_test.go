@@ -58,6 +58,8 @@ func (g *golden) do(t *testing.T, c ddCase) string {
 		g.paths = c
 	case "rewrite", "explain":
 		return g.plan(t, c)
+	case "projection":
+		return g.projection(t, c)
 	default:
 		t.Fatalf("line %d: unknown command %s", c.line, c.cmd)
 	}
@@ -208,6 +210,9 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 		}
 		out, _, _ = strings.Cut(text, "\nDuckDB plan:")
 		out = strings.ReplaceAll(out, "\n\n", "\n")
+		if head, sql, ok := strings.Cut(out, "\nrewritten SQL:\n"); ok {
+			out = head + "\nrewritten SQL:\n" + g.readable(sql)
+		}
 	} else {
 		conn, catalog, err := e.conn(ctx)
 		require.NoError(t, err)
@@ -217,7 +222,7 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 			return "error: " + err.Error()
 		}
 		defer p.release(e)
-		out = strings.Join(append(p.explain, "provenance: "+p.prov.String(), p.sql), "\n")
+		out = strings.Join(append(p.explain, "provenance: "+p.prov.String(), g.readable(p.sql)), "\n")
 	}
 	n := 0
 	out = scanToken.ReplaceAllStringFunc(out, func(string) string { n++; return fmt.Sprintf("meter_hot_scan('scan-%d')", n) })
