@@ -9,6 +9,8 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // Progress reports how far the statement running under a context given to
@@ -101,7 +103,7 @@ func rawConnection(conn *sql.Conn) (bindings.Connection, error) {
 			return fmt.Errorf("progress: %T is not a duckdb-go connection", dc)
 		}
 		var err error
-		raw, err = duckConnection(d)
+		raw, err = duckstream.Connection(d)
 		return err
 	})
 	return raw, err

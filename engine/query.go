@@ -9,6 +9,8 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // Result is a collected answer and the boundary it was computed against.
@@ -143,7 +145,7 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 			r.progress.attach(raw, p.prov.hotRows)
 		}
 	}
-	r.stream, err = streamingDB(conn, func() error {
+	r.stream, err = duckstream.Open(conn, func() error {
 		r.checked = true
 		return e.checkBoundary(ctx, p)
 	})
@@ -344,3 +346,8 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 	}
 	return b.String(), rows.Err()
 }
+
+// ErrCauseLost means a streamed statement failed in one of DuckDB's threads and
+// DuckDB reported only that it stopped the others: the statement did fail and
+// nothing it returned is complete; run it again to see the cause.
+var ErrCauseLost = duckstream.ErrCauseLost

@@ -1,4 +1,4 @@
-package engine
+package duckstream
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 )
 
-// streamingDB returns a *sql.DB whose one connection is conn's own DuckDB
+// Open returns a *sql.DB whose one connection is conn's own DuckDB
 // connection, on which a query runs as a DuckDB stream: DuckDB computes no
 // further ahead of the consumer than its stream buffer (976.5 KiB by default),
 // whatever the result size. It is a database/sql handle, not a bare
@@ -29,14 +29,14 @@ import (
 // returned *sql.DB after its rows; it never closes the DuckDB connection.
 // onEnd runs when the stream has delivered its last row, before the consumer is
 // told so: an error from it is the stream's final error.
-func streamingDB(conn *sql.Conn, onEnd func() error) (*sql.DB, error) {
+func Open(conn *sql.Conn, onEnd func() error) (*sql.DB, error) {
 	var sc *streamConn
 	err := conn.Raw(func(dc any) error {
 		d, ok := dc.(*duckdb.Conn)
 		if !ok {
 			return fmt.Errorf("stream: %T is not a duckdb-go connection", dc)
 		}
-		raw, err := duckConnection(d)
+		raw, err := Connection(d)
 		if err != nil {
 			return fmt.Errorf("stream: %w", err)
 		}

@@ -1,4 +1,4 @@
-package engine
+package duckstream
 
 import (
 	"fmt"
@@ -24,9 +24,9 @@ import (
 // field's name and type first and fail with an error rather than read garbage;
 // TestDuckDBHandles fails loudly if an upgrade moves either field.
 
-// duckConnection is the DuckDB connection handle behind a duckdb-go connection,
+// Connection is the DuckDB connection handle behind a duckdb-go connection,
 // for the streaming execution and for interrupting it.
-func duckConnection(c *duckdb.Conn) (bindings.Connection, error) {
+func Connection(c *duckdb.Conn) (bindings.Connection, error) {
 	return unexportedField[bindings.Connection](c, "conn")
 }
 

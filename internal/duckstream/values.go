@@ -1,4 +1,4 @@
-package engine
+package duckstream
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package engine
+package duckstream
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 )
 
 // TestDuckDBHandles: the two unexported duckdb-go fields the streaming path
-// reads (engine/duckstream.go) are still there, with the types it reads them
+// reads (handles.go) are still there, with the types it reads them
 // as, and hold live handles. If this fails after a duckdb-go upgrade, streaming
 // is broken: find the connection and prepared-statement handles in the new
 // version (or a public way to stream) before anything else.
@@ -37,7 +37,7 @@ func TestDuckDBHandles(t *testing.T) {
 	conn := duckConn(t)
 	require.NoError(t, conn.Raw(func(dc any) error {
 		d := dc.(*duckdb.Conn)
-		raw, err := duckConnection(d)
+		raw, err := Connection(d)
 		require.NoError(t, err)
 		require.NotNil(t, raw.Ptr)
 		st, err := d.PrepareContext(ctx, "SELECT 40 + ?")
@@ -102,7 +102,7 @@ func TestDecodeMatchesDuckDBGo(t *testing.T) {
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM range(5000) t(i) ORDER BY i"
 
 	want := readAll(t, func() (*sql.Rows, error) { return conn.QueryContext(ctx, q) })
-	stream, err := streamingDB(conn, nil)
+	stream, err := Open(conn, nil)
 	require.NoError(t, err)
 	defer stream.Close()
 	got := readAll(t, func() (*sql.Rows, error) { return stream.QueryContext(ctx, q) })
@@ -125,7 +125,7 @@ func TestDecodeMatchesDuckDBGo(t *testing.T) {
 func TestStreamArguments(t *testing.T) {
 	ctx := context.Background()
 	conn := duckConn(t)
-	stream, err := streamingDB(conn, nil)
+	stream, err := Open(conn, nil)
 	require.NoError(t, err)
 	defer stream.Close()
 	q := `SELECT count(*) FILTER (WHERE TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_hours(i) >= $1), $2 || '!', list_sum($3) FROM range(100) t(i)`
@@ -215,4 +215,15 @@ func render(v any) string {
 		return fmt.Sprintf("time(%s %s %d)", x.Format(time.RFC3339Nano), name, off)
 	}
 	return fmt.Sprintf("%T(%v)", v, v)
+}
+
+// duckConn is a connection of a fresh in-memory DuckDB database.
+func duckConn(t testing.TB) *sql.Conn {
+	db, err := sql.Open("duckdb", "")
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }

@@ -1,0 +1,10 @@
+// Package duckstream runs a DuckDB statement as a stream: rows are fetched a
+// chunk at a time while the final pipeline runs, instead of duckdb-go's
+// materialise-then-read, so an export of millions of rows holds one chunk.
+// It is the only code that reaches into duckdb-go's unexported state (two
+// handles, read by checked reflection in handles.go); everything else —
+// preparing, binding, closing — goes through duckdb-go's public API.
+//
+//	db, err := duckstream.Open(conn, onEnd) // *sql.DB over conn's DuckDB connection
+//	rows, err := db.QueryContext(ctx, query, args...)
+package duckstream
