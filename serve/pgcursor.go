@@ -295,8 +295,8 @@ func (sess *pgSession) fetch(ctx context.Context, p *pgPortal, maxRows int64) er
 }
 
 // nextRow reads a cursor's next row; ok is false at its end, where its rows
-// are closed and the statement logged, with the provenance NOTICE a
-// completed query sends.
+// are closed and the statement logged, with the provenance a completed query
+// reports.
 func (sess *pgSession) nextRow(ctx context.Context, cur *pgPortal) (vals []any, ok bool, err error) {
 	if cur.finished {
 		return nil, false, nil

@@ -33,8 +33,8 @@ const ServerVersion = "15.0"
 // statements and portals, $n parameters in text or binary format, binary or
 // text results, Execute with a row limit → PortalSuspended), SSL negotiation
 // (TLS when configured), SCRAM-SHA-256 against the configured users,
-// BackendKeyData + CancelRequest, a NOTICE per statement carrying its
-// provenance. Results stream row by
+// BackendKeyData + CancelRequest, each statement's provenance at level LOG
+// and in SHOW meterstore.provenance (pgmessages.go). Results stream row by
 // row from engine.Rows, flushed every FlushRows rows: memory is bounded
 // whatever the result size; a statement that meets an archival before its
 // first flush is run again (pgretry.go).
@@ -130,6 +130,9 @@ type pgSession struct {
 	expired    error                   // set when the armed timer fired
 
 	timeout, defaultTimeout time.Duration // statement_timeout: the session's, and what RESET restores
+
+	minMessages, startMessages string // client_min_messages: the session's, and what RESET restores (pgmessages.go)
+	lastProvenance             string // the provenance of the session's last statement
 
 	stmts   map[string]*pgStatement
 	portals map[string]*pgPortal
@@ -298,6 +301,11 @@ func (sess *pgSession) startup(ctx context.Context) error {
 				sess.database = sess.user
 			}
 			sess.appName = m.Parameters["application_name"]
+			level, err := startupMessageLevel(m.Parameters)
+			if err != nil {
+				return sess.fatal("22023", err.Error())
+			}
+			sess.minMessages, sess.startMessages = level, level
 			return sess.authenticate(ctx)
 		default:
 			return fmt.Errorf("unexpected startup message %T", msg)
@@ -438,7 +446,8 @@ func (sess *pgSession) parameters() map[string]string {
 		"search_path": "public", "transaction_isolation": "repeatable read",
 		"default_transaction_isolation": "repeatable read", "max_identifier_length": "63",
 		"lc_collate": "C", "lc_ctype": "C", "max_index_keys": "32", "block_size": "8192",
-		"statement_timeout": formatTimeout(sess.timeout),
+		"statement_timeout":   formatTimeout(sess.timeout),
+		"client_min_messages": sess.minMessages, provenanceSetting: sess.lastProvenance,
 	}
 }
 
@@ -803,6 +812,9 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		if err := sess.setStatementTimeout(q); err != nil {
 			return err
 		}
+		if err := sess.setMessageLevel(q); err != nil {
+			return err
+		}
 		if kind == kindTxBegin {
 			sess.inTx = true
 			sess.tx++
@@ -972,7 +984,7 @@ func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error
 }
 
 // complete closes a portal's rows, logs the statement, sends the rows held
-// back and reports the provenance NOTICE.
+// back and reports the provenance (pgmessages.go).
 func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) error {
 	cerr := p.rows.Close()
 	p.closed()
@@ -990,8 +1002,7 @@ func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) err
 		return err
 	}
 	sess.release(p)
-	sess.be.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000",
-		Message: "meterstore: " + p.prov.String(), Detail: provenanceDetail(p.prov)})
+	sess.provenance(p.prov)
 	return nil
 }
 

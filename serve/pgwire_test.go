@@ -30,6 +30,7 @@ func pgConnect(t *testing.T, addr, user, password string, mode pgx.QueryExecMode
 	require.NoError(t, err)
 	cfg.DefaultQueryExecMode = mode
 	if notices != nil {
+		cfg.RuntimeParams["client_min_messages"] = "log" // the provenance's level
 		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { *notices = append(*notices, n.Message) }
 	}
 	c, err := pgx.ConnectConfig(context.Background(), cfg)
@@ -327,7 +328,9 @@ func TestPGWire(t *testing.T) {
 		require.NotContains(t, out, "ERROR")
 		out = run("-c", `SELECT count(*) FROM readings`)
 		require.Contains(t, out, fmt.Sprint(f.oracle.RowCount(all, all)))
-		require.Contains(t, out, "NOTICE:  meterstore: watermark")
+		require.NotContains(t, out, "meterstore: watermark")
+		out = run("-c", `SET client_min_messages = log`, "-c", `SELECT count(*) FROM readings`)
+		require.Contains(t, out, "LOG:  meterstore: watermark")
 		cmd := exec.Command(psql, "-X", "-h", host, "-p", port, "-U", "admin", "-d", "meterstore", "-c", `DELETE FROM readings`)
 		cmd.Env = append(os.Environ(), "PGPASSWORD=s3cret", "PGSSLMODE=disable")
 		b, err := cmd.CombinedOutput()

@@ -193,7 +193,8 @@ func sleep(ctx context.Context, d time.Duration) {
 
 var noticeWatermark = regexp.MustCompile(`^meterstore: watermark (\S+)`)
 
-// pgClient speaks pgwire; the provenance arrives as a NOTICE after the rows.
+// pgClient speaks pgwire; the provenance arrives as a message of level LOG
+// after the rows.
 type pgClient struct {
 	conn   *pgx.Conn
 	mu     sync.Mutex
@@ -207,6 +208,7 @@ func dialPG(addr, user, password string) func(ctx context.Context) (client, erro
 			return nil, err
 		}
 		c := &pgClient{}
+		cfg.RuntimeParams["client_min_messages"] = "log" // the provenance's level
 		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
 			c.mu.Lock()
 			c.notice = n.Message
