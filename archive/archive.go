@@ -9,7 +9,11 @@
 //	  → DROP TABLE the detached partition                 (never DELETE)
 //
 // Exactly one process archives a table at a time (a PostgreSQL advisory-lock
-// lease); a contended lease is a normal outcome, not an error. A crash at any
+// lease); a contended lease is a normal outcome, not an error. A holder whose
+// session ended unnoticed is fenced off: each claim checks the lease's token in
+// its own transaction, and each commit lands only if no window was committed
+// since the run read the watermark (catalog.Fence) — so a window is never
+// committed twice, whoever holds the lease when. A crash at any
 // step is recovered by the next run: a detached partition whose window the
 // committed watermark covers is dropped once its rows are verified in Iceberg;
 // one it does not cover is archived again. Uncommitted files are never
@@ -28,6 +32,7 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 // ErrInvariant means the store is in a state archival must not touch: rows below
@@ -139,16 +144,33 @@ func (a *Archiver) hook(s Step) error {
 // [W, W+step) with W+step ≤ now − settlement_lag. maxWindows ≤ 0 means no limit.
 func (a *Archiver) Archive(ctx context.Context, now time.Time, maxWindows int) (Outcome, error) {
 	start := time.Now()
-	out, err := a.underLease(ctx, func(out *Outcome) error { return a.archive(ctx, now, maxWindows, out) })
+	out, err := a.underLease(ctx, func(r *run, out *Outcome) error { return a.archive(ctx, r, now, maxWindows, out) })
 	out.Duration = time.Since(start)
 	a.recordArchival(ctx, out, err)
 	return out, err
 }
 
+// ErrLeaseLost: the run's archiver lease ended under it (its PostgreSQL
+// session was cut) or another process took it; the run stopped, and what it
+// left is the next run's to finish.
+var ErrLeaseLost = pglock.ErrLeaseLost
+
+// ErrFenced: a window's commit found the watermark set by another archiver
+// since the run read it (catalog.ErrFenced); the window is that archiver's.
+var ErrFenced = catalog.ErrFenced
+
+// run is what one run under the lease carries: the lease, which every claim
+// checks, and the fence its next commit rests on.
+type run struct {
+	lease *pglock.Lease
+	fence catalog.Fence
+}
+
 // underLease runs fn holding the table's archiver lease, with the cold table
-// refreshed and the committed watermark in the outcome. A lease held by another
-// process is the normal outcome LeaseContended, and fn does not run.
-func (a *Archiver) underLease(ctx context.Context, fn func(out *Outcome) error) (Outcome, error) {
+// refreshed, the run's fence read and the committed watermark in the outcome.
+// A lease held by another process is the normal outcome LeaseContended, and fn
+// does not run.
+func (a *Archiver) underLease(ctx context.Context, fn func(r *run, out *Outcome) error) (Outcome, error) {
 	out := Outcome{Table: a.cfg.Name()}
 	lease, ok, err := a.hot.TryArchiveLease(ctx)
 	if err != nil {
@@ -162,22 +184,24 @@ func (a *Archiver) underLease(ctx context.Context, fn func(out *Outcome) error) 
 	if err := a.cold.Refresh(ctx); err != nil {
 		return out, err
 	}
-	if out.Watermark, err = a.cold.Watermark(ctx); err != nil {
+	r := &run{lease: lease}
+	if r.fence, err = a.cold.Fence(ctx, lease); err != nil {
 		return out, err
 	}
-	err = fn(&out)
+	out.Watermark = r.fence.Watermark
+	err = fn(r, &out)
 	return out, err
 }
 
 // archive is Archive under the lease.
-func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, out *Outcome) error {
+func (a *Archiver) archive(ctx context.Context, r *run, now time.Time, maxWindows int, out *Outcome) error {
 	if err := a.checkSchema(ctx, out); err != nil {
 		return err
 	}
-	if err := a.reconcileBelow(ctx, out.Watermark, out); err != nil {
+	if err := a.reconcileBelow(ctx, r, out.Watermark, out); err != nil {
 		return err
 	}
-	if err := a.recover(ctx, out); err != nil {
+	if err := a.recover(ctx, r, out); err != nil {
 		return err
 	}
 	w := out.Watermark
@@ -199,7 +223,7 @@ func (a *Archiver) archive(ctx context.Context, now time.Time, maxWindows int, o
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		win, err := a.archiveWindow(ctx, nil, w, end)
+		win, err := a.archiveWindow(ctx, r, nil, w, end)
 		if err != nil {
 			return err
 		}
@@ -274,11 +298,11 @@ func (a *Archiver) oldestWithRows(ctx context.Context) (time.Time, error) {
 // whether or not the window has a partition: a writer that routed by the old
 // watermark is refused from then on instead of writing where the commit hides
 // its rows.
-func (a *Archiver) archiveWindow(ctx context.Context, detached []hot.Partition, from, to time.Time) (Window, error) {
+func (a *Archiver) archiveWindow(ctx context.Context, r *run, detached []hot.Partition, from, to time.Time) (Window, error) {
 	start := time.Now()
 	recovered := len(detached) > 0
 	win := Window{From: from, To: to, Recovered: recovered}
-	claimed, err := a.hot.ClaimBelow(ctx, to)
+	claimed, err := a.hot.ClaimBelow(ctx, r.lease, to)
 	if err != nil {
 		return win, fmt.Errorf("archive %s window %s: %w", a.cfg.Name(), from.Format(time.RFC3339), err)
 	}
@@ -293,10 +317,11 @@ func (a *Archiver) archiveWindow(ctx context.Context, detached []hot.Partition, 
 	if err != nil {
 		return win, err
 	}
-	res, err := a.cold.CommitWindow(ctx, hookedSource{src, a}, to)
+	res, err := a.cold.CommitFenced(ctx, r.fence, hookedSource{src, a}, to)
 	if err != nil {
 		return win, fmt.Errorf("archive %s window %s: %w", a.cfg.Name(), from.Format(time.RFC3339), err)
 	}
+	r.fence = r.fence.After(res)
 	win.Rows, win.Files, win.Bytes, win.Watermark = res.Rows, res.Files, res.Bytes, res.Watermark
 	if err := a.hook(AfterCommit); err != nil {
 		return win, err
@@ -346,7 +371,7 @@ func (a *Archiver) dropCommitted(ctx context.Context, parts []hot.Partition, com
 // time; the others get contended = true and nothing is done. Holding it keeps
 // archival of the table off for the run, which is the next tick's work then.
 func (a *Archiver) Compact(ctx context.Context, opt catalog.CompactOptions) (res catalog.CompactResult, contended bool, err error) {
-	out, err := a.underLease(ctx, func(*Outcome) error {
+	out, err := a.underLease(ctx, func(*run, *Outcome) error {
 		var cerr error
 		res, cerr = a.cold.Compact(ctx, opt)
 		return cerr
@@ -364,11 +389,11 @@ func (a *Archiver) Compact(ctx context.Context, opt catalog.CompactOptions) (res
 // re-routed its own rows to Iceberg. When another process holds the lease it
 // returns LeaseContended and does nothing: every archival run reconciles first.
 func (a *Archiver) Reconcile(ctx context.Context) (Outcome, error) {
-	return a.underLease(ctx, func(out *Outcome) error {
-		if err := a.reconcileBelow(ctx, out.Watermark, out); err != nil {
+	return a.underLease(ctx, func(r *run, out *Outcome) error {
+		if err := a.reconcileBelow(ctx, r, out.Watermark, out); err != nil {
 			return err
 		}
-		return a.recover(ctx, out)
+		return a.recover(ctx, r, out)
 	})
 }
 
@@ -377,8 +402,8 @@ func (a *Archiver) Reconcile(ctx context.Context) (Outcome, error) {
 // happened, and moves every attached partition it detaches there — one a write
 // recreated below the watermark — to Iceberg: its rows are offered (already
 // there = Duplicate) and it is dropped. The caller holds the lease.
-func (a *Archiver) reconcileBelow(ctx context.Context, w time.Time, out *Outcome) error {
-	claimed, err := a.hot.ClaimBelow(ctx, w)
+func (a *Archiver) reconcileBelow(ctx context.Context, r *run, w time.Time, out *Outcome) error {
+	claimed, err := a.hot.ClaimBelow(ctx, r.lease, w)
 	if err != nil {
 		return err
 	}
@@ -396,7 +421,7 @@ func (a *Archiver) reconcileBelow(ctx context.Context, w time.Time, out *Outcome
 }
 
 // recover finishes what an interrupted run left: detached partitions.
-func (a *Archiver) recover(ctx context.Context, out *Outcome) error {
+func (a *Archiver) recover(ctx context.Context, r *run, out *Outcome) error {
 	det, err := a.hot.DetachedPartitions(ctx)
 	if err != nil {
 		return err
@@ -435,7 +460,7 @@ func (a *Archiver) recover(ctx context.Context, out *Outcome) error {
 			a.cfg.Name(), p.Name, p.From.Format(time.RFC3339), p.To.Format(time.RFC3339), w.Format(time.RFC3339), ErrInvariant)
 	}
 	last := pending[len(pending)-1]
-	win, err := a.archiveWindow(ctx, pending, last.From, last.To)
+	win, err := a.archiveWindow(ctx, r, pending, last.From, last.To)
 	if err != nil {
 		return err
 	}

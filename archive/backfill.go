@@ -28,7 +28,7 @@ import (
 func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterstore.Row) (Window, int, error) {
 	var win Window
 	var dups int
-	out, err := a.underLease(ctx, func(out *Outcome) error {
+	out, err := a.underLease(ctx, func(r *run, out *Outcome) error {
 		until = until.UTC()
 		if !a.hot.PartitionStart(until).Equal(until) {
 			return fmt.Errorf("backfill %s up to %s: not a partition boundary (the next is %s); windows end at one",
@@ -53,7 +53,7 @@ func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterst
 				a.cfg.Name(), until.UTC().Format(time.RFC3339), n, ErrInvariant)
 		}
 		start := time.Now()
-		res, d, err := a.commitHistory(ctx, rows, until)
+		res, d, err := a.commitHistory(ctx, r, rows, until)
 		if err != nil {
 			return fmt.Errorf("backfill %s: %w", a.cfg.Name(), err)
 		}
@@ -73,8 +73,8 @@ func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterst
 // joins the commit, and its partition is dropped after it. A commit that fails
 // withdraws the claim to the watermark then committed; a partition holding
 // such a row stays detached, for the next archival run to recover.
-func (a *Archiver) commitHistory(ctx context.Context, rows []meterstore.Row, until time.Time) (catalog.CommitResult, int, error) {
-	claimed, err := a.hot.ClaimBelow(ctx, until)
+func (a *Archiver) commitHistory(ctx context.Context, r *run, rows []meterstore.Row, until time.Time) (catalog.CommitResult, int, error) {
+	claimed, err := a.hot.ClaimBelow(ctx, r.lease, until)
 	if err != nil {
 		return catalog.CommitResult{}, 0, err
 	}
@@ -99,10 +99,11 @@ func (a *Archiver) commitHistory(ctx context.Context, rows []meterstore.Row, unt
 			return catalog.CommitResult{}, 0, err
 		}
 	}
-	res, dups, err := a.cold.CommitHistory(ctx, rows, until)
+	res, dups, err := a.cold.CommitHistory(ctx, r.fence, rows, until)
 	if err != nil {
-		return res, dups, errors.Join(err, a.withdrawClaim(ctx))
+		return res, dups, errors.Join(err, a.withdrawClaim(ctx, r))
 	}
+	r.fence = r.fence.After(res)
 	for _, p := range held {
 		if err := a.hot.Drop(ctx, p); err != nil {
 			return res, dups, err
@@ -113,8 +114,9 @@ func (a *Archiver) commitHistory(ctx context.Context, rows []meterstore.Row, unt
 
 // withdrawClaim claims the committed watermark again after a commit that
 // failed: writers below the claim's end are refused no longer. The watermark is
-// read back, not assumed — a commit reported failed may have happened.
-func (a *Archiver) withdrawClaim(ctx context.Context) error {
+// read back, not assumed — a commit reported failed may have happened. A run
+// whose lease was lost withdraws nothing (the claim is the new holder's).
+func (a *Archiver) withdrawClaim(ctx context.Context, r *run) error {
 	if err := a.cold.Refresh(ctx); err != nil {
 		return fmt.Errorf("withdraw the claim of %s: %w", a.cfg.Name(), err)
 	}
@@ -122,7 +124,7 @@ func (a *Archiver) withdrawClaim(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("withdraw the claim of %s: %w", a.cfg.Name(), err)
 	}
-	if _, err := a.hot.ClaimBelow(ctx, w); err != nil {
+	if _, err := a.hot.ClaimBelow(ctx, r.lease, w); err != nil {
 		return fmt.Errorf("withdraw the claim of %s: %w", a.cfg.Name(), err)
 	}
 	return nil

@@ -202,29 +202,50 @@ func (t *Table) reloaded(ctx context.Context, committed *table.Table) *table.Tab
 	return tbl
 }
 
-// CommitWindow writes every row src yields and the new watermark in ONE Iceberg
-// commit (one snapshot): both become durable or neither. The next page is
-// fetched while the current one is encoded (prefetch), so memory holds two
-// pages and the writer's bounded state (writeFiles), whatever the window. A watermark
-// lower than the current one is refused with ErrWatermarkBackwards; a window
-// with no rows still commits (an empty snapshot) so the watermark advances.
+// CommitWindow is CommitFenced under a fence read from the table as the
+// catalog has it now (the handle refreshed), with no lease: for a caller that
+// is the table's only archiver.
+func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (CommitResult, error) {
+	if err := t.Refresh(ctx); err != nil {
+		return CommitResult{}, err
+	}
+	f, err := t.Fence(ctx, nil)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	return t.CommitFenced(ctx, f, src, newWatermark)
+}
+
+// CommitFenced writes every row src yields and the new watermark in ONE
+// Iceberg commit (one snapshot): both become durable or neither. The next page
+// is fetched while the current one is encoded (prefetch), so memory holds two
+// pages and the writer's bounded state (writeFiles), whatever the window. A
+// watermark lower than the fence's is refused with ErrWatermarkBackwards; a
+// window with no rows still commits (an empty snapshot) so the watermark
+// advances. The commit lands only if the fence holds (ErrFenced otherwise):
+// no snapshot since the fence's set the watermark and its lease is still held
+// — checked before the files are written and again, under the cold-append
+// lease, right before the commit.
 //
 // Rows are written in files per (partition, version), at most
 // MaxVersionFilesPerPartition versions apart per partition, a new file every
 // maxRowGroupsPerFile row groups: versions are per balancing day, so a UTC-day
 // window's files each hold one version and the versions cover disjoint "from"
 // ranges — what lets the engine skip version resolution on them.
-func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark time.Time) (_ CommitResult, err error) {
+func (t *Table) CommitFenced(ctx context.Context, f Fence, src RowSource, newWatermark time.Time) (_ CommitResult, err error) {
+	return t.commitFenced(ctx, f, "archive", src, newWatermark)
+}
+
+func (t *Table) commitFenced(ctx context.Context, f Fence, op string, src RowSource, newWatermark time.Time) (_ CommitResult, err error) {
 	defer t.explainObjectStore(&err)
 	newWatermark = newWatermark.UTC()
-	tbl := t.Iceberg()
-	cur, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
-	if err != nil {
-		return CommitResult{}, err
-	}
-	if newWatermark.Before(cur) {
+	if newWatermark.Before(f.Watermark) {
 		return CommitResult{}, fmt.Errorf("cold table %s: watermark %s is before the current %s: %w",
-			t.cfg.Name(), formatWatermark(newWatermark), formatWatermark(cur), ErrWatermarkBackwards)
+			t.cfg.Name(), formatWatermark(newWatermark), formatWatermark(f.Watermark), ErrWatermarkBackwards)
+	}
+	tbl := t.Iceberg()
+	if err := t.checkFence(ctx, tbl, f); err != nil {
+		return CommitResult{}, err
 	}
 	var rows int64
 	var srcErr error
@@ -257,17 +278,12 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 		}
 		return CommitResult{}, err
 	}
-	props := iceberg.Properties{WatermarkProperty: formatWatermark(newWatermark)}
-	nt, err := t.commitUnderLease(ctx, "archive", func(tbl *table.Table) (*table.Transaction, error) {
-		cur, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
-		if err != nil {
+	props := iceberg.Properties{WatermarkProperty: formatWatermark(newWatermark), WatermarkCommitProperty: f.commitMark(op)}
+	nt, err := t.commitUnderLease(ctx, op, func(tbl *table.Table) (*table.Transaction, error) {
+		if err := t.checkFence(ctx, tbl, f); err != nil {
 			return nil, err
 		}
-		if newWatermark.Before(cur) {
-			return nil, fmt.Errorf("cold table %s: watermark %s is before the current %s: %w",
-				t.cfg.Name(), formatWatermark(newWatermark), formatWatermark(cur), ErrWatermarkBackwards)
-		}
-		return t.stageFiles(ctx, tbl, "archive", files, props)
+		return t.stageFiles(ctx, tbl, op, files, props)
 	})
 	if err != nil {
 		return CommitResult{}, err

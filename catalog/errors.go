@@ -43,4 +43,7 @@ var (
 	ErrSecondOperator = meterstore.ErrSecondOperator
 	ErrOverlap        = meterstore.ErrOverlap
 	ErrCommitConflict = fmt.Errorf("concurrent commit by another writer: %w", meterstore.ErrConflict)
+	// ErrFenced: a commit that moves the watermark found it set by another
+	// commit since its run began, or the run's lease lost (see Fence).
+	ErrFenced = fmt.Errorf("watermark commit fenced off: %w", meterstore.ErrConflict)
 )

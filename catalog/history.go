@@ -23,17 +23,16 @@ import (
 //
 // It does not check the hot tier: the caller (archive.Archiver.Backfill)
 // holds the archival lease and makes sure PostgreSQL holds no row that the
-// new watermark would put out of sight.
-func (t *Table) CommitHistory(ctx context.Context, rows []meterstore.Row, newWatermark time.Time) (CommitResult, int, error) {
+// new watermark would put out of sight. It commits as CommitFenced does,
+// under the caller's fence: a window or a history committed since the fence
+// was read refuses it (ErrFenced), as does a lost lease.
+func (t *Table) CommitHistory(ctx context.Context, f Fence, rows []meterstore.Row, newWatermark time.Time) (CommitResult, int, error) {
 	rows, err := t.validRows(rows)
 	if err != nil {
 		return CommitResult{}, 0, err
 	}
 	tbl := t.Iceberg()
-	cur, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
-	if err != nil {
-		return CommitResult{}, 0, err
-	}
+	cur := f.Watermark
 	for i := range rows {
 		if r := &rows[i]; r.From.Before(cur) {
 			return CommitResult{}, 0, fmt.Errorf("cold table %s: history: malo %s %s at %s is below the watermark %s: %w; send late corrections through Append",
@@ -56,7 +55,7 @@ func (t *Table) CommitHistory(ctx context.Context, rows []meterstore.Row, newWat
 			return CommitResult{}, 0, fmt.Errorf("history: %w", err)
 		}
 	}
-	res, err := t.CommitWindow(ctx, &SliceSource{Rows: rows}, newWatermark)
+	res, err := t.commitFenced(ctx, f, "history", &SliceSource{Rows: rows}, newWatermark)
 	return res, dups, err
 }
 

@@ -153,7 +153,8 @@ func (t *Table) RestoreWatermark(ctx context.Context, w time.Time) (err error) {
 			t.cfg.Name(), formatWatermark(w), formatWatermark(hi))
 	}
 	tbl := t.Iceberg()
-	_, err = t.commitFiles(ctx, tbl, "restore watermark", nil, iceberg.Properties{WatermarkProperty: formatWatermark(w)})
+	_, err = t.commitFiles(ctx, tbl, "restore watermark", nil,
+		iceberg.Properties{WatermarkProperty: formatWatermark(w), WatermarkCommitProperty: "restore watermark"})
 	return err
 }
 

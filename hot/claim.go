@@ -32,15 +32,22 @@ func (s *Store) archivedName() string { return s.cfg.Name() + "$archived" }
 // it wrote. A write that committed before the claim is in a returned
 // partition, which the caller streams into that commit.
 //
-// The caller holds the archiver lease. w must be a partition boundary; it may
+// The caller holds the archiver lease and passes it: the claim checks its
+// token in the claim's own transaction (pglock.Lease.CheckIn), so a holder
+// whose session ended, and whose lease another archiver took since, cannot
+// move the archived range under that archiver — it gets pglock.ErrLeaseLost.
+// w must be a partition boundary; it may
 // lie below the current end — a claim whose commit never happened is withdrawn
 // by claiming the committed watermark again, and a zero w (nothing archived)
 // withdraws the archived range. A claim that changes nothing (same end,
 // nothing attached below) costs two catalogue reads and no DDL.
-func (s *Store) ClaimBelow(ctx context.Context, w time.Time) ([]Partition, error) {
+func (s *Store) ClaimBelow(ctx context.Context, lease *pglock.Lease, w time.Time) ([]Partition, error) {
 	w = w.UTC()
 	if !w.IsZero() && !s.PartitionStart(w).Equal(w) {
 		return nil, fmt.Errorf("claim %s below %s: not a partition boundary", s.cfg.Name(), w.Format(time.RFC3339))
+	}
+	if err := lease.Check(ctx); err != nil {
+		return nil, fmt.Errorf("claim %s below %s: %w", s.cfg.Name(), w.Format(time.RFC3339), err)
 	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -49,6 +56,9 @@ func (s *Store) ClaimBelow(ctx context.Context, w time.Time) ([]Partition, error
 	defer tx.Rollback(ctx) //nolint:errcheck
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pglock.Key("partition:"+s.cfg.Name())); err != nil {
 		return nil, fmt.Errorf("claim %s: lock: %w", s.cfg.Name(), err)
+	}
+	if err := lease.CheckIn(ctx, tx); err != nil {
+		return nil, fmt.Errorf("claim %s below %s: %w", s.cfg.Name(), w.Format(time.RFC3339), err)
 	}
 	end, err := s.archivedEnd(ctx, tx)
 	if err != nil {

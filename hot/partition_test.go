@@ -10,6 +10,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/pglock"
 )
 
 func TestDetachThenInsertFailsLoudly(t *testing.T) {
@@ -126,7 +127,11 @@ func TestClaimBelowRefusesEveryRowBelowIt(t *testing.T) {
 	_, err = st.Write(ctx, quarterHours(maloA, obisImport, day11, 4, 20260310000001))
 	require.NoError(t, err)
 
-	claimed, err := st.ClaimBelow(ctx, day11)
+	lease, ok, err := st.TryArchiveLease(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	defer lease.Release()
+	claimed, err := st.ClaimBelow(ctx, lease, day11)
 	require.NoError(t, err)
 	names := func(ps []hot.Partition) (out []string) {
 		for _, p := range ps {
@@ -160,19 +165,22 @@ func TestClaimBelowRefusesEveryRowBelowIt(t *testing.T) {
 	require.NoError(t, err, "at and above the claim, writes go on")
 	require.NoError(t, st.CreateTables(ctx, day10), "pre-creation skips the claimed range")
 
-	again, err := st.ClaimBelow(ctx, day11)
+	again, err := st.ClaimBelow(ctx, lease, day11)
 	require.NoError(t, err)
 	require.Empty(t, again, "claiming the same range again changes nothing")
-	_, err = st.ClaimBelow(ctx, day10)
+	_, err = st.ClaimBelow(ctx, lease, day10)
 	require.NoError(t, err)
 	_, err = st.Write(ctx, row(day10.Add(time.Hour)))
 	require.NoError(t, err, "a lower claim withdraws the refusal above it")
 	_, err = st.Write(ctx, row(day10.Add(-5*24*time.Hour)))
 	require.ErrorIs(t, err, hot.ErrArchivedRange)
-	_, err = st.ClaimBelow(ctx, time.Time{})
+	_, err = st.ClaimBelow(ctx, lease, time.Time{})
 	require.NoError(t, err)
 	_, err = st.Write(ctx, row(day10.Add(-5*24*time.Hour)))
 	require.NoError(t, err, "a zero claim withdraws the archived range")
-	_, err = st.ClaimBelow(ctx, day10.Add(time.Hour))
+	_, err = st.ClaimBelow(ctx, lease, day10.Add(time.Hour))
 	require.ErrorContains(t, err, "not a partition boundary")
+	lease.Release()
+	_, err = st.ClaimBelow(ctx, lease, day11)
+	require.ErrorIs(t, err, pglock.ErrLeaseLost, "a claim needs the archiver lease")
 }

@@ -1,6 +1,13 @@
 // Package pglock provides leases on PostgreSQL session-scoped advisory locks: one
 // archiver per table, one cold appender per table. A lease is held on a dedicated
 // connection, so it ends when the holder's session ends — also when the process dies.
+//
+// A session can end without its holder noticing (a restart of PostgreSQL, a cut
+// connection, pg_terminate_backend): another process then takes the lease while
+// the first still believes it holds it. Each acquisition therefore increments the
+// lease's token (the table meterstore_lease_tokens), and a holder proves it still
+// holds the lease before an effect that must not happen twice (Check, CheckIn):
+// a token that moved means someone acquired the lease since.
 package pglock
 
 import (
@@ -17,11 +24,17 @@ import (
 // changed; the operation is safe to retry.
 var ErrLockTimeout = errors.New("lease wait timed out; nothing was changed, retry later")
 
+// ErrLeaseLost means a lease's session ended or another process acquired the
+// lease since: its holder must not act on it any more. What it did so far is
+// for the next holder to finish or undo.
+var ErrLeaseLost = errors.New("lease lost: its session ended or another process acquired it since")
+
 // Lease is a held advisory lock. Release it exactly once.
 type Lease struct {
-	conn *pgxpool.Conn
-	key  int64
-	name string
+	conn  *pgxpool.Conn
+	key   int64
+	name  string
+	token int64
 }
 
 // Key maps a lease name (e.g. "archive:readings_versions") to an advisory-lock key.
@@ -31,8 +44,8 @@ func Key(name string) int64 {
 	return int64(h.Sum64())
 }
 
-// TryAcquire takes the lease if it is free. A held lease is a normal outcome:
-// (nil, false, nil).
+// TryAcquire takes the lease if it is free and increments its token. A held
+// lease is a normal outcome: (nil, false, nil).
 func TryAcquire(ctx context.Context, pool *pgxpool.Pool, name string) (*Lease, bool, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -48,7 +61,12 @@ func TryAcquire(ctx context.Context, pool *pgxpool.Pool, name string) (*Lease, b
 		conn.Release()
 		return nil, false, nil
 	}
-	return &Lease{conn: conn, key: key, name: name}, true, nil
+	l := &Lease{conn: conn, key: key, name: name}
+	if l.token, err = nextToken(ctx, conn, name); err != nil {
+		l.Release()
+		return nil, false, fmt.Errorf("lease %s: token: %w", name, err)
+	}
+	return l, true, nil
 }
 
 // Acquire waits up to wait for the lease, backing off between attempts, then
