@@ -18,7 +18,9 @@
 //	    watermark moved to B (B ≤ the lowest row PostgreSQL holds, ≤ now −
 //	    settlement lag): history never passes through PostgreSQL's constraints
 //	anything else                                     → store.Table.Append (or AppendReadings):
-//	    late corrections below W to Iceberg (invariant 7), the rest to PostgreSQL
+//	    late corrections below W to Iceberg (invariant 7), the rest to PostgreSQL;
+//	    a batch with rows on both sides of W is split at it, each half whole
+//	    or refused alone (no write spans both tiers atomically)
 //
 // Files are read ahead of writing, up to two million rows at a time, so that
 // one plan covers them: history spread over many files still goes in as one

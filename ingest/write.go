@@ -37,6 +37,7 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 	if err != nil {
 		return fmt.Errorf("import %s: %w", file, err)
 	}
+	rest = im.splitAtWatermark(file, rest, w)
 	if im.opt.DryRun {
 		for _, b := range bulk {
 			im.rep.Rows += b.rows
@@ -66,7 +67,8 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 	// above it as many as one hot transaction holds, below it up to
 	// coldGroupRows in one Iceberg append. Either way all of them or none is
 	// written, and on a refusal each is written again alone, so the good
-	// ones go in. A batch across the watermark is written alone.
+	// ones go in. A batch across the watermark (moved since it was split) is
+	// written alone.
 	hotLimit := im.tbl.HotBatchRows()
 	var group []batch
 	rows, side := 0, 0
