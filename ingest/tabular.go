@@ -59,15 +59,20 @@ type srcColumn struct {
 // refusals, into batches: one per (malo_id, obis_code, version_scope) group,
 // with the declared identity columns, in the order the file first names them.
 func (im *importer) readTabularAs(ctx context.Context, path, name string, f Format) ([]batch, error) {
+	return im.readTabular(ctx, readerSQL(path, f), name, "read as "+string(f))
+}
+
+// readTabular reads the rows of src — a table function or a parenthesised
+// query — as readTabularAs reads a file's; what says how, in refusals.
+func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]batch, error) {
 	refuseFile := func(err error) ([]batch, error) {
 		im.rep.Batches++
 		im.refuse(Refusal{File: name, Err: err})
 		return nil, nil
 	}
-	src := readerSQL(path, f)
 	cols, err := im.describe(ctx, src)
 	if err != nil {
-		return refuseFile(fmt.Errorf("read as %s: %w", f, err))
+		return refuseFile(fmt.Errorf("%s: %w", what, err))
 	}
 	if err := im.mapColumns(cols); err != nil {
 		return refuseFile(err)
@@ -78,7 +83,7 @@ func (im *importer) readTabularAs(ctx context.Context, path, name string, f Form
 	}
 	rows, err := im.db.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+src)
 	if err != nil {
-		return refuseFile(fmt.Errorf("read as %s: %w", f, err))
+		return refuseFile(fmt.Errorf("%s: %w", what, err))
 	}
 	defer rows.Close()
 	system := im.opt.System
@@ -153,7 +158,7 @@ func (im *importer) readTabularAs(ctx context.Context, path, name string, f Form
 		g.series = append(g.series, meterstore.StoredSeries{Delivery: d, Extra: p.extra})
 	}
 	if err := rows.Err(); err != nil {
-		return refuseFile(fmt.Errorf("read as %s after row %d: %w", f, n, err))
+		return refuseFile(fmt.Errorf("%s after row %d: %w", what, n, err))
 	}
 	if n == 0 {
 		return refuseFile(fmt.Errorf("%w: the file holds no rows", metering.ErrInvalid))

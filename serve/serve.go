@@ -41,7 +41,8 @@ import (
 // ReadOnlyReason is the rule every refused write names.
 const ReadOnlyReason = "MeterStore serves queries only: a write here would bypass MeterStore's append, " +
 	"and with it the tier routing (a correction below the watermark written to the hot tier is silently invisible) " +
-	"and the subject-reference check (a replay could re-link an erased subject)"
+	"and the subject-reference check (a replay could re-link an erased subject); " +
+	"deliveries go in with msql import, or .import and INSERT … SELECT in msql's local shell"
 
 // Users authenticates the accounts of the configuration file and opens each
 // one's session handle.

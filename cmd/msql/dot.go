@@ -56,6 +56,7 @@ func init() {
 		".attach":     {"hot", "attach the deployment's PostgreSQL read-only as hot (postgres extension) and run statements as raw DuckDB, e.g. SELECT * FROM hot.public.readings_versions LIMIT 5; .detach returns to readings (unconfined sessions only)", (*shell).dotAttach, true},
 		".detach":     {"", "leave .attach hot: statements go through the engine again", (*shell).dotDetach, true},
 		".extensions": {"", "the DuckDB extensions loaded (postgres_scanner, iceberg, …), from where, and the path each tier is read through", (*shell).dotExtensions, true},
+		".import":     dotImport,
 		".param":      {"set NAME VALUE|unset NAME|clear|list", "statement parameters: $NAME (or $1 for .param set 1 …) in a statement is bound to VALUE as text, which DuckDB casts where it is used — never pasted into the SQL", (*shell).dotParam, false},
 	}
 }

@@ -18,7 +18,7 @@ func init() {
 }
 
 const importUsage = `msql import [--table T] [--format mscons|csv|parquet] [--set column=value …]
-            [--map source=column …] [--time-zone Z] [--dry-run] FILE|DIR|- …
+            [--map source=column …] [--time-zone Z] [--malo-of FILE] [--dry-run] FILE|DIR|- …
 
 Imports deliveries: MSCONS interchanges, and CSV or Parquet files in the
 table's layout (see docs/import.md). Each MSCONS message, and in a CSV or
@@ -39,6 +39,7 @@ Examples:
   msql import --map Zeitpunkt=from --map Ende=to --map Menge=value \
               --set operator=9910125000002 export.csv  another system's column names
   msql import --time-zone Europe/Berlin local.csv      timestamps written without an offset
+  msql import --malo-of melo-malo.csv deliveries/      MSCONS naming MeLos: their MaLos from a file
   msql import --dry-run big.parquet                    check everything, write nothing
   cat 2026-03.edi | msql import -                      from a pipe`
 
@@ -71,6 +72,7 @@ func (p *pairFlag) Set(v string) error {
 // importFlags are the import options, shared by msql import and the shell's .import.
 type importFlags struct {
 	table, format, zone string
+	maloOf              string
 	dryRun              bool
 	set, mapping        pairFlag
 }
@@ -83,6 +85,7 @@ func (f *importFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.set, "set", "column=value for every row (repeatable), e.g. --set tenant=t1")
 	fs.Var(&f.mapping, "map", "source=column: read the file's column source as column (repeatable)")
 	fs.StringVar(&f.zone, "time-zone", "", "read timestamps without an offset as wall-clock time in this zone, e.g. Europe/Berlin")
+	fs.StringVar(&f.maloOf, "malo-of", "", "CSV file with columns melo_id,malo_id: the MaLo of each MeLo an MSCONS message names in LOC+172")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read and check everything, write nothing")
 }
 
@@ -99,6 +102,11 @@ func (f *importFlags) options() (ingest.Options, error) {
 			return ingest.Options{}, withHint(fmt.Errorf("%w: --time-zone %q is not a time zone", errUsage, f.zone), "--time-zone Europe/Berlin")
 		}
 		opt.TimeZone = loc
+	}
+	if f.maloOf != "" {
+		if opt.MaloOf, err = loadMaloOf(f.maloOf); err != nil {
+			return ingest.Options{}, withHint(fmt.Errorf("%w: %v", errUsage, err), "--malo-of melo-malo.csv with the header melo_id,malo_id")
+		}
 	}
 	return opt, nil
 }

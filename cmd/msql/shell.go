@@ -228,6 +228,9 @@ func (sh *shell) runStatement(ctx context.Context, stmt string) error {
 	if zone, ok := timeZoneOf(stmt); ok {
 		return sh.setTimeZone(ctx, zone)
 	}
+	if handled, err := sh.runImportInsert(ctx, stmt); handled {
+		return err
+	}
 	args, err := sh.params.bind(ctx, sh.duckDB(), stmt)
 	if err != nil {
 		sh.p.endResult()
