@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/settings"
 )
 
 // The local shell imports a query's rows with INSERT INTO readings_versions
@@ -20,7 +20,7 @@ import (
 func TestPGWireRefusesInsertFromFile(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	users := f.users(t, meterstore.UserSettings{Name: "admin", Password: "s3cret"})
+	users := f.users(t, settings.UserSettings{Name: "admin", Password: "s3cret"})
 	_, addr := f.startPG(t, users)
 	csv := filepath.Join(t.TempDir(), "d.csv")
 	require.NoError(t, os.WriteFile(csv, []byte("malo_id,obis_code,sparte,from,to,value,unit,quality,version,operator,tenant\n"+
