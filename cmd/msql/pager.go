@@ -22,6 +22,21 @@ func page(w io.Writer, b []byte) error {
 		_, err := w.Write(b)
 		return err
 	}
+	cmd, err := pagerCommand()
+	if err != nil {
+		_, err := w.Write(b)
+		return err
+	}
+	cmd.Stdin = bytes.NewReader(b) // less reads its keys from /dev/tty
+	if err := cmd.Run(); err != nil {
+		_, werr := w.Write(b)
+		return werr
+	}
+	return nil
+}
+
+// pagerCommand is $PAGER (default less -FRX) writing to the terminal.
+func pagerCommand() (*exec.Cmd, error) {
 	pager := os.Getenv("PAGER")
 	if pager == "" {
 		pager = "less -FRX"
@@ -29,16 +44,40 @@ func page(w io.Writer, b []byte) error {
 	args := strings.Fields(pager)
 	path, err := exec.LookPath(args[0])
 	if err != nil {
-		_, err := w.Write(b)
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(path, args[1:]...)
-	cmd.Stdin = bytes.NewReader(b) // less reads its keys from /dev/tty
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		_, werr := w.Write(b)
-		return werr
+	return cmd, nil
+}
+
+// pagerPipe is the pager reading a result as the shell writes it; writes
+// fail once the user has left the pager.
+type pagerPipe struct {
+	io.WriteCloser
+	cmd *exec.Cmd
+}
+
+// startPager starts the pager for a result streamed into it.
+func startPager() (*pagerPipe, error) {
+	cmd, err := pagerCommand()
+	if err != nil {
+		return nil, err
 	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &pagerPipe{WriteCloser: in, cmd: cmd}, nil
+}
+
+// Close ends the input and waits until the user leaves the pager.
+func (p *pagerPipe) Close() error {
+	p.WriteCloser.Close()
+	p.cmd.Wait() //nolint:errcheck // less exits non-zero when quit early
 	return nil
 }
 

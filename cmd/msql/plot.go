@@ -343,14 +343,14 @@ func (sh *shell) dotPlot(_ []string, rest string) error {
 		if err != nil {
 			return err
 		}
-		res, _, err := sh.sess.run(sh.ctx, rest, args...)
+		res, err := sh.collect(rest, args)
 		if err != nil {
 			return err
 		}
 		t, title = &res, rest
 	}
 	if t == nil {
-		return errors.New(".plot draws the last result, and there is none yet; run a query first or give one: .plot SELECT …")
+		return fmt.Errorf(".plot draws the last result, and there is none yet (a result of more than %d rows is printed as it is read, not kept); run a query first or give one: .plot SELECT …", windowRows)
 	}
 	d, err := seriesOf(*t)
 	if err != nil {

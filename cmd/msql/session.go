@@ -14,7 +14,8 @@ import (
 
 // session runs one statement and reports how far a running one has got.
 type session interface {
-	run(ctx context.Context, stmt string, args ...any) (table, string, error)
+	// run starts stmt; the caller reads the stream and closes it.
+	run(ctx context.Context, stmt string, args ...any) (*rowStream, error)
 	// progress reports on the statement running now.
 	progress() *engine.Progress
 }
@@ -26,21 +27,26 @@ type scratchSession struct {
 }
 
 // run runs stmt on a connection of its own, whose progress the shell watches.
-func (s *scratchSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
+func (s *scratchSession) run(ctx context.Context, stmt string, args ...any) (*rowStream, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return table{}, "", err
+		return nil, err
 	}
-	defer conn.Close()
-	if untrack, err := s.prog.Track(conn); err == nil {
-		defer untrack()
+	untrack := func() {}
+	if u, err := s.prog.Track(conn); err == nil {
+		untrack = u
 	}
+	end := func() { untrack(); conn.Close() }
 	rows, err := conn.QueryContext(ctx, stmt, args...)
 	if err != nil {
-		return table{}, "", err
+		end()
+		return nil, err
 	}
-	t, err := collect(rows)
-	return t, "", err
+	return sqlStream(rows, func() error {
+		err := rows.Close()
+		end()
+		return err
+	})
 }
 
 func (s *scratchSession) progress() *engine.Progress { return &s.prog }
@@ -124,26 +130,27 @@ func (s *engineSession) describe() string {
 
 func (s *engineSession) progress() *engine.Progress { return &s.prog }
 
-func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (table, string, error) {
+func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (*rowStream, error) {
 	if engine.IsExplain(stmt) {
 		text, err := s.eng.Explain(ctx, stmt, args...)
 		if err != nil {
-			return table{}, "", err
+			return nil, err
 		}
-		return table{columns: []string{"explain"}, rows: lines(condenseExplain(text))}, "", nil
+		return tableStream(table{columns: []string{"explain"}, rows: lines(condenseExplain(text))}), nil
 	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		t, prov, err := s.runOnce(ctx, stmt, args)
-		if !errors.Is(err, engine.ErrBoundaryMoved) {
-			if hint := refusalHint(err); hint != "" {
-				return table{}, "", withHint(err, hint)
-			}
-			return t, prov, err
+	rows, err := s.eng.Rows(engine.WithProgress(ctx, &s.prog), stmt, args...)
+	if err != nil {
+		if hint := refusalHint(err); hint != "" {
+			return nil, withHint(err, hint)
 		}
-		lastErr = err
+		return nil, err
 	}
-	return table{}, "", lastErr
+	st, err := sqlStream(rows.Rows, rows.Close)
+	if err != nil {
+		return nil, err
+	}
+	st.prov = rows.Provenance.String()
+	return st, nil
 }
 
 // refusalHint is what to do instead of a statement the session refused.
@@ -159,50 +166,6 @@ func refusalHint(err error) string {
 		return "only a SELECT (or WITH … SELECT) runs here; msql --scratch runs any DuckDB statement"
 	}
 	return ""
-}
-
-// runOnce runs the statement with its progress reported to s.prog, which the
-// progress bar watches while it runs.
-func (s *engineSession) runOnce(ctx context.Context, stmt string, args []any) (table, string, error) {
-	rows, err := s.eng.Rows(engine.WithProgress(ctx, &s.prog), stmt, args...)
-	if err != nil {
-		return table{}, "", err
-	}
-	t, err := collectRows(rows.Rows, false)
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return table{}, "", err
-	}
-	return t, rows.Provenance.String(), nil
-}
-
-func collect(rows *sql.Rows) (table, error) { return collectRows(rows, true) }
-
-// collectRows reads every row; closeRows closes them afterwards (the engine's
-// Rows close themselves, checking the boundary).
-func collectRows(rows *sql.Rows, closeRows bool) (table, error) {
-	if closeRows {
-		defer rows.Close()
-	}
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return table{}, err
-	}
-	t := table{}
-	for _, c := range cols {
-		t.columns = append(t.columns, c.Name())
-		t.types = append(t.types, c.DatabaseTypeName())
-	}
-	for rows.Next() {
-		vals, err := engine.ScanValues(rows, len(cols))
-		if err != nil {
-			return table{}, err
-		}
-		t.rows = append(t.rows, vals)
-	}
-	return t, rows.Err()
 }
 
 func lines(s string) [][]any {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -223,7 +224,7 @@ func (p *printer) endResult() {
 }
 
 // runStatement runs one statement with the parameters it uses bound, and
-// prints its result.
+// prints its result as it is read (see windowRows).
 func (sh *shell) runStatement(ctx context.Context, stmt string) error {
 	if zone, ok := timeZoneOf(stmt); ok {
 		return sh.setTimeZone(ctx, zone)
@@ -236,17 +237,21 @@ func (sh *shell) runStatement(ctx context.Context, stmt string) error {
 		sh.p.endResult()
 		return err
 	}
+	defer sh.p.endResult()
 	start := time.Now()
-	stopProgress := startProgress(ctx, sh.sess, sh.p)
-	t, prov, err := sh.sess.run(ctx, stmt, args...)
-	stopProgress()
-	elapsed := time.Since(start)
-	if err != nil {
-		sh.p.endResult()
-		return err
-	}
-	sh.last = &t
-	return sh.p.print(t, prov, elapsed)
+	return retryMoved(func() (bool, error) {
+		stopProgress := startProgress(ctx, sh.sess, sh.p)
+		s, err := sh.sess.run(ctx, stmt, args...)
+		if err != nil {
+			stopProgress()
+			return false, err
+		}
+		kept, started, err := sh.p.printStream(s, start, stopProgress)
+		if err == nil {
+			sh.last = kept
+		}
+		return started, err
+	})
 }
 
 // terminalSize is the terminal's width and height, or 100 × 40 off a terminal.
@@ -259,35 +264,133 @@ func (p *printer) terminalSize() (int, int) {
 	return 100, 40
 }
 
-// print renders one result, through the pager when it is taller than the terminal.
+// print renders one result held in memory.
 func (p *printer) print(t table, prov string, elapsed time.Duration) error {
 	defer p.endResult()
-	shown := t
-	if p.maxRows > 0 && len(t.rows) > p.maxRows && p.format == "table" {
-		shown.rows = t.rows[:p.maxRows]
+	_, _, err := p.printStream(tableStream(t), time.Now().Add(-elapsed), func() {})
+	return err
+}
+
+// printStream reads the first window of s and prints the result: a result
+// that fits in the window at once (through the pager when it is taller than
+// the terminal), a longer one as it is read. kept is the result when it fit
+// (nil otherwise); started reports that rows were passed on before an error.
+func (p *printer) printStream(s *rowStream, start time.Time, stopProgress func()) (kept *table, started bool, err error) {
+	window, complete, err := s.fill(windowRows)
+	stopProgress()
+	if err != nil {
+		return nil, false, err
 	}
-	var buf bytes.Buffer
-	if err := render(&buf, shown, renderOptions{format: p.format, maxWidth: p.maxWidth, nullText: p.nullText, values: p.values}); err != nil {
-		return err
+	if !complete {
+		defer s.close()
 	}
-	if len(shown.rows) < len(t.rows) {
-		fmt.Fprintf(&buf, "(%d more rows not shown; .maxrows 0 shows all)\n", len(t.rows)-len(shown.rows))
+	opts := renderOptions{format: p.format, maxWidth: p.maxWidth, nullText: p.nullText, values: p.values}
+	rw := &stickyWriter{}
+	var head bytes.Buffer
+	rw.w = &head
+	out := newRowWriter(rw, s.columns, columnTypes(s.columns, s.types, window), opts, window)
+	limit := int64(-1)
+	if p.maxRows > 0 && p.format == "table" {
+		limit = int64(p.maxRows)
+	}
+	var shown, total int64
+	emit := func(r []any) {
+		total++
+		if limit < 0 || shown < limit {
+			out.row(r)
+			shown++
+		}
+	}
+	out.begin()
+	for _, r := range window {
+		emit(r)
+	}
+	if complete {
+		p.footer(rw, out, shown, total, s.prov, start)
+		if p.toTerminal() && p.pager {
+			return &table{columns: s.columns, types: s.types, rows: window}, false, page(p.out, head.Bytes())
+		}
+		_, err := p.target().Write(head.Bytes())
+		return &table{columns: s.columns, types: s.types, rows: window}, false, err
+	}
+	dst, finish := p.streamTarget()
+	bw := bufio.NewWriterSize(dst, 64<<10)
+	rw.w = bw
+	bw.Write(head.Bytes())
+	head = bytes.Buffer{}
+	window = nil
+	for rw.err == nil {
+		r, err := s.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			bw.Flush()
+			finish()
+			return nil, true, err
+		}
+		emit(r)
+	}
+	if rw.err != nil { // the pager was left: the rest is not wanted
+		finish()
+		return nil, true, nil
+	}
+	if err := s.close(); err != nil {
+		bw.Flush()
+		finish()
+		return nil, true, err
+	}
+	p.footer(rw, out, shown, total, s.prov, start)
+	err = bw.Flush()
+	if ferr := finish(); err == nil {
+		err = ferr
+	}
+	return nil, true, err
+}
+
+// footer ends a result: the row count, the rows not shown, provenance, timer.
+func (p *printer) footer(w io.Writer, out rowWriter, shown, total int64, prov string, start time.Time) {
+	out.end(shown)
+	if shown < total {
+		fmt.Fprintf(w, "(%d more rows not shown; .maxrows 0 shows all)\n", total-shown)
 	}
 	if p.provenance && prov != "" && p.format == "table" {
 		if p.toTerminal() {
-			fmt.Fprintf(&buf, "\x1b[2m%s\x1b[0m\n", prov)
+			fmt.Fprintf(w, "\x1b[2m%s\x1b[0m\n", prov)
 		} else {
-			fmt.Fprintf(&buf, "-- %s\n", prov)
+			fmt.Fprintf(w, "-- %s\n", prov)
 		}
 	}
 	if p.timer {
-		fmt.Fprintf(&buf, "Run Time: %.3fs\n", elapsed.Seconds())
+		fmt.Fprintf(w, "Run Time: %.3fs\n", time.Since(start).Seconds())
 	}
+}
+
+// streamTarget is where a result longer than the window goes: the pager on
+// a terminal, else the target; finish waits for the pager.
+func (p *printer) streamTarget() (io.Writer, func() error) {
 	if p.toTerminal() && p.pager {
-		return page(p.out, buf.Bytes())
+		if pw, err := startPager(); err == nil {
+			return pw, pw.Close
+		}
 	}
-	_, err := p.target().Write(buf.Bytes())
-	return err
+	return p.target(), func() error { return nil }
+}
+
+// stickyWriter keeps the first write error, so a result being streamed stops
+// when its reader (the pager) has gone.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(b)
+	s.err = err
+	return n, err
 }
 
 // valueFormatter prints values as DuckDB would in db's session: a TIMESTAMPTZ
