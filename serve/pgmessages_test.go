@@ -28,27 +28,27 @@ func TestPGWireProvenanceOnlyWhenAskedFor(t *testing.T) {
 	psql := newPsql(t, addr, "admin", "pw")
 
 	t.Run("psql", func(t *testing.T) {
-		out := psql.ok(nil, "-c", psqlTableCompletion)
+		out := psql.ok(t, nil, "-c", psqlTableCompletion)
 		require.Contains(t, out, "readings_versions")
 		require.NotContains(t, out, "meterstore:")
-		out = psql.ok(nil, "-At", "-c", `SELECT count(*) FROM readings`)
+		out = psql.ok(t, nil, "-At", "-c", `SELECT count(*) FROM readings`)
 		require.NotContains(t, out, "meterstore:")
 		require.NotContains(t, out, "NOTICE")
 
-		out = psql.ok(nil, "-At", "-c", `SET client_min_messages = log`, "-c", `SELECT count(*) FROM readings`)
+		out = psql.ok(t, nil, "-At", "-c", `SET client_min_messages = log`, "-c", `SELECT count(*) FROM readings`)
 		require.Contains(t, out, "LOG:  meterstore: watermark "+f.cut.UTC().Format("2006-01-02T15:04:05Z"))
-		out = psql.ok(nil, "-At", "-c", `SET client_min_messages TO debug1`, "-c", `SELECT count(*) FROM readings`,
+		out = psql.ok(t, nil, "-At", "-c", `SET client_min_messages TO debug1`, "-c", `SELECT count(*) FROM readings`,
 			"-c", `SET client_min_messages = warning`, "-c", `SELECT count(*) FROM readings_versions`)
 		require.Equal(t, 1, strings.Count(out, "LOG:  meterstore:"), "%s", out)
-		out = psql.ok([]string{"PGOPTIONS=-c client_min_messages=log"}, "-At", "-c", `SELECT count(*) FROM readings`,
+		out = psql.ok(t, []string{"PGOPTIONS=-c client_min_messages=log"}, "-At", "-c", `SELECT count(*) FROM readings`,
 			"-c", `RESET client_min_messages`, "-c", `SELECT count(*) FROM readings`, "-c", `SHOW client_min_messages`)
 		require.Equal(t, 2, strings.Count(out, "LOG:  meterstore:"), "RESET restores the startup value:\n%s", out)
 		require.Contains(t, out, "\nlog\n")
 
-		out = psql.ok(nil, "-At", "-c", `SELECT count(*) FROM readings`, "-c", `SHOW meterstore.provenance`)
+		out = psql.ok(t, nil, "-At", "-c", `SELECT count(*) FROM readings`, "-c", `SHOW meterstore.provenance`)
 		require.Contains(t, out, "\nwatermark "+f.cut.UTC().Format("2006-01-02T15:04:05Z")+" · tiers cold+hot")
 
-		out, ok := psql.run(nil, "-c", `SET client_min_messages = chatty`)
+		out, ok := psql.run(t, nil, "-c", `SET client_min_messages = chatty`)
 		require.False(t, ok)
 		require.Contains(t, out, `invalid value for parameter "client_min_messages"`)
 	})

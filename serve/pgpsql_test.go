@@ -22,20 +22,19 @@ func psqlBinary(t *testing.T) string {
 
 // psqlRunner runs psql against addr as user; env adds variables (PGOPTIONS).
 type psqlRunner struct {
-	t          *testing.T
 	bin, addr  string
 	user, pass string
 	dir        string
 }
 
 func newPsql(t *testing.T, addr, user, pass string) *psqlRunner {
-	return &psqlRunner{t: t, bin: psqlBinary(t), addr: addr, user: user, pass: pass, dir: t.TempDir()}
+	return &psqlRunner{bin: psqlBinary(t), addr: addr, user: user, pass: pass, dir: t.TempDir()}
 }
 
 // run runs psql with args and returns its output (stdout and stderr) and
 // whether it exited 0.
-func (r *psqlRunner) run(env []string, args ...string) (string, bool) {
-	r.t.Helper()
+func (r *psqlRunner) run(t *testing.T, env []string, args ...string) (string, bool) {
+	t.Helper()
 	host, port, _ := strings.Cut(r.addr, ":")
 	cmd := exec.Command(r.bin, append([]string{"-X", "-h", host, "-p", port, "-U", r.user, "-d", "meterstore"}, args...)...)
 	cmd.Dir = r.dir
@@ -46,11 +45,11 @@ func (r *psqlRunner) run(env []string, args ...string) (string, bool) {
 }
 
 // ok runs psql and fails the test if psql fails.
-func (r *psqlRunner) ok(env []string, args ...string) string {
-	r.t.Helper()
-	out, ok := r.run(env, args...)
+func (r *psqlRunner) ok(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	out, ok := r.run(t, env, args...)
 	if !ok {
-		r.t.Fatalf("psql %q failed:\n%s", args, out)
+		t.Fatalf("psql %q failed:\n%s", args, out)
 	}
 	return out
 }

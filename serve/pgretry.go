@@ -73,6 +73,10 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 		ptrs[i] = &vals[i]
 	}
 	flushEvery := sess.flushRows()
+	if p.copy != nil {
+		maxRows = 0 // a copy is sent whole
+		p.held = append(p.held, sess.beginCopy(p)...)
+	}
 	var batch int64
 	for {
 		if maxRows > 0 && batch >= maxRows {
@@ -89,11 +93,11 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 		if err := rows.Scan(ptrs...); err != nil {
 			return sess.finish(ctx, p, err)
 		}
-		dr, err := sess.dataRow(p, vals)
+		msg, err := sess.rowMessage(p, vals)
 		if err != nil {
 			return sess.finish(ctx, p, err)
 		}
-		p.held = append(p.held, dr)
+		p.held = append(p.held, msg)
 		p.sent++
 		batch++
 		if p.sent%flushEvery == 0 {
@@ -109,8 +113,8 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 // release sends the rows held back: from here on the statement cannot be run
 // again unseen.
 func (sess *pgSession) release(p *pgPortal) {
-	for _, dr := range p.held {
-		sess.be.Send(dr)
+	for _, msg := range p.held {
+		sess.be.Send(msg)
 	}
 	p.held = nil
 	p.flushed = true

@@ -161,10 +161,13 @@ type pgPortal struct {
 	started  time.Time
 	prov     *engine.Provenance
 	finished bool
-	held     []*pgproto3.DataRow // rows not yet sent (pgretry.go)
-	flushed  bool                // rows of this portal have reached the client
-	retries  int                 // runs again after meeting an archival
-	open     *atomic.Int64       // the server's count while the rows are open
+	held     []pgproto3.BackendMessage // rows not yet sent (pgretry.go)
+	flushed  bool                      // rows of this portal have reached the client
+	retries  int                       // runs again after meeting an archival
+
+	copy        *copyOut      // COPY … TO STDOUT (pgcopy.go)
+	copyStarted bool          // its CopyOutResponse is sent
+	open        *atomic.Int64 // the server's count while the rows are open
 
 	// A declared cursor (pgcursor.go): its DECLARE, WITH HOLD, the
 	// transaction it was declared in, its scan buffer.
@@ -568,9 +571,11 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 		code, msg, hint = pe.code, pe.msg, pe.hint
 	case errors.Is(err, engine.ErrUnknownRelation):
 		code, msg = "42P01", strings.TrimPrefix(msg, engine.ErrNotAQuery.Error()+": ")
-	case errors.Is(err, engine.ErrNotAQuery):
+	case errors.Is(err, engine.ErrWrite):
 		code, hint = "42501", ReadOnlyReason
 		msg = "read-only: " + err.Error()
+	case errors.Is(err, engine.ErrNotAQuery):
+		code = "42501"
 	case errors.Is(err, engine.ErrScope):
 		code = "42501"
 	case errors.Is(err, engine.ErrBoundaryMoved):
@@ -610,6 +615,7 @@ const (
 	kindDeclare
 	kindFetch
 	kindClose
+	kindCopy
 )
 
 func classify(q string) (statementKind, string) {
@@ -628,6 +634,8 @@ func classify(q string) (statementKind, string) {
 		return kindFetch, w
 	case "CLOSE":
 		return kindClose, "CLOSE CURSOR"
+	case "COPY":
+		return kindCopy, "COPY"
 	case "COMMIT", "END":
 		return kindTxEnd, "COMMIT"
 	case "ROLLBACK", "ABORT":
@@ -661,7 +669,7 @@ func (sess *pgSession) simpleStatement(ctx context.Context, st string) error {
 	if err := sess.prepare(ctx, p); err != nil {
 		return err
 	}
-	if p.cols != nil {
+	if p.cols != nil && p.copy == nil {
 		sess.be.Send(rowDescription(p.cols, p.formats))
 	}
 	err := sess.run(ctx, p, 0)
@@ -747,7 +755,7 @@ func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error
 	if err := sess.prepareFormats(ctx, p); err != nil {
 		return err
 	}
-	if p.cols == nil {
+	if p.cols == nil || p.copy != nil {
 		sess.be.Send(&pgproto3.NoData{})
 	} else {
 		sess.be.Send(rowDescription(p.cols, p.formats))
@@ -760,7 +768,7 @@ func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error
 func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, nParams int) ([]pgColumn, error) {
 	kind, _ := classify(st.sql)
 	switch kind {
-	case kindEmpty, kindNoop, kindTxBegin, kindTxEnd, kindDeclare, kindClose:
+	case kindEmpty, kindNoop, kindTxBegin, kindTxEnd, kindDeclare, kindClose, kindCopy:
 		return nil, nil
 	case kindShow:
 		return []pgColumn{showColumn(st.sql)}, nil
@@ -770,6 +778,9 @@ func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, n
 			return nil, err
 		}
 		return p.cols, nil
+	}
+	if _, _, ok := explainPrefix(st.sql); ok {
+		return []pgColumn{explainColumn}, nil
 	}
 	if r, ok, err := sess.emulate(ctx, st.sql); ok || err != nil {
 		if err != nil {
@@ -851,6 +862,17 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		p.static = &staticResult{cols: []pgColumn{col}, rows: [][]any{{v}}, tag: "SHOW"}
 		p.cols = p.static.cols
 		return nil
+	case kindCopy:
+		c, ok, err := parseCopy(q)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.copy, p.formats, q = c, nil, c.query
+		}
+	}
+	if prefix, rest, ok := explainPrefix(q); ok {
+		return sess.explain(ctx, p, prefix, rest)
 	}
 	if r, ok, err := sess.emulate(ctx, q); ok || err != nil {
 		if err != nil {
@@ -943,23 +965,29 @@ func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) erro
 			p.finished = true
 			return nil
 		}
+		if p.copy != nil {
+			maxRows = 0
+			for _, m := range sess.beginCopy(p) {
+				sess.be.Send(m)
+			}
+		}
 		for _, r := range st.rows[min(int(p.sent), len(st.rows)):] {
 			if maxRows > 0 && p.sent >= maxRows {
 				sess.be.Send(&pgproto3.PortalSuspended{})
 				return nil
 			}
-			dr, err := sess.dataRow(p, r)
+			msg, err := sess.rowMessage(p, r)
 			if err != nil {
 				return err
 			}
-			sess.be.Send(dr)
+			sess.be.Send(msg)
 			p.sent++
 		}
 		tag := st.tag
 		if tag == "" {
 			tag = fmt.Sprintf("SELECT %d", len(st.rows))
 		}
-		sess.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+		sess.be.Send(sess.completion(p, tag))
 		p.finished = true
 		return nil
 	}
@@ -979,7 +1007,7 @@ func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error
 	if err := sess.complete(ctx, p, err); err != nil {
 		return err
 	}
-	sess.be.Send(&pgproto3.CommandComplete{CommandTag: fmt.Appendf(nil, "SELECT %d", p.sent)})
+	sess.be.Send(sess.completion(p, fmt.Sprintf("SELECT %d", p.sent)))
 	return nil
 }
 

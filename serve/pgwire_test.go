@@ -127,7 +127,7 @@ func TestPGWire(t *testing.T) {
 				`DELETE FROM readings_versions`,
 				`INSERT INTO readings_versions SELECT * FROM readings_versions`,
 				`CREATE TABLE x (a INT)`,
-				`COPY readings TO '/tmp/x.csv'`,
+				`COPY readings FROM '/tmp/x.csv'`,
 				`DROP VIEW readings`,
 			} {
 				_, err := c.Exec(ctx, q)
