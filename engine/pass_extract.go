@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/meterstore/meterstore/internal/sqltree"
@@ -153,10 +154,14 @@ func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 	}
 }
 
-// foldable: a constant, a parameter, a cast of one, or AT TIME ZONE over them
-// (DuckDB's timezone(zone, value)) — something DuckDB can evaluate before the
-// statement runs and that means the same then as in the statement: no
-// function whose value depends on the moment (now(), random()) qualifies.
+// foldable: a constant, a parameter, a cast of one, or a built-in scalar
+// function or operator over them that DuckDB declares CONSISTENT
+// (to_timestamp($1), $1 + INTERVAL '1 day', date_trunc('month', …), AT TIME
+// ZONE) — something DuckDB can evaluate before the statement runs and that
+// means the same then as in the statement, since evaluate computes it on the
+// statement's own connection with its arguments. A function whose value
+// depends on the moment or on chance (now(), current_date, random()) is not
+// CONSISTENT and bounds nothing.
 func foldable(n sqltree.Node) bool {
 	switch x := n.(type) {
 	case *sqltree.Constant:
@@ -166,14 +171,51 @@ func foldable(n sqltree.Node) bool {
 	case *sqltree.Cast:
 		return foldable(x.Child)
 	case *sqltree.Function:
-		if !strings.EqualFold(x.Name, "timezone") || x.Schema != "" && !strings.EqualFold(x.Schema, "main") ||
-			x.Catalog != "" || x.Distinct || len(x.Children) != 2 || x.Rest["filter"] != nil {
+		if x.Schema != "" && !strings.EqualFold(x.Schema, "main") || x.Catalog != "" || x.Distinct ||
+			x.Rest["filter"] != nil || !consistentFunctions().has(x.Name) {
 			return false
 		}
-		return foldable(x.Children[0]) && foldable(x.Children[1])
+		for _, c := range x.Children {
+			if !foldable(c) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
+
+// functionSet is a set of DuckDB function names, lower-case.
+type functionSet map[string]bool
+
+func (s functionSet) has(name string) bool { return s[strings.ToLower(name)] }
+
+// consistentFunctions are the built-in scalar functions and operators DuckDB
+// marks CONSISTENT — the same result for the same arguments, whenever and
+// wherever they run. A name that also has a volatile overload is left out.
+// Read once from a fresh in-memory database: the built-ins of this release.
+var consistentFunctions = sync.OnceValue(func() functionSet {
+	set := functionSet{}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return set
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT lower(function_name) FROM duckdb_functions()
+		WHERE internal AND function_type = 'scalar' AND schema_name IN ('main', 'pg_catalog')
+		GROUP BY 1 HAVING bool_and(stability = 'CONSISTENT')`)
+	if err != nil {
+		return set
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			set[name] = true
+		}
+	}
+	return set
+})
 
 // dateLike accepts only a value compared with a DATE column as a date: a
 // VARCHAR literal (DuckDB casts it to DATE), a DATE-typed cast or literal, or a
