@@ -55,8 +55,19 @@ func (c coldFiles) Pages(req HotScan) (RowPages, error) {
 
 // coldPathFor is how a cold half reads files: the engine's chosen path where
 // DuckDB can open them (the local file system, object storage through
-// httpfs), the Go reader where it cannot.
+// httpfs), the Go reader where it cannot. A confined database opens only
+// files below its allowed directories, with read_parquet; any other file of
+// the half sends the half through the Go reader.
 func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []ColdFile) coldPath {
+	if pl.e.Confined() {
+		dirs := pl.e.confinedDirs()
+		for _, f := range files {
+			if !readableBelow(f.Path, dirs) {
+				return coldScanPath{ctx: ctx, pl: pl, ref: ref}
+			}
+		}
+		return readParquetPath{}
+	}
 	if pl.e.shared.ext.httpfs {
 		return pl.e.shared.ext.cold
 	}

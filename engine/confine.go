@@ -3,62 +3,106 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 )
 
-// A confined handle (Scoped or Isolated) runs its statements in a second DuckDB
-// database of the engine, walled off from the file system by DuckDB itself:
+// A confined handle (Scoped, Isolated or Walled) runs its statements in a
+// DuckDB database of its own kind, walled off by DuckDB itself:
 //
-//	allowed_directories          = the tables' Iceberg locations (the planned cold scans), local or s3://
+//	no extension loaded, no database attached, no secret (the hot half through
+//	                              meter_hot_scan, files on object storage through meter_cold_scan)
+//	allowed_directories          = per visible table, the directory that holds only what the
+//	                              handle may see: a scoped handle's partition directory
+//	                              (<location>/data/tenant=T/), an unscoped one's table location;
+//	                              none for a warehouse on object storage
 //	enable_external_access       = false (no other file, no ATTACH, no INSTALL/LOAD of a path)
 //	autoinstall/autoload of extensions off
 //	lock_configuration           = true  (no SET/RESET/PRAGMA can undo the above)
 //
-// This is the second wall: the first is the planner's gate (one SELECT, no
-// file-reading table function, no unknown relation — a replacement scan of
-// 'file.parquet' included), which runs before anything is prepared. Both
-// settings are database-wide and lock_configuration cannot be lifted, so the
-// wall cannot live in the database that also serves the unrestricted handle
-// DB() (its COPY … TO and read_parquet of arbitrary paths must keep working);
-// hence a separate database. What the wall still allows — reading Parquet below
-// a table's data directory — is unreachable from SQL because read_parquet is
-// refused by the gate; only the engine's own rewritten cold scans use it, and
-// they carry the scope below resolution.
+// The gate (one SELECT, no file-reading table function, no unknown relation,
+// no setting) runs first and gives the clear refusal; this wall is the
+// boundary. A statement that slipped past the gate still reaches no file of
+// another tenant: the engine's own relations hand the database every other
+// row — a cold file outside the allowed directory through the Go reader, the
+// hot tier through the Go page scan — with the scope applied below them.
+// Databases are keyed by their allowed directories (one per scope in use).
+// Both settings are database-wide and lock_configuration cannot be lifted, so
+// the wall cannot live in the database that also serves the unrestricted
+// handle DB() (its COPY … TO and read_parquet of arbitrary paths must keep
+// working).
 func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
+	dirs := e.confinedDirs()
+	key := strings.Join(dirs, "\x00")
 	s := e.shared
 	s.confinedMu.Lock()
 	defer s.confinedMu.Unlock()
-	if d := s.currentConfined(); d != nil {
+	if d := s.currentConfined(key); d != nil {
 		return d, nil
 	}
-	return s.openConfined(ctx)
+	return s.openConfined(ctx, key, dirs)
 }
 
-// openConfined opens the confined database with the system tables last
-// refreshed and makes it current.
-func (s *Engine) openConfined(ctx context.Context) (*duckDB, error) {
+// confinedDirs are the directories the handle's confined database may read
+// files below, sorted: per visible table on the local file system, the
+// directory holding only rows the handle sees. A scope on one column names its
+// partition directory below Iceberg's default data path; a file elsewhere
+// (another layout, a scope on two columns) is read by the Go reader instead.
+func (e *Engine) confinedDirs() []string {
 	var dirs []string
-	for _, t := range s.tableList() {
+	for _, t := range e.visibleTables() {
 		d := t.cold.DataDirectory()
-		switch {
-		case d == "":
-		case isRemote(d):
-			dirs = append(dirs, sqlString(strings.TrimSuffix(d, "/")+"/"))
-		default:
-			// read_parquet names local paths, iceberg_scan file:// URIs.
-			d = strings.TrimSuffix(d, "/") + "/"
-			dirs = append(dirs, sqlString(d), sqlString("file://"+d))
+		if d == "" || isRemote(d) {
+			continue
 		}
+		d = strings.TrimSuffix(strings.TrimPrefix(d, "file://"), "/") + "/"
+		switch len(e.view.scope) {
+		case 0:
+		case 1:
+			for c, v := range e.view.scope {
+				d += "data/" + url.QueryEscape(c) + "=" + url.QueryEscape(v) + "/"
+			}
+		default:
+			continue
+		}
+		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
+	return dirs
+}
+
+// readableBelow is whether DuckDB may open path in a database allowed dirs.
+func readableBelow(path string, dirs []string) bool {
+	if isRemote(path) {
+		return false
+	}
+	p := filepath.Clean(strings.TrimPrefix(path, "file://"))
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// openConfined opens the confined database of the allowed directories dirs
+// with the system tables last refreshed and keeps it under key.
+func (s *Engine) openConfined(ctx context.Context, key string, dirs []string) (*duckDB, error) {
 	extra := []string{
 		"SET GLOBAL autoinstall_known_extensions = false",
 		"SET GLOBAL autoload_known_extensions = false",
 	}
+	quoted := make([]string, len(dirs))
+	for i, d := range dirs {
+		quoted[i] = sqlString(d)
+	}
+	// An empty list is DuckDB's default: no directory.
 	if len(dirs) > 0 {
-		extra = append(extra, "SET GLOBAL allowed_directories = ["+strings.Join(dirs, ", ")+"]")
+		extra = append(extra, "SET GLOBAL allowed_directories = ["+strings.Join(quoted, ", ")+"]")
 	}
 	// The wall limits what a statement may reach, never how DuckDB plans
 	// it: the optimizers are the main database's (top_n_window_elimination
@@ -78,22 +122,27 @@ func (s *Engine) openConfined(ctx context.Context) (*duckDB, error) {
 			return nil, err
 		}
 	}
-	s.confinedDB = d
+	if s.confinedDBs == nil {
+		s.confinedDBs = map[string]*duckDB{}
+	}
+	s.confinedDBs[key] = d
 	return d, nil
 }
 
-func (s *Engine) currentConfined() *duckDB {
+func (s *Engine) currentConfined(key string) *duckDB {
 	s.sysMu.Lock()
 	defer s.sysMu.Unlock()
-	return s.confinedDB
+	return s.confinedDBs[key]
 }
 
 // dropConfined forgets the confined database d, which a fatal error
 // invalidated, and closes it: the next confined statement opens a fresh one.
 func (s *Engine) dropConfined(d *duckDB) {
 	s.sysMu.Lock()
-	if s.confinedDB == d {
-		s.confinedDB = nil
+	for k, x := range s.confinedDBs {
+		if x == d {
+			delete(s.confinedDBs, k)
+		}
 	}
 	s.sysMu.Unlock()
 	d.db.Close()
@@ -140,11 +189,43 @@ func (e *Engine) conn(ctx context.Context) (*sql.Conn, string, error) {
 	}
 }
 
-// databases lists the engine's DuckDB databases (the confined one once opened).
+// databases lists the engine's DuckDB databases (the confined ones opened).
 func (e *Engine) databases() []*duckDB {
 	out := []*duckDB{{db: e.db, catalog: e.catalog}}
-	if e.confinedDB != nil { // the caller holds sysMu
-		out = append(out, e.confinedDB)
+	for _, d := range e.confinedDBs { // the caller holds sysMu
+		out = append(out, d)
 	}
 	return out
+}
+
+// closeConfined closes every confined database.
+func (e *Engine) closeConfined() error {
+	e.sysMu.Lock()
+	defer e.sysMu.Unlock()
+	var err error
+	for k, d := range e.confinedDBs {
+		err = errors.Join(err, d.db.Close())
+		delete(e.confinedDBs, k)
+	}
+	return err
+}
+
+// confinementLine is EXPLAIN's line on the handle's wall.
+func (e *Engine) confinementLine() string {
+	var who []string
+	if sc := e.Scope(); len(sc) > 0 {
+		who = append(who, "scope "+strings.Join(sc, ", "))
+	}
+	if e.view.isolated != "" {
+		who = append(who, "table "+e.view.isolated)
+	}
+	if len(who) == 0 {
+		who = append(who, "walled")
+	}
+	files := "no directory: every cold file through meter_cold_scan"
+	if dirs := e.confinedDirs(); len(dirs) > 0 {
+		files = "read_parquet below " + strings.Join(dirs, ", ") + " only, any other cold file through meter_cold_scan"
+	}
+	return fmt.Sprintf("session: confined (%s) — a DuckDB database without extensions, attached databases or secrets, external access off, configuration locked; hot tier through meter_hot_scan; %s",
+		strings.Join(who, "; "), files)
 }

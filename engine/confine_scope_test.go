@@ -92,3 +92,42 @@ func TestSystemScoped(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 }
+
+// TestConfinedExplain: EXPLAIN in a scoped session says the session is
+// confined and how each half is read: the tenant's own partition directory by
+// read_parquet, the hot tier through meter_hot_scan; and the answer is the
+// tenant's whole answer.
+func TestConfinedExplain(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(41)
+	w.MaLos, w.Days, w.Tenants = 4, 4, 2
+	a := newArchivedStore(t, w)
+	scoped, err := a.s.Engine.Scoped("tenant", "tenant01")
+	require.NoError(t, err)
+	out, err := scoped.Explain(ctx, `SELECT sum(value) FROM readings`)
+	require.NoError(t, err)
+	require.Contains(t, out, "session: confined (scope tenant=tenant01)")
+	require.Contains(t, out, "/data/tenant=tenant01/ only")
+	require.Contains(t, out, "through read_parquet")
+	require.Contains(t, out, "through meter_hot_scan")
+	for _, q := range []string{`SELECT sum(value), count(*) FROM readings`, `SELECT count(*) FROM readings_versions`} {
+		got, err := scoped.Query(ctx, q)
+		require.NoError(t, err)
+		want, err := a.s.Engine.Query(ctx, q+` WHERE tenant = 'tenant01'`)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprint(want.Rows), fmt.Sprint(got.Rows), q)
+	}
+	// A scope no partition directory holds alone: every cold file through the
+	// Go reader, the same answer.
+	malo := a.batch.Meters[0].MaloID.String()
+	byMeter, err := a.s.Engine.Scoped("malo_id", malo)
+	require.NoError(t, err)
+	out, err = byMeter.Explain(ctx, `SELECT sum(value) FROM readings`)
+	require.NoError(t, err)
+	require.Contains(t, out, "through meter_cold_scan")
+	got, err := byMeter.Query(ctx, `SELECT sum(value), count(*) FROM readings`)
+	require.NoError(t, err)
+	want, err := a.s.Engine.Query(ctx, `SELECT sum(value), count(*) FROM readings WHERE malo_id = '`+malo+`'`)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprint(want.Rows), fmt.Sprint(got.Rows))
+}

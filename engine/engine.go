@@ -192,15 +192,15 @@ type Engine struct {
 	shared   *Engine
 	cfg      Config
 
-	// confinedDB is a second DuckDB database for confined handles, walled off
-	// from the file system (see confined). Created on first use, and anew
-	// after a fatal error invalidated it; confinedMu serialises the opening,
-	// sysMu guards the pointer.
-	confinedMu sync.Mutex
-	confinedDB *duckDB
-	sysMu      sync.Mutex
-	lastSystem map[string][]systemRow
-	timeZone   string // DuckDB's canonical name of Config.TimeZone
+	// confinedDBs are the DuckDB databases of confined handles, walled off
+	// from the file system (see confined), keyed by their allowed
+	// directories. Each is created on first use, and anew after a fatal error
+	// invalidated it; confinedMu serialises the opening, sysMu guards the map.
+	confinedMu  sync.Mutex
+	confinedDBs map[string]*duckDB
+	sysMu       sync.Mutex
+	lastSystem  map[string][]systemRow
+	timeZone    string // DuckDB's canonical name of Config.TimeZone
 
 	ext extensionState // what loaded, and the path each half takes
 }
@@ -328,11 +328,7 @@ func (e *Engine) TimeZone() string { return e.shared.timeZone }
 // Close releases the DuckDB database. Handles derived with AsOf, Scoped, … share
 // it; close the engine Open returned, once.
 func (e *Engine) Close() error {
-	err := e.shared.db.Close()
-	if c := e.shared.currentConfined(); c != nil {
-		err = errors.Join(err, c.db.Close())
-	}
-	return err
+	return errors.Join(e.shared.db.Close(), e.shared.closeConfined())
 }
 
 // DB is the unrestricted DuckDB handle, for in-process callers only (the shell's

@@ -143,8 +143,8 @@ func (s ExtensionStatus) String() string {
 // Extensions is what the engine loaded and the path each half takes.
 func (e *Engine) Extensions() ExtensionStatus { return e.shared.ext.status }
 
-// extensionState is the engine's decision, made on the first database and
-// repeated exactly on the confined one.
+// extensionState is the engine's decision, made on its first database
+// (a confined database loads no extension).
 type extensionState struct {
 	status   ExtensionStatus
 	postgres bool // postgres_scanner loaded and the hot database attached
@@ -154,19 +154,20 @@ type extensionState struct {
 	cold     coldPath
 }
 
-// loadExtensions loads what the configuration asks for into one database and
-// decides the paths. On the first database a missing extension is a reason
-// logged once; on later ones (the confined database) what loaded the first
-// time must load again.
+// loadExtensions loads what the configuration asks for into the engine's
+// first database and decides the paths; a missing extension is a reason
+// logged once. A later database is a confined one, which loads none: no
+// extension, attached database or secret gives a confined session a way to
+// open files, databases or URLs of its own.
 func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool) error {
 	x := e.cfg.Extensions
 	st := &e.ext
-	if x.Directory == "" {
-		if first {
-			st.status = ExtensionStatus{Missing: []string{"no DuckDB extension directory configured (go tool task extensions fills one)"}}
-			return st.decide(x)
-		}
+	if !first {
 		return nil
+	}
+	if x.Directory == "" {
+		st.status = ExtensionStatus{Missing: []string{"no DuckDB extension directory configured (go tool task extensions fills one)"}}
+		return st.decide(x)
 	}
 	for _, q := range []string{
 		"SET GLOBAL extension_directory = " + sqlString(x.Directory),
@@ -176,9 +177,6 @@ func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool)
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
-	}
-	if !first {
-		return st.reload(ctx, conn, x.Postgres, x.ObjectStore)
 	}
 	st.status = ExtensionStatus{Directory: x.Directory}
 	var version, platform string
@@ -292,25 +290,6 @@ func loadedVersion(ctx context.Context, conn *sql.Conn, name string) LoadedExten
 	var v sql.NullString
 	_ = conn.QueryRowContext(ctx, "SELECT extension_version FROM duckdb_extensions() WHERE extension_name = ?", name).Scan(&v)
 	return LoadedExtension{Name: name, Version: v.String}
-}
-
-// reload repeats on another database what the first one loaded.
-func (st *extensionState) reload(ctx context.Context, conn *sql.Conn, pg PostgresConn, s3 *settings.S3Settings) error {
-	for _, l := range st.status.Loaded {
-		name := l.Name
-		if _, err := conn.ExecContext(ctx, "LOAD "+name); err != nil {
-			return fmt.Errorf("load %s: %w", name, err)
-		}
-	}
-	if st.httpfs {
-		if err := createColdSecret(ctx, conn, *s3); err != nil {
-			return err
-		}
-	}
-	if st.postgres {
-		return attachHot(ctx, conn, pg, hotDatabase)
-	}
-	return nil
 }
 
 // decide picks each half's path from the choice and what loaded.

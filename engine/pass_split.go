@@ -128,6 +128,6 @@ func (pl *planning) splitHot(ctx context.Context, ref *reference) error {
 	}
 	pl.out.hotTables[t] = *pin
 	pl.out.prov.Tiers |= Hot
-	ref.hot = &hotHalf{rng: rng, scans: scans, path: pl.e.shared.ext.hot}
+	ref.hot = &hotHalf{rng: rng, scans: scans, path: pl.hotPathFor()}
 	return nil
 }

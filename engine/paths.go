@@ -221,6 +221,15 @@ func contains(files []ColdFile, path string) bool {
 	return false
 }
 
+// hotPathFor is how the hot half is read: the engine's chosen path, or
+// meter_hot_scan in a confined session, whose database attaches no database.
+func (pl *planning) hotPathFor() hotPath {
+	if pl.e.Confined() {
+		return hotScanPath{}
+	}
+	return pl.e.shared.ext.hot
+}
+
 // hotScanPath streams the hot half from PostgreSQL through meter_hot_scan,
 // handed the planned scans by a token that lives only while the statement runs.
 type hotScanPath struct{}

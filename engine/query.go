@@ -324,6 +324,9 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 	}
 	var b strings.Builder
 	b.WriteString("MeterStore plan\n")
+	if e.Confined() {
+		b.WriteString(e.confinementLine() + "\n")
+	}
 	for _, l := range p.explain {
 		b.WriteString(l + "\n")
 	}

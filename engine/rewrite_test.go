@@ -224,8 +224,12 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 		defer p.release(e)
 		out = strings.Join(append(p.explain, "provenance: "+p.prov.String(), g.readable(p.sql)), "\n")
 	}
-	n := 0
-	out = scanToken.ReplaceAllStringFunc(out, func(string) string { n++; return fmt.Sprintf("meter_hot_scan('scan-%d')", n) })
+	n := map[string]int{}
+	out = scanToken.ReplaceAllStringFunc(out, func(m string) string {
+		fn := m[:strings.Index(m, "(")]
+		n[fn]++
+		return fmt.Sprintf("%s('scan-%d')", fn, n[fn])
+	})
 	return strings.ReplaceAll(out, g.dir, "$WAREHOUSE")
 }
 
@@ -252,8 +256,9 @@ func (g *golden) choosePaths(t *testing.T) {
 	}
 }
 
-// scanToken is a hot scan's token in rendered SQL: random, so a golden numbers them.
-var scanToken = regexp.MustCompile(`meter_hot_scan\('[0-9a-f]{32}'\)`)
+// scanToken is a hot or cold scan's token in rendered SQL: random, so a
+// golden numbers them, per table function.
+var scanToken = regexp.MustCompile(`meter_(hot|cold)_scan\('[0-9a-f]{32}'\)`)
 
 func (g *golden) handle(t *testing.T, c ddCase) *Engine {
 	e := g.eng

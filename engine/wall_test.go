@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -57,7 +58,80 @@ func TestSecondWall(t *testing.T) {
 	}
 	// The unrestricted database is unaffected.
 	require.NoError(t, e.DB().QueryRowContext(ctx, `SELECT count(*) FROM read_parquet('`+outFile+`')`).Scan(&n))
+}
 
+// TestSecondWallScoped: a scoped handle's database, called directly as a gap
+// in the gate would let a statement through, opens only the files of its own
+// tenant's partition directory; it has no extension, attached database or
+// secret, and its configuration cannot be changed.
+func TestSecondWallScoped(t *testing.T) {
+	ctx := context.Background()
+	x, err := ExtensionsFromEnv()
+	require.NoError(t, err)
+	data := t.TempDir()
+	e, err := Open(ctx, Config{Extensions: x, Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: data}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	file := func(tenant string) string {
+		return filepath.Join(data, "data", "tenant="+tenant, "from_month=2025-10", "f.parquet")
+	}
+	for _, f := range []string{file("t1"), file("t2"), file("t10"), filepath.Join(data, "metadata", "m.parquet")} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		_, err := e.DB().ExecContext(ctx, `COPY (SELECT 1 AS x) TO '`+f+`'`)
+		require.NoError(t, err)
+	}
+	sc, err := e.Scoped("tenant", "t1")
+	require.NoError(t, err)
+	conn, _, err := sc.conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+
+	var n int
+	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM read_parquet('`+file("t1")+`')`).Scan(&n))
+	require.Equal(t, 1, n, "its own partition directory is readable")
+	for _, q := range []string{
+		`SELECT count(*) FROM read_parquet('` + file("t2") + `')`,
+		`SELECT count(*) FROM read_parquet('` + file("t10") + `')`,
+		`SELECT count(*) FROM read_parquet('` + data + `/**/*.parquet')`,
+		`SELECT count(*) FROM read_parquet('` + filepath.Join(data, "data", "tenant=t1", "..", "tenant=t2", "from_month=2025-10", "f.parquet") + `')`,
+		`SELECT count(*) FROM read_parquet('` + filepath.Join(data, "metadata", "m.parquet") + `')`,
+		`SELECT count(*) FROM '` + file("t2") + `'`,
+		`SELECT count(*) FROM glob('` + data + `/**')`,
+		`SELECT count(*) FROM read_csv('/etc/passwd')`,
+		`SELECT count(*) FROM read_text('/etc/hostname')`,
+		`ATTACH 'host=127.0.0.1 dbname=postgres' AS pg (TYPE postgres, READ_ONLY)`,
+		`ATTACH '` + filepath.Join(data, "x.db") + `' AS x`,
+		`INSTALL postgres`,
+		`LOAD postgres_scanner`,
+		`LOAD iceberg`,
+		`LOAD httpfs`,
+		`SELECT count(*) FROM read_parquet('s3://bucket/x.parquet')`,
+		`SELECT count(*) FROM read_parquet('https://example.com/x.parquet')`,
+		`CREATE SECRET s (TYPE s3, KEY_ID 'k', SECRET 's')`,
+		`SET enable_external_access = true`,
+		`SET allowed_directories = ['/']`,
+		`SET GLOBAL lock_configuration = false`,
+		`RESET lock_configuration`,
+	} {
+		_, err := conn.ExecContext(ctx, q)
+		require.Error(t, err, q)
+	}
+	for _, fn := range []string{"postgres_query('meterstore_hot', 'SELECT 1')", "iceberg_scan('" + data + "')", "postgres_scan('', 'public', 'x')"} {
+		_, err := conn.ExecContext(ctx, "SELECT * FROM "+fn)
+		require.ErrorContains(t, err, "is not in the catalog", "no extension is loaded in a confined database: %s", fn)
+	}
+	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_databases() WHERE NOT internal AND database_name <> current_database()`).Scan(&n))
+	require.Zero(t, n, "no attached database")
+
+	// Another tenant's database is another database.
+	sc2, err := e.Scoped("tenant", "t2")
+	require.NoError(t, err)
+	conn2, _, err := sc2.conn(ctx)
+	require.NoError(t, err)
+	defer conn2.Close()
+	require.NoError(t, conn2.QueryRowContext(ctx, `SELECT count(*) FROM read_parquet('`+file("t2")+`')`).Scan(&n))
+	_, err = conn2.ExecContext(ctx, `SELECT count(*) FROM read_parquet('`+file("t1")+`')`)
+	require.Error(t, err)
 }
 
 // TestMemoryLimitConfined: the memory limit holds in a confined database too.
