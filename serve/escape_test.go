@@ -1,0 +1,192 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/settings"
+)
+
+// scopedEscapes are the escape suite's statements that a scoped [[users]]
+// entry sends over a wire protocol: CTEs named as the warehouse's files,
+// settings naming its directories, clauses on the rewritten relation and the
+// system tables. Each is refused or answers with the scoped tenant's rows only.
+func scopedEscapes(t *testing.T, f *fixture) (attempts []string, secrets []string) {
+	t.Helper()
+	ctx := context.Background()
+	files, _, err := f.s.Table().Cold.PlanFiles(ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	file := files[0].Path
+	wh := catalog.LocalPath(f.s.Warehouse)
+	res, err := f.s.Engine.Query(ctx, `SELECT DISTINCT malo_id FROM readings WHERE tenant = 'tenant02'`)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Rows)
+	secrets = []string{"tenant02", wh}
+	for _, r := range res.Rows {
+		secrets = append(secrets, fmt.Sprint(r[0]))
+	}
+	attempts = []string{
+		`WITH "` + file + `" AS (SELECT * FROM "` + file + `") SELECT * FROM "` + file + `"`,
+		`WITH "` + wh + `/**/*.parquet" AS (SELECT * FROM "` + wh + `/**/*.parquet") SELECT * FROM "` + wh + `/**/*.parquet"`,
+		`WITH x AS (SELECT 1), "` + file + `" AS (SELECT * FROM "` + file + `") SELECT * FROM "` + file + `"`,
+		`WITH RECURSIVE "` + file + `" AS (SELECT * FROM "` + file + `") SELECT * FROM "` + file + `"`,
+		`SELECT * FROM (WITH "` + file + `" AS (SELECT * FROM "` + file + `") SELECT * FROM "` + file + `")`,
+		`SELECT * FROM '` + file + `'`,
+		`SELECT name, setting FROM pg_catalog.pg_settings`,
+		`SELECT * FROM pg_settings`,
+		`SELECT current_setting('allowed_directories')`,
+		`SELECT current_setting('temp_directory')`,
+		`SELECT * FROM duckdb_settings()`,
+		`SELECT * FROM readings_versions TABLESAMPLE 100%`,
+		`SELECT count(*), min(tenant), max(tenant) FROM readings TABLESAMPLE 5 ROWS`,
+		`SELECT * FROM readings AT (VERSION => 1)`,
+		`SELECT * FROM readings_versions AT (TIMESTAMP => TIMESTAMPTZ '2020-01-01 00:00:00+00')`,
+		`SELECT * FROM system.partitions`,
+		`SELECT "partition", "rows", bytes FROM system.partitions WHERE "partition" LIKE '%tenant02%'`,
+		`SELECT * FROM system.tables`,
+		`SELECT * FROM system.snapshots`,
+		`SELECT * FROM system.config`,
+	}
+	return attempts, secrets
+}
+
+// leaks is the first cell of rows that names a secret ("" when none does).
+func leaks(rows [][]any, secrets []string) string {
+	for _, row := range rows {
+		for _, cell := range row {
+			s := fmt.Sprint(cell)
+			for _, x := range secrets {
+				if x != "" && strings.Contains(strings.ToLower(s), strings.ToLower(x)) {
+					return fmt.Sprintf("%q names %q", s, x)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// TestScopedEscapesOverPGWire: the escape suite through a scoped [[users]]
+// entry over pgwire, in the simple and the extended protocol.
+func TestScopedEscapesOverPGWire(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	require.NoError(t, f.s.Engine.RefreshSystemTables(ctx, time.Now()))
+	attempts, secrets := scopedEscapes(t, f)
+	users := f.users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
+	_, addr := f.startPG(t, users)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+		c := pgConnect(t, addr, "alice", "alice-pw", mode, nil)
+		refused, answered := 0, 0
+		for _, q := range attempts {
+			rows, err := pgRows(ctx, c, q)
+			if err != nil {
+				refused++
+				if !strings.Contains(q, secrets[1]) {
+					require.NotContains(t, err.Error(), secrets[1], "the refusal of %q names the warehouse", q)
+				}
+				continue
+			}
+			answered++
+			require.Empty(t, leaks(rows, secrets), "leak through %q over pgwire (mode %v)", q, mode)
+		}
+		t.Logf("pgwire mode %v: %d refused, %d answered with the scoped tenant's rows only", mode, refused, answered)
+		rows, err := pgRows(ctx, c, `SELECT "partition" FROM system.partitions`)
+		require.NoError(t, err)
+		require.NotEmpty(t, rows, "the tenant's own partitions are listed")
+		var n int64
+		require.NoError(t, c.QueryRow(ctx, `SELECT count(*) FROM readings TABLESAMPLE 5 ROWS`).Scan(&n))
+		require.LessOrEqual(t, n, int64(5), "TABLESAMPLE samples the scoped relation")
+	}
+}
+
+func pgRows(ctx context.Context, c *pgx.Conn, q string) ([][]any, error) {
+	rows, err := c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
+}
+
+// TestScopedEscapesOverFlight: the escape suite through a scoped [[users]]
+// entry over Flight SQL.
+func TestScopedEscapesOverFlight(t *testing.T) {
+	f := newFixture(t)
+	bg := context.Background()
+	require.NoError(t, f.s.Engine.RefreshSystemTables(bg, time.Now()))
+	attempts, secrets := scopedEscapes(t, f)
+	users := f.users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
+	addr := f.startFlight(t, users)
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, err := cl.Client.AuthenticateBasicToken(bg, "alice", "alice-pw")
+	require.NoError(t, err)
+	refused, answered := 0, 0
+	for _, q := range attempts {
+		rows, err := flightRows(ctx, cl, q)
+		if err != nil {
+			refused++
+			if !strings.Contains(q, secrets[1]) {
+				require.NotContains(t, err.Error(), secrets[1], "the refusal of %q names the warehouse", q)
+			}
+			continue
+		}
+		answered++
+		require.Empty(t, leaks(rows, secrets), "leak through %q over Flight SQL", q)
+	}
+	t.Logf("Flight SQL: %d refused, %d answered with the scoped tenant's rows only", refused, answered)
+	rows, err := flightRows(ctx, cl, `SELECT "partition" FROM system.partitions`)
+	require.NoError(t, err)
+	require.NotEmpty(t, rows, "the tenant's own partitions are listed")
+}
+
+// flightRows runs q and returns every row, or the first error.
+func flightRows(ctx context.Context, cl *flightsql.Client, q string) ([][]any, error) {
+	info, err := cl.Execute(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	for _, ep := range info.Endpoint {
+		rdr, err := cl.DoGet(ctx, ep.Ticket)
+		if err != nil {
+			return nil, err
+		}
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			for i := 0; i < int(rec.NumRows()); i++ {
+				row := make([]any, rec.NumCols())
+				for j := range row {
+					row[j] = rec.Column(j).GetOneForMarshal(i)
+				}
+				out = append(out, row)
+			}
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
