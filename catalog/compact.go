@@ -509,11 +509,15 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 	// foreign writer (or a build before the rules) added may break them, and
 	// compaction would otherwise mark their rows clean.
 	rules := t.newIntervalRules()
+	pairs := unitPairs{}
 	var checked []offered
 	err := mergeGroups(ctx, inputs, func(group []meterstore.Row) error {
 		slices.SortFunc(group, order)
 		checked = checked[:0]
 		for i := range group {
+			if err := pairs.check(&group[i]); err != nil {
+				return fmt.Errorf("compact %s: %w", p.Name, err)
+			}
 			checked = append(checked, offered{&group[i], true})
 		}
 		if err := rules.group(checked); err != nil {

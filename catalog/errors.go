@@ -32,6 +32,8 @@ var (
 	// ErrBelowWatermark: history for CommitHistory carried a row below the
 	// current watermark (a late correction, which AppendCold takes).
 	ErrBelowWatermark = errors.New("row below the tiering watermark")
+	// ErrUnitPair: a unit the row's Sparte cannot have (meterstore.ErrUnitPair).
+	ErrUnitPair = meterstore.ErrUnitPair
 )
 
 // Narrow sentinels; each wraps meterstore.ErrConflict, the conflict root both tiers share.

@@ -183,3 +183,22 @@ func (t *Table) operatorError(o offered, other seen) error {
 	return fmt.Errorf("cold table %s: rule one_operator: malo %s %s at %s: operator %s, but %s already delivered an overlapping reading (version scope %s); the version scope must name the network operator (NAD+MS), not a forwarding party's Marktpartner-ID: %w",
 		t.cfg.Name(), r.MaloID, r.ObisCode, formatWatermark(r.From), r.Operator(), meterstore.Row{VersionScope: other.scope}.Operator(), other.scope, ErrSecondOperator)
 }
+
+// unitPairs checks the (sparte, unit) pair of each row, each distinct pair
+// once (meterstore.CheckUnitPair): the rule the hot tier's unit_of_sparte
+// CHECK and the row validator of the cold write paths enforce, held to rows a
+// writer that did not check it stored.
+type unitPairs map[meterstore.UnitPair]error
+
+func (u unitPairs) check(r *meterstore.Row) error {
+	p := meterstore.UnitPair{Sparte: r.Sparte, Unit: r.Unit}
+	err, ok := u[p]
+	if !ok {
+		err = meterstore.CheckUnitPair(p.Sparte, p.Unit)
+		u[p] = err
+	}
+	if err != nil {
+		return fmt.Errorf("malo %s %s at %s version %d: %w", r.MaloID, r.ObisCode, formatWatermark(r.From), r.Version, err)
+	}
+	return nil
+}

@@ -33,3 +33,42 @@ func TestCompactionRefusesOverlappingInputs(t *testing.T) {
 	require.ErrorIs(t, err, meterstore.ErrOverlap, "compacted %+v", res)
 	require.Len(t, readAll(t, tb), 2, "nothing rewritten")
 }
+
+// A unit the row's Sparte cannot have — electricity in m³ — is refused by
+// every cold write path: a late correction, a history load, and compaction of
+// files a writer that did not check it committed (here CommitWindow, which
+// trusts PostgreSQL's constraint for the rows archival streams).
+func TestColdWritesRefuseAUnitItsSparteCannotHave(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	at := time.Date(2025, 1, 14, 0, 0, 0, 0, time.UTC)
+	const v = 20250114000001
+	kwh := mkRow(malos[0], "tenant01", at, "4", v, opA)
+	m3 := mkRow(malos[1], "tenant01", at, "7", v, opA)
+	m3.Unit = "M3"
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{kwh, m3}}, at.Add(24*time.Hour))
+	require.NoError(t, err)
+	_, err = tb.CommitWindow(ctx, &SliceSource{}, time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+
+	late := m3
+	late.Version++
+	_, err = tb.AppendCold(ctx, []meterstore.Row{late})
+	require.ErrorIs(t, err, meterstore.ErrUnitPair)
+	require.ErrorContains(t, err, "unit M3 is not allowed for sparte STROM; use KWH")
+
+	history := mkRow(malos[1], "tenant01", time.Date(2025, 2, 3, 0, 0, 0, 0, time.UTC), "7", 20250203000001, opA)
+	history.Unit = "M3"
+	f, err := tb.Fence(ctx, nil)
+	require.NoError(t, err)
+	_, _, err = tb.CommitHistory(ctx, f, []meterstore.Row{history}, time.Date(2025, 2, 4, 0, 0, 0, 0, time.UTC))
+	require.ErrorIs(t, err, meterstore.ErrUnitPair)
+
+	res, err := tb.Compact(ctx, CompactOptions{})
+	require.ErrorIs(t, err, meterstore.ErrUnitPair, "compacted %+v", res)
+	require.ErrorContains(t, err, "malo "+malos[1])
+	require.ErrorContains(t, err, "unit M3 is not allowed for sparte STROM; use KWH")
+	require.Len(t, readAll(t, tb), 2, "nothing rewritten")
+}

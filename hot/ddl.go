@@ -53,6 +53,7 @@ const (
 const (
 	CheckSparte       = "sparte_code"
 	CheckUnit         = "unit_code"
+	CheckUnitPair     = "unit_of_sparte" // after unit_code in name order, which PostgreSQL checks in: an unknown unit is named as such
 	CheckQuality      = "quality_code"
 	CheckResolution   = "resolution_code"
 	CheckObis         = "obis_code_canonical"
@@ -115,6 +116,17 @@ func codeStrings[T interface{ String() string }](xs []T) []string {
 	return out
 }
 
+// unitPairCheck is the CHECK expression of the (sparte, unit) pairs metering
+// allows: the unit list alone admits electricity in m³.
+func unitPairCheck() string {
+	pairs := meterstore.UnitPairs()
+	q := make([]string, len(pairs))
+	for i, p := range pairs {
+		q[i] = fmt.Sprintf("(%s, %s)", sqlString(p.Sparte), sqlString(p.Unit))
+	}
+	return fmt.Sprintf("(sparte, unit) IN (%s)", strings.Join(q, ", "))
+}
+
 // extraCheck is the CHECK expression of a coded or checked extra column.
 func extraCheck(col meterstore.Column) (string, bool) {
 	switch {
@@ -146,6 +158,7 @@ func (s *Store) CreateTableSQL() string {
 	check(CheckObis, fmt.Sprintf(`obis_code ~ %s`, sqlString(ObisPattern)))
 	check(CheckSparte, fmt.Sprintf(`sparte IN (%s)`, inList(codeStrings(metering.Sparten()))))
 	check(CheckUnit, fmt.Sprintf(`unit IN (%s)`, inList(codeStrings(metering.Units()))))
+	check(CheckUnitPair, unitPairCheck())
 	check(CheckQuality, fmt.Sprintf(`quality IN (%s)`, inList(codeStrings(metering.Qualities()))))
 	check(CheckResolution, fmt.Sprintf(`resolution IN (%s)`, inList(canonicalResolutions())))
 	check(CheckVersionScope, fmt.Sprintf(`version_scope ~ %s`, sqlString(VersionScopePattern)))
@@ -191,6 +204,9 @@ func (s *Store) CreateTables(ctx context.Context, now time.Time) error {
 	if _, err := tx.Exec(ctx, s.CreateTableSQL()); err != nil {
 		return fmt.Errorf("create table %s: %w", name, err)
 	}
+	if err := s.ensureUnitPairCheck(ctx, tx); err != nil {
+		return fmt.Errorf("create tables %s: %w", name, err)
+	}
 	if _, err := tx.Exec(ctx, s.appendOnlySQL()); err != nil {
 		return fmt.Errorf("create tables %s: append-only trigger: %w", name, err)
 	}
@@ -210,6 +226,26 @@ func (s *Store) CreateTables(ctx context.Context, now time.Time) error {
 	s.mu.Unlock()
 	step := s.cfg.PartitionStep()
 	return s.ensurePartitions(ctx, now.Add(-step), now.Add(s.cfg.PartitionHeadroom()), true)
+}
+
+// ensureUnitPairCheck adds the unit_of_sparte CHECK to a table an earlier build
+// created without it. It is added NOT VALID: every row written from now on is
+// checked, the rows already there are not scanned under the table's lock at
+// start-up (ALTER TABLE … VALIDATE CONSTRAINT unit_of_sparte checks them, and
+// msql verify reports such rows wherever they are stored).
+func (s *Store) ensureUnitPairCheck(ctx context.Context, tx pgx.Tx) error {
+	var exists bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = $1::regclass AND conname = $2)`,
+		meterstore.QuoteIdent(s.cfg.Name()), CheckUnitPair).Scan(&exists)
+	if err != nil || exists {
+		return err
+	}
+	_, err = tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s) NOT VALID",
+		meterstore.QuoteIdent(s.cfg.Name()), meterstore.QuoteIdent(CheckUnitPair), unitPairCheck()))
+	if err != nil {
+		return fmt.Errorf("add the %s check: %w", CheckUnitPair, err)
+	}
+	return nil
 }
 
 // appendOnlySQL refuses UPDATE on every partition. A correction is a new

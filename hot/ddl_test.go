@@ -71,6 +71,8 @@ func TestCheckConstraintsRefuseRawSQL(t *testing.T) {
 		{"sparte alias", "sparte", "'ELECTRICITY'", "23514", hot.CheckSparte},
 		{"unit case", "unit", "'kWh'", "23514", hot.CheckUnit},
 		{"unit unknown", "unit", "'MWH'", "23514", hot.CheckUnit},
+		{"electricity in cubic metres", "unit", "'M3'", "23514", hot.CheckUnitPair},
+		{"water in kWh", "sparte", "'WASSER'", "23514", hot.CheckUnitPair},
 		{"quality case", "quality", "'measured'", "23514", hot.CheckQuality},
 		{"quality MSCONS code", "quality", "'220'", "23514", hot.CheckQuality},
 		{"resolution in seconds", "resolution", "'PT900S'", "23514", hot.CheckResolution},
@@ -111,6 +113,30 @@ func TestCheckConstraintsRefuseRawSQL(t *testing.T) {
 		})
 	}
 	require.Equal(t, int64(1), count(t, st))
+}
+
+// TestUnitPairCheckAddedToAnEarlierTable: a table an earlier build created
+// without the unit_of_sparte CHECK gets it when the tables are created again —
+// NOT VALID, so the row already there stays (msql verify reports it) and
+// every row written from then on is checked.
+func TestUnitPairCheckAddedToAnEarlierTable(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, extendedSpec("readings_versions"))
+	_, err := pool.Exec(ctx, `ALTER TABLE readings_versions DROP CONSTRAINT unit_of_sparte`)
+	require.NoError(t, err)
+	lits := validLiterals()
+	lits["unit"] = "'M3'"
+	require.NoError(t, rawInsert(ctx, st, lits), "the earlier table admits electricity in m³")
+
+	require.NoError(t, st.CreateTables(ctx, testNow))
+	lits["version"] = "20260310000002"
+	c, ok := hot.IsCheckViolation(rawInsert(ctx, st, lits))
+	require.True(t, ok)
+	require.Equal(t, hot.CheckUnitPair, c)
+	lits["unit"] = "'KWH'"
+	require.NoError(t, rawInsert(ctx, st, lits))
+	require.NoError(t, st.CreateTables(ctx, testNow), "added once")
+	require.Equal(t, int64(2), count(t, st))
 }
 
 func TestCheckPointTableToMustBeNull(t *testing.T) {

@@ -13,8 +13,11 @@ func init() {
 }
 
 const verifyUsage = `msql verify [--table T] — check invariant 1 for every table: no row below the
-watermark is still in PostgreSQL. Exit status 0 when it holds, 3 when rows sit
-below the watermark in PostgreSQL, 4 when it holds but a table is quarantined (its
+watermark is still in PostgreSQL; and that no stored row carries a unit its sparte
+cannot have (electricity in m³: a writer around the store, a foreign file in the
+cold tier), each pair named with its rows and tier. Exit status 0 when both hold, 3
+when rows sit below the watermark in PostgreSQL or carry such a pair, 4 when they
+hold but a table is quarantined (its
 configuration narrows the stored schema, each change named: archival and writes
 halt, queries answer from the stored layout), 1 when it could not be checked.
 Partitions left detached by an interrupted archival run are reported as a warning
@@ -40,7 +43,7 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
-	var bad, quarantined []string
+	var bad, mixed, quarantined []string
 	for _, tb := range d.store.Tables() {
 		if name != "" && tb.Config().Name() != name && tb.Config().ResolvedName() != name {
 			continue
@@ -59,12 +62,24 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 		if !r.Healthy {
 			bad = append(bad, r.String())
 		}
+		pairs, err := tb.UnitPairViolations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, v := range pairs {
+			fmt.Fprintf(io.out, "%s: %s\n", r.Table, v)
+			mixed = append(mixed, r.Table+": "+v.String())
+		}
 		if len(r.Quarantine) > 0 {
 			quarantined = append(quarantined, r.Table)
 		}
 	}
 	if len(bad) > 0 {
-		return withHint(&verifyFailed{report: "tiering invariant violated: " + strings.Join(bad, "; ")}, "rows below the watermark are outside every query; find how they got there (a write that bypassed the store's routing?) before moving them")
+		return withHint(&verifyFailed{report: "tiering invariant violated: " + strings.Join(append(bad, mixed...), "; ")}, "rows below the watermark are outside every query; find how they got there (a write that bypassed the store's routing?) before moving them")
+	}
+	if len(mixed) > 0 {
+		return withHint(&verifyFailed{report: "rows in a unit their sparte cannot have: " + strings.Join(mixed, "; ")},
+			"every SQL sum over the sparte adds them to values in its own unit; find the writer that bypassed the store and undo its writes (a correction in the sparte's unit supersedes them in the resolved relation, not in the versions)")
 	}
 	if len(quarantined) > 0 {
 		return withHint(fmt.Errorf("%w: %s", store.ErrQuarantined, strings.Join(quarantined, ", ")), quarantineHint)
