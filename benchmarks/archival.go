@@ -195,6 +195,9 @@ const copyBatchRows = 500_000
 // runChild runs one measurement in this process and prints JSON.
 func runChild(ctx context.Context, spec string) error {
 	parts := strings.Split(spec, "|")
+	if len(parts) == 5 && parts[0] == "import" {
+		return runImportChild(ctx, parts[1], parts[2], parts[3], parts[4])
+	}
 	if len(parts) != 5 || parts[0] != "archive" {
 		return fmt.Errorf("unknown child spec %q", spec)
 	}

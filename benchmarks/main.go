@@ -15,6 +15,10 @@
 //	                                           # msql serve and PostgreSQL's current values under pgbench at
 //	                                           # 1, 4 and 16 clients, 30 minutes of load on msql serve
 //	                                           # (RESULTS.md's load section)
+//	go run ./benchmarks -only import -out /tmp/import.md
+//	                                           # MSCONS parsing, a year of history from Parquet against archival,
+//	                                           # a hot day against COPY, import peak RSS (RESULTS.md's import section;
+//	                                           # -import-malos 1000 -import-day-malos 1000 -import-rss-rows '1000000,30000000' is the issue's scale)
 //
 // Everything runs against real components: a private PostgreSQL started from
 // the system binaries, a file:// Iceberg warehouse with its SQL catalog in that
@@ -64,6 +68,11 @@ type options struct {
 	pgbenchDuration   time.Duration // each pgbench run's length
 	pgbenchClients    string        // -pgbench-clients as given
 	pgbenchProtocol   string        // pgbench -M
+	importMalos       int           // -only import: MaLo of the history year and the MSCONS month
+	importDays        int           // -only import: days of the history
+	importDayMalos    int           // -only import: MaLo of the hot day
+	importRSS         string        // -import-rss-rows as given
+	importRSSRows     []int         // -only import: Parquet sizes of the peak-RSS comparison
 }
 
 func main() {
@@ -82,13 +91,23 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, peers, pgbench, objectstore; history alone: the history-length series, without the main fixture); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, peers, pgbench, objectstore; history alone: the history-length series, without the main fixture; import alone: the import measures); empty runs all")
 	flag.StringVar(&o.history, "history-years", "1,3,10", "history lengths (years of daily archival, shortest first) -only history compares")
 	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
 	flag.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "length of each pgbench run (-only pgbench runs 5 questions × each client count × 2 sides; 2m gives msql serve 30 minutes of load at 1,4,16 clients)")
 	flag.StringVar(&o.pgbenchClients, "pgbench-clients", "1,4,16", "pgbench client counts")
 	flag.StringVar(&o.pgbenchProtocol, "pgbench-protocol", "extended", "pgbench -M: extended or prepared (the scripts bind parameters)")
+	flag.IntVar(&o.importMalos, "import-malos", 20, "-only import: MaLo × 2 channels of the history year (the issue's scale is 1000) and of the MSCONS month")
+	flag.IntVar(&o.importDays, "import-days", 365, "-only import: days of the history")
+	flag.IntVar(&o.importDayMalos, "import-day-malos", 200, "-only import: MaLo × 2 channels of the day imported into the hot tier (the issue's scale is 1000)")
+	flag.StringVar(&o.importRSS, "import-rss-rows", "1000000,3000000", "-only import: Parquet sizes (rows, a year each) whose import peak RSS is compared (the issue's are 1000000,30000000); empty skips it")
 	flag.Parse()
+	for _, s := range strings.Split(o.importRSS, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
+			o.importRSSRows = append(o.importRSSRows, n)
+		}
+	}
 	for _, s := range strings.Split(o.rss, ",") {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
@@ -191,6 +210,13 @@ func run(ctx context.Context, o options) error {
 	if o.objectStore == "only" {
 		b := &bench{ctx: ctx, o: o, e: e}
 		rs, err := b.objectStore()
+		if err != nil {
+			return err
+		}
+		return writeResults(o, nil, rs, time.Since(start))
+	}
+	if o.only == "import" {
+		rs, err := importBench(ctx, o, e)
 		if err != nil {
 			return err
 		}
@@ -336,6 +362,9 @@ func writeResults(o options, fx *fixture, rs []result, took time.Duration) error
 	case o.only == "history":
 		fmt.Fprintf(&b, "Fixture: one table per history length (%s years), each %d MaLo × 2 channels of 15-minute values archived one UTC day per commit up to %s, %g corrections (none in the first %d days); queries read the last year.\n\n",
 			o.history, o.malos, historyEnd.Format(time.DateOnly), o.corrections, o.cleanDays)
+	case o.only == "import":
+		fmt.Fprintf(&b, "Fixture (-only import, `-import-malos %d -import-days %d -import-day-malos %d -import-rss-rows '%s'`): generated quarter-hours on 1-0:1.29.0 and 1-0:2.29.0, one version, one network operator; the history a year from %s written as Parquet (DECIMAL values, TIMESTAMPTZ instants), the MSCONS interchange 31 days of the same MaLo count with a decimal comma.\n\n",
+			o.importMalos, o.importDays, o.importDayMalos, o.importRSS, importStart.Format(time.DateOnly))
 	case fx == nil:
 		fmt.Fprintf(&b, "Fixture: %d MaLo × 2 channels × %d days of 15-minute values, %g corrections, archived into each warehouse.\n\n", o.malos, objectStoreDays, o.corrections)
 	default:
