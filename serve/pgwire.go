@@ -598,6 +598,7 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 	case strings.Contains(msg, "Conversion Error") || strings.Contains(msg, "Invalid Input Error"):
 		code = "22P02"
 	}
+	msg = wireMessage(msg)
 	sess.srv.log().Debug("pgwire: error", "user", sess.user, "code", code, "err", msg)
 	return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: code, Message: msg, Hint: hint}
 }
@@ -1106,6 +1107,9 @@ func (sess *pgSession) dataRow(p *pgPortal, vals []any) (*pgproto3.DataRow, erro
 		c := p.cols[i]
 		format := resultFormat(p.formats, i)
 		buf, done, err := encodeTime(c.oid, format, v, sess.loc)
+		if !done && err == nil {
+			buf, done = encodeFloat(c.oid, format, v)
+		}
 		if !done && err == nil {
 			buf, err = sess.m.Encode(c.oid, format, pgValue(c.oid, v), nil)
 		}
