@@ -156,6 +156,11 @@ type Config struct {
 	// of the machine's memory — per database, which a server shares with
 	// PostgreSQL.
 	MemoryLimit string
+	// TempDirectory is where a statement that exceeds MemoryLimit spills
+	// what DuckDB can spill (each database in a directory of its own below
+	// it); empty is the system's temporary directory for an in-memory
+	// database, DuckDB's default beside a database file.
+	TempDirectory string
 	// TimeZone is the session time zone of every DuckDB connection (an IANA
 	// name, e.g. "Europe/Berlin"): it decides what a timestamp literal without
 	// an offset, a ::TIMESTAMP or ::DATE cast and a TIMESTAMPTZ's text mean.
@@ -280,6 +285,11 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 		if e.cfg.MemoryLimit != "" {
 			if _, err := conn.ExecContext(ctx, "SET GLOBAL memory_limit = "+sqlString(e.cfg.MemoryLimit)); err != nil {
 				return fmt.Errorf("memory limit %q: %w", e.cfg.MemoryLimit, err)
+			}
+		}
+		if dir := e.spillDirectory(path); dir != "" {
+			if _, err := conn.ExecContext(ctx, "SET GLOBAL temp_directory = "+sqlString(dir)); err != nil {
+				return fmt.Errorf("temp directory %q: %w", dir, err)
 			}
 		}
 		for _, t := range e.tableList() {

@@ -211,6 +211,8 @@ func grpcError(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case limitStatus(err) != nil:
+		return limitStatus(err)
 	case errors.Is(err, engine.ErrNotAQuery), errors.Is(err, engine.ErrScope):
 		return status.Errorf(codes.PermissionDenied, "read-only: %v (%s)", err, ReadOnlyReason)
 	case errors.Is(err, engine.ErrBoundaryMoved):

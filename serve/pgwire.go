@@ -563,6 +563,9 @@ type pgError struct {
 func (e *pgError) Error() string { return e.msg }
 
 func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
+	if oom := outOfMemory(err); oom != nil {
+		err = oom
+	}
 	code, msg, hint := "XX000", err.Error(), ""
 	var pe *pgError
 	var parse *engine.ParseError

@@ -153,9 +153,15 @@ type EngineSettings struct {
 	// fails without it).
 	HotPath  string `toml:"hot_path"`
 	ColdPath string `toml:"cold_path"`
-	// MemoryLimit caps each DuckDB database of the engine ("4GB"); empty is
-	// DuckDB's default, 80 % of the machine's memory.
+	// MemoryLimit caps each DuckDB database of the engine ("4GB"); a
+	// statement that needs more spills where DuckDB can and is refused where
+	// it cannot. Empty is, for msql serve, half of the memory the machine (or
+	// its container) has beside PostgreSQL's shared_buffers; for the other
+	// commands DuckDB's default, 80 % of the machine's memory.
 	MemoryLimit string `toml:"memory_limit"`
+	// TempDirectory is where a statement over MemoryLimit spills; empty is
+	// the system's temporary directory.
+	TempDirectory string `toml:"temp_directory"`
 }
 
 // UserSettings are the accounts of `msql serve`.

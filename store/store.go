@@ -46,6 +46,9 @@ type Config struct {
 	// MemoryLimit caps each of the engine's DuckDB databases
 	// (engine.Config.MemoryLimit); empty is DuckDB's default.
 	MemoryLimit string
+	// TempDirectory is where the engine's DuckDB databases spill
+	// (engine.Config.TempDirectory); empty is the system's temporary directory.
+	TempDirectory string
 	// TimeZone is the engine's session time zone (engine.Config.TimeZone);
 	// empty is UTC.
 	TimeZone string
@@ -143,7 +146,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			ext.Also = append(slices.Clip(ext.Also), "httpfs")
 		}
 	}
-	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, TempDirectory: cfg.TempDirectory, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -31,6 +31,10 @@ type deployFlags struct {
 	home        string
 	keepRunning bool
 	throwaway   bool
+	// memoryLimit overrides [engine] memory_limit (msql serve --memory-limit);
+	// serverBudget defaults an unset limit to serverMemoryBudget.
+	memoryLimit  string
+	serverBudget bool
 	// log receives the engine's start-up line (the paths each tier takes);
 	// the long-running commands set it to their structured log. The one-shot
 	// commands and the shell leave it nil: the line would precede every
@@ -72,7 +76,8 @@ type deployment struct {
 	tables    []meterstore.TableConfig
 	config    configFile // empty path: no configuration file
 	timeZone  string     // [engine] time_zone; empty is UTC
-	memory    string     // [engine] memory_limit; empty is DuckDB's default
+	memory    string     // [engine] memory_limit (or --memory-limit); empty is DuckDB's default
+	spill     string     // [engine] temp_directory; empty is the system's temporary directory
 	// extensions are DuckDB's postgres and iceberg extensions: [engine]
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
@@ -219,7 +224,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		if len(s.Tables) == 0 && !isEmbedded {
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
-		d.timeZone, d.memory, engineSettings = s.Engine.TimeZone, s.Engine.MemoryLimit, s.Engine
+		d.timeZone, d.memory, d.spill, engineSettings = s.Engine.TimeZone, s.Engine.MemoryLimit, s.Engine.TempDirectory, s.Engine
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -268,6 +273,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		d.Close()
 		return nil, withHint(fmt.Errorf("connect to PostgreSQL %s: %w", redact(dsn), err), "check --dsn / [hot] url, and that the server runs")
 	}
+	f.budgetMemory(ctx, d)
 	opt := catalog.Options{Kind: catKind, DSN: dsn, Warehouse: warehouse, S3: s3, Namespace: namespace, Pool: pool}
 	if catKind == "rest" {
 		opt.URI = catURI
@@ -318,7 +324,7 @@ func (d *deployment) openStore(ctx context.Context, progress func(archive.Progre
 }
 
 func (d *deployment) newStore(ctx context.Context, zone string, progress func(archive.Progress)) (*store.Store, error) {
-	return store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: zone, MemoryLimit: d.memory, ArchiveProgress: progress,
+	return store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: zone, MemoryLimit: d.memory, TempDirectory: d.spill, ArchiveProgress: progress,
 		Extensions: d.extensions, Log: d.engineLog()})
 }
 

@@ -26,6 +26,7 @@ func init() {
 
 const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
            [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--statement-timeout DURATION]
+           [--memory-limit SIZE]
            [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
@@ -46,7 +47,11 @@ at start, every --system-refresh (default 1m; 0: never by the clock) and at
 once on SIGHUP, as the shell does at start and on .refresh; each time the
 --config file's table declarations are applied first if the file changed
 (always on SIGHUP), so a column added with msql create-tables is served.
---health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md).`
+--health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md).
+--memory-limit (or [engine] memory_limit) caps DuckDB's memory; by default
+half of the machine's (or container's) memory beside PostgreSQL's
+shared_buffers. A statement over it spills to [engine] temp_directory where
+DuckDB can and is refused with SQLSTATE 53200 where it cannot.`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
@@ -65,6 +70,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		"recompute the system tables (system.tables, .snapshots, .partitions, …) this often; SIGHUP recomputes them at once; 0 refreshes only at start and on SIGHUP")
 	fs.DurationVar(&statementTimeout, "statement-timeout", 0,
 		"cancel a pgwire statement running longer than this (PostgreSQL's statement_timeout: a user's [[users]] statement_timeout and SET statement_timeout override it); 0: none")
+	fs.StringVar(&deploy.memoryLimit, "memory-limit", "",
+		"DuckDB's memory_limit, e.g. 4GB (overrides [engine] memory_limit; default: half of the machine's memory beside PostgreSQL's shared_buffers)")
+	deploy.serverBudget = true
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}

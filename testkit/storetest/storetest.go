@@ -69,6 +69,7 @@ type Options struct {
 	CatalogOpts func(*catalog.Options)
 	Threads     int    // DuckDB's worker threads (engine.Config.Threads); 0 = DuckDB's default
 	TimeZone    string // the engine's session time zone (engine.Config.TimeZone); "" = UTC
+	MemoryLimit string // each engine database's memory_limit (engine.Config.MemoryLimit); "" = DuckDB's default
 	// Prepare runs on the fresh database before anything opens it (a
 	// database-level setting such as log_statement, say).
 	Prepare     func(dsn string)
@@ -113,7 +114,7 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	ext, err := engine.ExtensionsFromEnv()
 	require.NoError(t, err)
 	s.Store, err = store.Open(testhooks.With(ctx, testhooks.Hooks{Archive: opt.ArchiveHook}), store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
-		Now: func() time.Time { return now }, Threads: opt.Threads, TimeZone: opt.TimeZone,
+		Now: func() time.Time { return now }, Threads: opt.Threads, TimeZone: opt.TimeZone, MemoryLimit: opt.MemoryLimit,
 		Extensions: ext, Log: opt.Log})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// minMemoryBudget is the least memory_limit the default gives DuckDB: below
+// it every statement that reads both tiers would be refused.
+const minMemoryBudget = 256 << 20
+
+// serverMemoryBudget is msql serve's default DuckDB memory_limit: half of
+// what the machine (or its container) has beside PostgreSQL's shared_buffers.
+// PostgreSQL's share is subtracted even when it runs elsewhere; DuckDB's own
+// default, 80 % of the machine per database, would leave it nothing. ok is
+// false where the machine's memory cannot be read (not Linux): DuckDB's
+// default then applies.
+func serverMemoryBudget(ctx context.Context, pool *pgxpool.Pool) (limit string, machine, shared int64, ok bool) {
+	machine, ok = machineMemory()
+	if !ok {
+		return "", 0, 0, false
+	}
+	// pg_size_bytes reads the setting with its unit, whatever the block size.
+	if err := pool.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('shared_buffers'))").Scan(&shared); err != nil {
+		shared = 0
+	}
+	budget := max((machine-shared)/2, minMemoryBudget)
+	return fmt.Sprintf("%dMB", budget/1_000_000), machine, shared, true
+}
+
+// machineMemory is the memory this process may use: the machine's, or its
+// cgroup's limit where that is lower (a container).
+func machineMemory() (int64, bool) {
+	total, ok := memTotal()
+	if !ok {
+		return 0, false
+	}
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 && v < total {
+			total = v
+		}
+	}
+	return total, true
+}
+
+// memTotal is /proc/meminfo's MemTotal in bytes.
+func memTotal() (int64, bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, found := strings.CutPrefix(sc.Text(), "MemTotal:")
+		if !found {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		return kb << 10, err == nil && kb > 0
+	}
+	return 0, false
+}
+
+// budgetMemory settles the deployment's DuckDB memory_limit: --memory-limit,
+// else [engine] memory_limit, else (msql serve) serverMemoryBudget, logged.
+func (f *deployFlags) budgetMemory(ctx context.Context, d *deployment) {
+	if f.memoryLimit != "" {
+		d.memory = f.memoryLimit
+	}
+	if d.memory != "" || !f.serverBudget {
+		return
+	}
+	limit, machine, shared, ok := serverMemoryBudget(ctx, d.pool)
+	if !ok {
+		return
+	}
+	d.memory = limit
+	if d.log != nil {
+		d.log.Info("memory budget", "memory_limit", limit, "machine_bytes", machine, "shared_buffers_bytes", shared,
+			"rule", "half of the machine's memory beside PostgreSQL's shared_buffers; [engine] memory_limit or --memory-limit sets it")
+	}
+}
