@@ -48,6 +48,8 @@ type FlightServer struct {
 	flightsql.BaseServer
 	Users *Users
 	Log   *slog.Logger
+	// Limits bound each statement's text, parameters and result (bounds.go).
+	Limits Limits
 
 	mu       sync.Mutex
 	tokens   map[string]string // bearer token → user
@@ -233,7 +235,10 @@ func grpcError(err error) error {
 // describeSchema is the Arrow schema a statement will have, with the
 // provenance the plan read: engine.Stream's own encoding, so the FlightInfo
 // and the DoGet stream agree key for key.
-func describeSchema(ctx context.Context, e *engine.Engine, sql string, args []any) (*arrow.Schema, error) {
+func (s *FlightServer) describeSchema(ctx context.Context, e *engine.Engine, sql string, args []any) (*arrow.Schema, error) {
+	if err := s.Limits.checkStatement(sql); err != nil {
+		return nil, err
+	}
 	d, err := e.Describe(ctx, sql, args...)
 	if err != nil {
 		return nil, err
@@ -258,7 +263,7 @@ func (s *FlightServer) GetFlightInfoStatement(ctx context.Context, q flightsql.S
 	if err != nil {
 		return nil, err
 	}
-	schema, err := describeSchema(ctx, e, q.GetQuery(), nil)
+	schema, err := s.describeSchema(ctx, e, q.GetQuery(), nil)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -275,7 +280,7 @@ func (s *FlightServer) GetSchemaStatement(ctx context.Context, q flightsql.State
 	if err != nil {
 		return nil, err
 	}
-	schema, err := describeSchema(ctx, e, q.GetQuery(), nil)
+	schema, err := s.describeSchema(ctx, e, q.GetQuery(), nil)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -293,6 +298,9 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 		return nil, nil, err
 	}
 	start := time.Now()
+	if err := s.Limits.checkStatement(sql); err != nil {
+		return nil, nil, grpcError(err)
+	}
 	st, err := e.Stream(ctx, sql, args...)
 	if err != nil {
 		StatementLog(s.Log, "flightsql", userOf(ctx), sql, nil, 0, time.Since(start), err)
@@ -313,6 +321,10 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 		}()
 		for st.Next() {
 			rec := st.Record()
+			if err := s.Limits.checkRows(rows + rec.NumRows() - 1); err != nil {
+				serr = err // a batch that would cross the bound is not sent
+				break
+			}
 			rec.Retain()
 			select {
 			case ch <- flight.StreamChunk{Data: rec}:
@@ -323,10 +335,12 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 				return
 			}
 		}
-		if err := st.Err(); err != nil {
+		if err := st.Err(); err != nil && serr == nil {
 			serr = err
+		}
+		if serr != nil {
 			select {
-			case ch <- flight.StreamChunk{Err: grpcError(err)}:
+			case ch <- flight.StreamChunk{Err: grpcError(serr)}:
 			case <-ctx.Done():
 			}
 		}
@@ -359,8 +373,11 @@ func (s *FlightServer) CreatePreparedStatement(ctx context.Context, req flightsq
 	if err != nil {
 		return res, err
 	}
+	if err := s.Limits.checkStatement(req.GetQuery()); err != nil {
+		return res, grpcError(err)
+	}
 	n := paramCount(req.GetQuery())
-	schema, err := describeSchema(ctx, e, req.GetQuery(), make([]any, n))
+	schema, err := s.describeSchema(ctx, e, req.GetQuery(), make([]any, n))
 	if err != nil {
 		return res, grpcError(err)
 	}
@@ -471,7 +488,7 @@ func (s *FlightServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd f
 	if args == nil {
 		args = make([]any, paramCount(p.sql))
 	}
-	schema, err := describeSchema(ctx, e, p.sql, args)
+	schema, err := s.describeSchema(ctx, e, p.sql, args)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -564,7 +581,7 @@ func (s *FlightServer) DoGetTables(ctx context.Context, cmd flightsql.GetTables)
 				b.Field(2).(*array.StringBuilder).Append(name)
 				b.Field(3).(*array.StringBuilder).Append("VIEW")
 				if cmd.GetIncludeSchema() {
-					ts, err := describeSchema(ctx, e, "SELECT * FROM "+quoteIdent(name), nil)
+					ts, err := s.describeSchema(ctx, e, "SELECT * FROM "+quoteIdent(name), nil)
 					if err != nil {
 						return nil, nil, grpcError(err)
 					}

@@ -26,6 +26,13 @@ func (f *fixture) startFlight(t testing.TB, users *serve.Users) string {
 	t.Helper()
 	srv, err := serve.NewFlightServer(users, f.log)
 	require.NoError(t, err)
+	return serveFlight(t, srv)
+}
+
+// serveFlight serves srv on a loopback port until the test ends and returns
+// its address.
+func serveFlight(t testing.TB, srv *serve.FlightServer) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

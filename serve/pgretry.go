@@ -87,6 +87,10 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 		if !rows.Next() {
 			break
 		}
+		if err := sess.srv.Limits.checkRows(p.sent); err != nil {
+			sess.release(p) // the rows within the bound, as PostgreSQL sends rows before an error
+			return sess.finish(ctx, p, err)
+		}
 		for i := range vals {
 			vals[i] = nil
 		}

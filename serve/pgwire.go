@@ -64,6 +64,8 @@ type PGServer struct {
 	// StatementTimeout is every session's statement_timeout unless its user
 	// has one ([[users]] statement_timeout) or it sets its own; 0 = none.
 	StatementTimeout time.Duration
+	// Limits bound each statement's text, parameters and result (bounds.go).
+	Limits Limits
 
 	mu       sync.Mutex
 	sessions map[uint32]*pgSession
@@ -485,6 +487,10 @@ func (sess *pgSession) loop(ctx context.Context) error {
 			if sess.failed {
 				continue
 			}
+			if err := sess.srv.Limits.checkParse(m); err != nil {
+				sess.extError(err)
+				continue
+			}
 			if m.Name != "" {
 				if _, exists := sess.stmts[m.Name]; exists {
 					sess.extError(&pgError{code: "42P05", msg: fmt.Sprintf("prepared statement %q already exists", m.Name)})
@@ -652,6 +658,10 @@ func classify(q string) (statementKind, string) {
 }
 
 func (sess *pgSession) simpleQuery(ctx context.Context, q string) {
+	if err := sess.srv.Limits.checkStatement(q); err != nil {
+		sess.be.Send(sess.errorResponse(err))
+		return
+	}
 	stmts := splitStatements(q)
 	if len(stmts) == 0 {
 		sess.be.Send(&pgproto3.EmptyQueryResponse{})
@@ -685,6 +695,9 @@ func (sess *pgSession) bind(m *pgproto3.Bind) error {
 	st, ok := sess.stmts[m.PreparedStatement]
 	if !ok {
 		return &pgError{code: "26000", msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)}
+	}
+	if err := sess.srv.Limits.checkParameters(len(m.Parameters)); err != nil {
+		return err
 	}
 	if n := len(m.ParameterFormatCodes); n > 1 && n != len(m.Parameters) {
 		return &pgError{code: "08P01", msg: fmt.Sprintf("bind message has %d parameter formats but %d parameters", n, len(m.Parameters))}

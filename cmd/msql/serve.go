@@ -26,7 +26,8 @@ func init() {
 
 const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
            [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--statement-timeout DURATION]
-           [--memory-limit SIZE]
+           [--memory-limit SIZE] [--max-statement-bytes N] [--max-parameters N]
+           [--max-nesting N] [--max-result-rows N]
            [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
@@ -51,7 +52,10 @@ once on SIGHUP, as the shell does at start and on .refresh; each time the
 --memory-limit (or [engine] memory_limit) caps DuckDB's memory; by default
 half of the machine's (or container's) memory beside PostgreSQL's
 shared_buffers. A statement over it spills to [engine] temp_directory where
-DuckDB can and is refused with SQLSTATE 53200 where it cannot.`
+DuckDB can and is refused with SQLSTATE 53200 where it cannot. A statement's
+text, parameters and nesting are bounded before anything parses it, and its
+result rows as they are sent (pgwire and Flight; SQLSTATE 54000/54001 naming
+the limit).`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
@@ -73,8 +77,16 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&deploy.memoryLimit, "memory-limit", "",
 		"DuckDB's memory_limit, e.g. 4GB (overrides [engine] memory_limit; default: half of the machine's memory beside PostgreSQL's shared_buffers)")
 	deploy.serverBudget = true
+	limits := serve.DefaultLimits
+	fs.IntVar(&limits.MaxStatementBytes, "max-statement-bytes", limits.MaxStatementBytes, "refuse a statement (a simple query's whole text) longer than this, before parsing it")
+	fs.IntVar(&limits.MaxParameters, "max-parameters", limits.MaxParameters, "refuse a statement with more $n parameters than this")
+	fs.IntVar(&limits.MaxNesting, "max-nesting", limits.MaxNesting, "refuse a statement whose parentheses nest deeper than this")
+	fs.Int64Var(&limits.MaxResultRows, "max-result-rows", 0, "fail a statement whose result exceeds this many rows; 0: no bound (results stream)")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
+	}
+	if limits.MaxStatementBytes <= 0 || limits.MaxParameters <= 0 || limits.MaxNesting <= 0 || limits.MaxResultRows < 0 {
+		return fmt.Errorf("%w: --max-statement-bytes, --max-parameters and --max-nesting want a number > 0, --max-result-rows ≥ 0", errUsage)
 	}
 	if statementTimeout < 0 {
 		return fmt.Errorf("%w: --statement-timeout %s: want a duration ≥ 0", errUsage, statementTimeout)
@@ -199,7 +211,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	}
 	var startErr error
 	if pgAddr != "" {
-		pg := &serve.PGServer{Users: users, TLS: tlsCfg, Log: log, StatementTimeout: statementTimeout}
+		pg := &serve.PGServer{Users: users, TLS: tlsCfg, Log: log, StatementTimeout: statementTimeout, Limits: limits}
 		startErr = errors.Join(startErr, start("pgwire", pgAddr, func(ln net.Listener) error { return pg.Serve(runCtx, ln) }))
 	}
 	if flightAddr != "" && startErr == nil {
@@ -207,6 +219,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
+		fl.Limits = limits
 		startErr = errors.Join(startErr, start("flightsql", flightAddr, func(ln net.Listener) error { return fl.Serve(runCtx, ln, tlsCfg) }))
 	}
 	if restAddr != "" && startErr == nil {
