@@ -24,7 +24,9 @@
 //
 // Files are read ahead of writing, up to two million rows at a time, so that
 // one plan covers them: history spread over many files still goes in as one
-// commit, and the watermark it moves does not cut through the next file.
+// commit, and the watermark it moves does not cut through the next file. A
+// file itself is read whole first (a CSV or Parquet batch is complete only at
+// the file's end), so memory grows with the largest file.
 //
 // A bulk commit that is refused (a conflict between two batches, the archival
 // lease held elsewhere) is not a refusal of the batches: they go through
