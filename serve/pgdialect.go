@@ -87,7 +87,8 @@ func (sess *pgSession) translate(ctx context.Context, q string) (string, error) 
 }
 
 func (sess *pgSession) vsession() vsession {
-	return vsession{user: sess.user, database: sess.database, params: sess.parameters(), cursors: sess.cursors()}
+	return vsession{user: sess.user, database: sess.database, params: sess.parameters(), cursors: sess.cursors(),
+		activity: sess.srv.activity(sess)}
 }
 
 type translator struct {
@@ -629,6 +630,11 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 			return "", false
 		}
 		return formatTypeSQL("("+t.arg(args[0])+")", "("+t.arg(args[1])+")"), true
+	case "pg_cancel_backend":
+		if len(args) != 1 {
+			return "", false
+		}
+		return t.cancelBackendCall(t.arg(args[0]))
 	case "pg_get_userbyid":
 		// Every object of the catalog is owned by the session's user.
 		return sqlLiteral(t.sess.user), len(args) == 1

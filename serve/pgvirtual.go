@@ -197,6 +197,7 @@ type vsession struct {
 	user, database string
 	params         map[string]string
 	cursors        []vcursor
+	activity       []vactivity
 }
 
 // vcursor is a row of pg_cursors.
@@ -208,7 +209,7 @@ type vcursor struct {
 
 // changing are the virtual relations whose rows change within a session:
 // built for each statement, not once.
-var changing = map[string]bool{"pg_cursors": true}
+var changing = map[string]bool{"pg_cursors": true, "pg_stat_activity": true}
 
 var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 	"pg_namespace": func(c *pgCatalog, s vsession) vrelation {
@@ -366,6 +367,11 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 			rolvaliduntil TIMESTAMPTZ, rolbypassrls BOOLEAN, rolconfig VARCHAR[], oid INTEGER`), [][]any{
 			{s.user, false, true, false, false, true, false, -1, "********", nil, false, nil, oidBootstrapSuperuser},
 		}}
+	},
+	"pg_stat_activity": func(c *pgCatalog, s vsession) vrelation { return statActivity(s) },
+	// No role is a member of another.
+	"pg_auth_members": func(c *pgCatalog, s vsession) vrelation {
+		return vrelation{cols: cols("roleid INTEGER, member INTEGER, grantor INTEGER, admin_option BOOLEAN")}
 	},
 	"pg_views": func(c *pgCatalog, s vsession) vrelation {
 		return vrelation{cols: cols("schemaname VARCHAR, viewname VARCHAR, viewowner VARCHAR, definition VARCHAR")}

@@ -133,6 +133,10 @@ type pgSession struct {
 
 	timeout, defaultTimeout time.Duration // statement_timeout: the session's, and what RESET restores
 
+	started    time.Time // pg_stat_activity's backend_start (pgactivity.go)
+	act        activity  // what the session runs, under mu
+	describing bool      // a Describe is translating: pg_cancel_backend cancels nothing
+
 	minMessages, startMessages string // client_min_messages: the session's, and what RESET restores (pgmessages.go)
 	lastProvenance             string // the provenance of the session's last statement
 
@@ -427,6 +431,8 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 			sess.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
 		}
 	}
+	sess.started = time.Now()
+	sess.setActivity("idle", "")
 	sess.srv.register(sess)
 	sess.be.Send(&pgproto3.BackendKeyData{ProcessID: sess.pid, SecretKey: sess.secret})
 	sess.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
@@ -480,7 +486,9 @@ func (sess *pgSession) loop(ctx context.Context) error {
 		case *pgproto3.Query:
 			sess.srv.log().Debug("pgwire: query", "user", sess.user, "sql", m.String)
 			sess.failed = false
+			sess.setActivity("active", m.String)
 			sess.simpleQuery(ctx, m.String)
+			sess.setActivity("idle", "")
 			sess.be.Send(&pgproto3.ReadyForQuery{TxStatus: sess.txStatus()})
 		case *pgproto3.Parse:
 			sess.srv.log().Debug("pgwire: parse", "user", sess.user, "name", m.Name, "param_oids", m.ParameterOIDs, "sql", m.Query)
@@ -522,6 +530,9 @@ func (sess *pgSession) loop(ctx context.Context) error {
 			if sess.failed {
 				continue
 			}
+			if p := sess.portals[m.Portal]; p != nil {
+				sess.setActivity("active", p.stmt.sql)
+			}
 			disarm := sess.armTimeout()
 			if err := sess.execute(ctx, m); err != nil {
 				sess.extError(err)
@@ -539,6 +550,7 @@ func (sess *pgSession) loop(ctx context.Context) error {
 			}
 		case *pgproto3.Sync:
 			sess.failed = false
+			sess.setActivity("idle", "")
 			if p := sess.portals[""]; p != nil && !sess.inTx {
 				p.close()
 				delete(sess.portals, "")
@@ -783,6 +795,8 @@ func (sess *pgSession) describe(ctx context.Context, m *pgproto3.Describe) error
 // describeStatement returns the columns of a statement without its parameters
 // (bound as NULL for planning); nil for a statement that returns no rows.
 func (sess *pgSession) describeStatement(ctx context.Context, st *pgStatement, nParams int) ([]pgColumn, error) {
+	sess.describing = true
+	defer func() { sess.describing = false }()
 	kind, _ := classify(st.sql)
 	switch kind {
 	case kindEmpty, kindNoop, kindTxBegin, kindTxEnd, kindDeclare, kindClose, kindCopy:
