@@ -123,7 +123,9 @@ func (e *env) open(t testing.TB, tune func(*testhooks.Hooks)) *handle {
 	t.Cleanup(func() { h.cat.Close() })
 	ext, err := engine.ExtensionsFromEnv()
 	require.NoError(t, err)
-	cfg := store.Config{Pool: h.pool, Catalog: h.cat, Tables: e.cfgs, Now: func() time.Time { return e.now }, Extensions: ext}
+	// The clock stays at e.now while the workload's deliveries carry their
+	// own recorded_at later: the future check is off.
+	cfg := store.Config{Pool: h.pool, Catalog: h.cat, Tables: e.cfgs, Now: func() time.Time { return e.now }, RecordedAtSkew: -1, Extensions: ext}
 	hooks := testhooks.Hooks{Archive: func(s archiveStep) error {
 		if string(s) == e.archiveCrash.Load().(string) {
 			e.archiveCrash.Store("")

@@ -47,6 +47,10 @@ type AppendOutcome struct {
 	ColdRows      int // rows sent to Iceberg: late corrections (Duplicates included)
 	Rerouted      int // rows the second pass re-sent to Iceberg because an archival ran in between
 	Displacements []Displacement
+	// Stamps has one entry per series given, in their order: the recorded_at
+	// its rows were written with, and whether the store's clock stamped it
+	// (the series carried none) or it is the caller's.
+	Stamps []Stamp
 	// effects tallies the written rows by tier and effect for the metrics,
 	// where the displacement reports are built.
 	effects telemetry.Effects
@@ -89,29 +93,36 @@ func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (
 		return AppendOutcome{}, fmt.Errorf("append to %s: %w: it holds register readings (a Zählerstandsgang); use AppendReadings, or Append on an interval table",
 			t.cfg.Name(), ErrWrongTimeModel)
 	}
-	rows, err := t.encode(series)
+	rows, stamps, err := t.encode(series)
 	if err != nil {
 		return AppendOutcome{}, err
 	}
 	if err := t.checkSubjects(ctx, rows); err != nil {
 		return AppendOutcome{}, err
 	}
-	return t.appendRows(ctx, rows)
+	out, err = t.appendRows(ctx, rows)
+	out.Stamps = stamps
+	return out, err
 }
 
-func (t *Table) encode(series []meterstore.StoredSeries) ([]meterstore.Row, error) {
+// encode stamps the series (stamp) and encodes their rows.
+func (t *Table) encode(series []meterstore.StoredSeries) ([]meterstore.Row, []Stamp, error) {
 	if err := t.writable(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	series, stamps, err := t.stamp(series)
+	if err != nil {
+		return nil, nil, err
 	}
 	var rows []meterstore.Row
 	for _, s := range series {
 		r, err := t.cfg.Encode(s)
 		if err != nil {
-			return nil, fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
+			return nil, nil, fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
 		}
 		rows = append(rows, r...)
 	}
-	return rows, nil
+	return rows, stamps, nil
 }
 
 func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOutcome, error) {
@@ -280,10 +291,11 @@ func (w *HotWriter) Boundary() time.Time { return w.boundary }
 func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSeries) (out AppendOutcome, err error) {
 	m := w.t.writeMetrics()
 	defer func() { m.add(out); m.done(ctx, err) }()
-	rows, err := w.t.encode(series)
+	rows, stamps, err := w.t.encode(series)
 	if err != nil {
 		return AppendOutcome{}, err
 	}
+	out.Stamps = stamps
 	for _, x := range rows {
 		if !w.boundary.IsZero() && x.From.Before(w.boundary) {
 			return AppendOutcome{}, fmt.Errorf("hot writer for %s: malo %s %s interval at %s: %w %s; late corrections must go through Append, which routes them to Iceberg",

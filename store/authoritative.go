@@ -49,7 +49,7 @@ func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.St
 	if t.cfg.TimeModel() == meterstore.Point {
 		return res, fmt.Errorf("append authoritative to %s: %w: it holds register readings; authored register values are not supported", t.cfg.Name(), ErrWrongTimeModel)
 	}
-	pending, err := t.encode(series)
+	pending, _, err := t.encode(series)
 	if err != nil {
 		return res, err
 	}

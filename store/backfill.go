@@ -15,7 +15,7 @@ import (
 // and the number of identical redeliveries that were no-ops. Send the hot
 // window through Append (or a HotWriter) and late corrections through Append.
 func (t *Table) Backfill(ctx context.Context, until time.Time, series ...meterstore.StoredSeries) (archive.Window, int, error) {
-	rows, err := t.encode(series)
+	rows, _, err := t.encode(series)
 	if err != nil {
 		return archive.Window{}, 0, err
 	}

@@ -51,7 +51,7 @@ func Example() {
 	cfg := meterstore.TableSpec{Name: "readings_versions"}.MustBuild()
 	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	st, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{cfg},
-		Now: func() time.Time { return day }})
+		Now: func() time.Time { return day.Add(30 * time.Hour) }}) // the store's clock: the deliveries below arrive then
 	must(err)
 	defer st.Close()
 

@@ -20,12 +20,14 @@ func (t *Table) AppendReadings(ctx context.Context, series ...meterstore.StoredS
 		return AppendOutcome{}, fmt.Errorf("append readings to %s: %w: it holds intervals (a Lastgang); use Append, or AppendReadings on a point table",
 			t.cfg.Name(), ErrWrongTimeModel)
 	}
-	rows, err := t.encode(series)
+	rows, stamps, err := t.encode(series)
 	if err != nil {
 		return AppendOutcome{}, err
 	}
 	if err := t.checkSubjects(ctx, rows); err != nil {
 		return AppendOutcome{}, err
 	}
-	return t.appendRows(ctx, rows)
+	out, err = t.appendRows(ctx, rows)
+	out.Stamps = stamps
+	return out, err
 }

@@ -52,8 +52,15 @@ type Config struct {
 	// TimeZone is the engine's session time zone (engine.Config.TimeZone);
 	// empty is UTC.
 	TimeZone string
-	// Now is the clock (partitions are pre-created around it); nil is time.Now.
+	// Now is the store's clock: partitions are pre-created around it, and it
+	// stamps the transaction time (recorded_at) of a delivery that carries
+	// none; nil is time.Now.
 	Now func() time.Time
+	// RecordedAtSkew is how far a delivery's own recorded_at may lie ahead of
+	// Now before the write is refused (RecordedAtError); zero is
+	// DefaultRecordedAtSkew. Negative turns the check off — for a clock set in
+	// the past on purpose (a replay, a test's fixed day), never in production.
+	RecordedAtSkew time.Duration
 	// ArchiveProgress receives archival progress.
 	ArchiveProgress func(archive.Progress)
 	// HotBatchRows bounds the rows of one hot write transaction in Append and
@@ -152,6 +159,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.eng = eng
 	return s, nil
+}
+
+// recordedAtSkew is RecordedAtSkew with its default; negative: no check.
+func (c Config) recordedAtSkew() time.Duration {
+	if c.RecordedAtSkew == 0 {
+		return DefaultRecordedAtSkew
+	}
+	return c.RecordedAtSkew
 }
 
 // Now is the store's clock (Config.Now).

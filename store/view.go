@@ -46,7 +46,15 @@ func (v *View) AsOfTime(t time.Time, maxVersion *uint64) *View {
 }
 
 // AsKnownAt reads both tiers as they were known at t: only versions recorded
-// at or before t enter resolution (engine.Engine.AsKnownAt).
+// at or before t enter resolution (engine.Engine.AsKnownAt). What it can
+// promise rests on recorded_at. A delivery the store stamped (the caller left
+// recorded_at zero; Stamp.Clock is StoreClock) is placed when the store
+// learned it, so an answer for an instant already past does not change. A
+// recorded_at the caller gave is the caller's word: one set in the past — a
+// backdated write — changes the answers for every instant after it, already
+// given or not, and nothing in the store can tell it from a true one; one
+// ahead of the store's clock by more than Config.RecordedAtSkew is refused
+// (RecordedAtError), because it would hide its rows from AsKnownAt(now).
 func (v *View) AsKnownAt(t time.Time) *View { return v.derive(v.eng.AsKnownAt(t)) }
 
 // Scoped confines every read to rows with column = value, a merge-key column
