@@ -19,6 +19,9 @@
 //	                                           # MSCONS parsing, a year of history from Parquet against archival,
 //	                                           # a hot day against COPY, import peak RSS (RESULTS.md's import section;
 //	                                           # -import-malos 1000 -import-day-malos 1000 -import-rss-rows '1000000,30000000' is the scale)
+//	go run ./benchmarks -only confinement -malos 100 -days 365 -out /tmp/confinement.md
+//	                                           # a tenant-scoped session against the same statement unscoped
+//	                                           # (RESULTS.md's confinement section)
 //
 // Everything runs against real components: a private PostgreSQL started from
 // the system binaries, a file:// Iceberg warehouse with its SQL catalog in that
@@ -91,7 +94,7 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, peers, pgbench, objectstore; history alone: the history-length series, without the main fixture; import alone: the import measures); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, peers, pgbench, objectstore; history alone: the history-length series, without the main fixture; import alone: the import measures; confinement alone: scoped against unscoped on a fixture with tenants); empty runs all")
 	flag.StringVar(&o.history, "history-years", "1,3,10", "history lengths (years of daily archival, shortest first) -only history compares")
 	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
 	flag.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "length of each pgbench run (-only pgbench runs 5 questions × each client count × 2 sides; 2m gives msql serve 30 minutes of load at 1,4,16 clients)")
@@ -221,6 +224,13 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		return writeResults(o, nil, rs, time.Since(start))
+	}
+	if o.only == "confinement" {
+		rs, fx, err := confinement(ctx, o, e)
+		if err != nil {
+			return err
+		}
+		return writeResults(o, fx, rs, time.Since(start))
 	}
 	if o.only == "history" {
 		rs, err := history(ctx, o, e)
