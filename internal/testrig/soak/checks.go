@@ -17,7 +17,7 @@ import (
 // finish ends the run as an operator would after an incident — maintenance
 // stopped, one recovery run — and checks the deployment against the oracle.
 // It returns one line per check passed; failures go to st.
-func (d *deployment) finish(ctx context.Context, o Options, s *store.Store, tbl *store.Table, l *ledger, st *stats, w testkit.Workload, late *closedMonth, load *pgbenchLoad, start time.Time) []string {
+func (d *deployment) finish(ctx context.Context, o Options, s *store.Store, tbl *store.Table, l *ledger, st *stats, w testkit.Workload, late *closedMonth, load *pgbenchLoad, bounded *boundedWork, start time.Time) []string {
 	var checks []string
 	pass := func(format string, args ...any) { checks = append(checks, fmt.Sprintf(format, args...)) }
 	for _, p := range []*process{d.serve, d.maintenance} {
@@ -50,6 +50,7 @@ func (d *deployment) finish(ctx context.Context, o Options, s *store.Store, tbl 
 		pass("invariant holds, no detached partition: %s", r)
 	}
 	load.check(st, start, pass)
+	bounded.check(st, pass)
 	late.check(ctx, tbl, start, d.maintenance.log(), st, pass)
 	d.cleanOrphans(ctx, tbl, st, pass)
 	st.checkedEnough(pass)

@@ -103,6 +103,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		wg.Go(func() { r.run(runCtx) })
 	}
 	wg.Go(func() { load.run(runCtx) })
+	bounded := &boundedWork{addr: d.pgwire}
+	wg.Go(func() { bounded.run(runCtx, start) })
 	wms := &watermarks{tbl: tbl, stats: st}
 	wg.Go(func() { wms.sample(runCtx) })
 	wg.Go(func() { late.deliver(runCtx, tbl, l, today, st) })
@@ -110,7 +112,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	wg.Wait()
 
 	elapsed := time.Since(start)
-	checks := d.finish(ctx, o, s, tbl, l, st, w, late, load, start)
+	checks := d.finish(ctx, o, s, tbl, l, st, w, late, load, bounded, start)
 	checks = append(checks, fmt.Sprintf("the watermark moved %d times and never back (sampled every 500 ms), last %s", wms.moves, wms.last.Format(time.RFC3339)))
 	var buf bytes.Buffer
 	st.summary(&buf, o, elapsed, d, checks)
