@@ -100,17 +100,22 @@ func (s *PGServer) cancelBackend(caller *pgSession, pid uint32) (bool, error) {
 	return true, nil
 }
 
-// cancelBackendCall translates pg_cancel_backend(pid) with a literal pid:
-// the cancel happens as the statement is translated, which answers whether
-// it did. While a statement is only described, nothing is cancelled.
+// cancelBackendCall translates pg_cancel_backend(pid) with a literal pid or
+// a bound parameter: the cancel happens as the statement is translated, which
+// answers whether it did. While a statement is only described, nothing is
+// cancelled.
 func (t *translator) cancelBackendCall(arg string) (string, bool) {
-	pid, err := strconv.ParseUint(strings.TrimSpace(arg), 10, 32)
+	if t.sess.describing {
+		return "false", true
+	}
+	arg = strings.TrimSpace(arg)
+	if n, err := strconv.Atoi(strings.TrimPrefix(arg, "$")); err == nil && strings.HasPrefix(arg, "$") && n >= 1 && n <= len(t.sess.args) {
+		arg = fmt.Sprint(t.sess.args[n-1])
+	}
+	pid, err := strconv.ParseUint(arg, 10, 32)
 	if err != nil {
 		t.fail(&pgError{code: "0A000", msg: fmt.Sprintf("pg_cancel_backend(%s): the process id must be a number here, as pg_stat_activity.pid shows it", arg)})
 		return "", true
-	}
-	if t.sess.describing {
-		return "false", true
 	}
 	ok, err := t.sess.srv.cancelBackend(t.sess, uint32(pid))
 	if err != nil {

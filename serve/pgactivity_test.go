@@ -72,6 +72,9 @@ func TestPGWireRolesAndActivity(t *testing.T) {
 		_, err := bob.Exec(ctx, fmt.Sprintf(`SELECT pg_cancel_backend(%d)`, running))
 		require.Error(t, err)
 		require.Equal(t, "42501", pgCode(err), "%v", err)
+		bobExtended := pgConnect(t, addr, "bob", "bob-pw", pgx.QueryExecModeCacheStatement, nil)
+		_, err = bobExtended.Exec(ctx, `SELECT pg_cancel_backend($1)`, int32(running))
+		require.Equal(t, "42501", pgCode(err), "%v", err)
 		select {
 		case err := <-sent:
 			t.Fatalf("another user's pg_cancel_backend ended the statement: %v", err)
@@ -79,7 +82,8 @@ func TestPGWireRolesAndActivity(t *testing.T) {
 		}
 
 		var ok bool
-		require.NoError(t, alice2.QueryRow(ctx, fmt.Sprintf(`SELECT pg_cancel_backend(%d)`, running)).Scan(&ok))
+		aliceExtended := pgConnect(t, addr, "alice", "alice-pw", pgx.QueryExecModeCacheStatement, nil)
+		require.NoError(t, aliceExtended.QueryRow(ctx, `SELECT pg_cancel_backend($1)`, int32(running)).Scan(&ok))
 		require.True(t, ok)
 		select {
 		case err := <-sent:

@@ -136,6 +136,7 @@ type pgSession struct {
 	started    time.Time // pg_stat_activity's backend_start (pgactivity.go)
 	act        activity  // what the session runs, under mu
 	describing bool      // a Describe is translating: pg_cancel_backend cancels nothing
+	args       []any     // the bound parameters of the statement being translated
 
 	minMessages, startMessages string // client_min_messages: the session's, and what RESET restores (pgmessages.go)
 	lastProvenance             string // the provenance of the session's last statement
@@ -913,7 +914,9 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 		return nil
 	}
 	p.started = time.Now()
+	sess.args = p.args
 	tq, err := sess.translate(ctx, q)
+	sess.args = nil
 	if err != nil {
 		StatementLog(sess.srv.Log, "pgwire", sess.user, q, nil, 0, time.Since(p.started), err)
 		return err
