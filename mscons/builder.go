@@ -296,7 +296,7 @@ func (b *builder) location(s segment) {
 		}
 		if b.r.opt.MaloOf == nil {
 			b.refuse(s, "LOC+172 names Messlokation "+melo.String()+" and readings are stored on a Marktlokation",
-				"tell the reader the MaLo of this MeLo (Options.MaloOf)", nil)
+				"tell the reader the MaLo of this MeLo (Options.MaloOf; msql import --malo-of FILE)", nil)
 			return
 		}
 		malo, err := b.r.opt.MaloOf(melo)

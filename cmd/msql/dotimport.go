@@ -115,8 +115,9 @@ func (sh *shell) runImportInsert(ctx context.Context, stmt string) (handled bool
 }
 
 // parseImportInsert reads INSERT INTO name [BY NAME] [(columns)] query; ok is
-// false for a statement that is not an INSERT INTO. INSERT … BY POSITION, OR
-// REPLACE, DEFAULT VALUES and the like are refused, naming the form that works.
+// false for a statement that is not an INSERT INTO a query (INSERT … VALUES
+// included). INSERT … BY POSITION, DEFAULT VALUES and the like are refused,
+// naming the form that works.
 func parseImportInsert(stmt string) (ins importInsert, ok bool, err error) {
 	s := strings.TrimSpace(sqltext.StripComments(stmt))
 	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
@@ -145,10 +146,13 @@ func parseImportInsert(stmt string) (ins importInsert, ok bool, err error) {
 		}
 	}
 	ins.query = strings.TrimSpace(rest)
+	if _, ok := keyword(ins.query, "VALUES"); ok {
+		return ins, false, nil // rows typed in are not a delivery: the engine refuses them as a write
+	}
 	if strings.HasPrefix(ins.query, "(") {
 		return ins, true, nil
 	}
-	for _, kw := range []string{"SELECT", "WITH", "FROM", "VALUES"} {
+	for _, kw := range []string{"SELECT", "WITH", "FROM"} {
 		if _, ok := keyword(ins.query, kw); ok {
 			return ins, true, nil
 		}

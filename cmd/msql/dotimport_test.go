@@ -75,6 +75,10 @@ func TestShellImport(t *testing.T) {
 	r = msql(t, "", append(dep, "-c", `INSERT INTO meters SELECT * FROM read_csv('`+b+`')`)...)
 	require.NotEqual(t, 0, r.code)
 	require.Contains(t, r.stderr, "INSERT INTO meters: not a table of the store (tables: readings_versions)")
+	r = msql(t, "", append(dep, "-c", `INSERT INTO readings_versions VALUES (1)`)...)
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "INSERT changes data, and the relations here are read-only")
+	require.Contains(t, r.stderr, "Try: readings is read-only here: rows enter through the store's write path (.import FILE")
 	r = msql(t, "", append(dep, "-c", `INSERT INTO readings_versions DEFAULT VALUES`)...)
 	require.NotEqual(t, 0, r.code)
 	require.Contains(t, r.stderr, "write INSERT INTO readings_versions [BY NAME] [(column, …)] SELECT")
@@ -124,6 +128,7 @@ func TestImportMaloOf(t *testing.T) {
 	r := msql(t, "", append([]string{"import", "--set", "tenant=t1", edi}, dep...)...)
 	require.Equal(t, 5, r.code, r.stderr)
 	require.Contains(t, r.stdout, melo.String())
+	require.Contains(t, r.stdout, "msql import --malo-of FILE")
 
 	other := filepath.Join(dir, "other.csv")
 	require.NoError(t, os.WriteFile(other, []byte("melo_id,malo_id\nDE0001062600000001000000022345672,51238696781\n"), 0o644))

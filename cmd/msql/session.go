@@ -157,7 +157,7 @@ func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (*row
 func refusalHint(err error) string {
 	switch {
 	case errors.Is(err, engine.ErrWrite):
-		return "readings is read-only here: rows enter through the store's write path (Append, msql demo); msql --scratch runs any DuckDB statement on scratch tables"
+		return "readings is read-only here: rows enter through the store's write path (.import FILE, INSERT INTO readings_versions SELECT … FROM read_csv(…), msql import); msql --scratch runs any DuckDB statement on scratch tables"
 	case errors.Is(err, engine.ErrFileFunction):
 		return "read files in msql --scratch (read_csv, read_parquet, glob); .export writes a result to a file"
 	case errors.Is(err, engine.ErrUnknownRelation):
