@@ -16,7 +16,9 @@ import (
 // work its client no longer wants: a statement past its statement_timeout, one
 // whose client cancels it (pgx sends a CancelRequest), one whose client
 // disconnects. Each is a cross join that would otherwise run for hours; after a
-// cancel or a disconnect, pg_stat_activity must show it gone.
+// cancel or a disconnect, pg_stat_activity must show it gone. And a statement
+// that needs more than the server's memory budget (serveMemoryBudget) is
+// refused with 53200, its session going on.
 type boundedWork struct {
 	addr string
 
@@ -44,7 +46,15 @@ const (
 // probeSQL runs for hours unless stopped: a three-way cross join of readings.
 const probeSQL = probeTag + " SELECT sum(a.value * b.value * c.value) FROM readings a, readings b, readings c"
 
-var probeKinds = []string{"statement_timeout", "cancel", "disconnect"}
+// probeGathered gathers a cross join into one string: nothing DuckDB can
+// spill, far beyond serveMemoryBudget.
+const probeGathered = probeTag + " SELECT length(string_agg(a.malo_id || b.malo_id, ',')) FROM readings a, readings b, readings c"
+
+// serveMemoryBudget is msql serve's --memory-limit in the soak: ample for
+// every checked reader, far below what probeGathered needs.
+const serveMemoryBudget = "256MB"
+
+var probeKinds = []string{"statement_timeout", "cancel", "disconnect", "memory"}
 
 func (b *boundedWork) run(ctx context.Context, start time.Time) {
 	for i := 0; ctx.Err() == nil; i++ {
@@ -93,6 +103,16 @@ func (b *boundedWork) probe(ctx context.Context, p *probe) {
 		p.took = time.Since(t0)
 		b.judge(p, err, "")
 		b.awaitGone(ctx, p, t0)
+	case "memory":
+		var v any
+		err = conn.QueryRow(ctx, probeGathered).Scan(&v)
+		p.took = time.Since(t0)
+		b.judge(p, err, "53200")
+		if p.err == "" && p.skipped == "" {
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM readings").Scan(&v); err != nil {
+				p.err = "the refused session does not go on: " + err.Error()
+			}
+		}
 	case "disconnect":
 		done := make(chan error, 1)
 		go func() { done <- b.heavy(ctx, conn) }()
@@ -200,6 +220,6 @@ func (b *boundedWork) check(st *stats, pass func(string, ...any)) {
 			return
 		}
 	}
-	pass("msql serve stopped every statement its client gave up on — statement_timeout %d, cancel %d, disconnect %d (gone from pg_stat_activity), slowest %s, %d probes met a fault",
-		done["statement_timeout"], done["cancel"], done["disconnect"], slowest.Round(time.Millisecond), skipped)
+	pass("msql serve stopped every statement its client gave up on — statement_timeout %d, cancel %d, disconnect %d (gone from pg_stat_activity) — and refused %d beyond its %s memory budget (53200, the session going on); slowest %s, %d probes met a fault",
+		done["statement_timeout"], done["cancel"], done["disconnect"], done["memory"], serveMemoryBudget, slowest.Round(time.Millisecond), skipped)
 }

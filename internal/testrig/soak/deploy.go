@@ -128,7 +128,7 @@ func (d *deployment) startServers(ctx context.Context) error {
 	d.pgwire, d.flight, d.health = addr(ports[0]), addr(ports[1]), addr(ports[2])
 	var err error
 	d.serve, err = newProcess("msql serve", d.msql, filepath.Join(d.work, "serve.log"), d.health,
-		"serve", "--config", d.config, "--pgwire", d.pgwire, "--flight", d.flight, "--iceberg-rest", d.health)
+		"serve", "--config", d.config, "--pgwire", d.pgwire, "--flight", d.flight, "--iceberg-rest", d.health, "--memory-limit", serveMemoryBudget)
 	if err != nil {
 		return err
 	}
