@@ -301,8 +301,13 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 	if err := s.Limits.checkStatement(sql); err != nil {
 		return nil, nil, grpcError(err)
 	}
+	slot, err := s.Users.takeSlot(userOf(ctx))
+	if err != nil {
+		return nil, nil, grpcError(err)
+	}
 	st, err := e.Stream(ctx, sql, args...)
 	if err != nil {
+		slot()
 		StatementLog(s.Log, "flightsql", userOf(ctx), sql, nil, 0, time.Since(start), err)
 		return nil, nil, grpcError(err)
 	}
@@ -314,6 +319,7 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 		var serr error
 		defer func() {
 			cerr := st.Close()
+			slot()
 			if serr == nil {
 				serr = cerr
 			}

@@ -175,6 +175,7 @@ type pgPortal struct {
 	copy        *copyOut      // COPY … TO STDOUT (pgcopy.go)
 	copyStarted bool          // its CopyOutResponse is sent
 	open        *atomic.Int64 // the server's count while the rows are open
+	slot        func()        // ends the statement's count against max_statements
 
 	// A declared cursor (pgcursor.go): its DECLARE, WITH HOLD, the
 	// transaction it was declared in, its scan buffer.
@@ -924,9 +925,15 @@ func (sess *pgSession) prepare(ctx context.Context, p *pgPortal) error {
 	if tq != q {
 		sess.srv.log().Debug("pgwire: translated", "user", sess.user, "sql", tq)
 	}
+	slot, err := sess.srv.Users.takeSlot(sess.user)
+	if err != nil {
+		StatementLog(sess.srv.Log, "pgwire", sess.user, q, nil, 0, time.Since(p.started), err)
+		return err
+	}
 	sctx, stop := context.WithCancelCause(ctx)
 	cancel := func() { stop(nil) }
 	sess.startStatement(stop)
+	p.slot = slot
 	p.open = &sess.srv.open
 	p.open.Add(1)
 	rows, err := sess.startRows(sctx, tq, p)
@@ -1104,6 +1111,10 @@ func (p *pgPortal) close() {
 
 // closed records that the portal's engine rows are closed.
 func (p *pgPortal) closed() {
+	if p.slot != nil {
+		p.slot()
+		p.slot = nil
+	}
 	if p.open != nil {
 		p.open.Add(-1)
 		p.open = nil

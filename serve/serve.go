@@ -49,6 +49,10 @@ const ReadOnlyReason = "MeterStore serves queries only: a write here would bypas
 type Users struct {
 	base  *engine.Engine
 	users map[string]settings.UserSettings
+	// MaxStatementsPerUser is how many statements a user without
+	// max_statements may run at once (concurrency.go); 0 is no bound.
+	MaxStatementsPerUser int
+	slots                statementSlots
 }
 
 // NewUsers checks every user's scope against the engine now, so a typo in the

@@ -173,6 +173,10 @@ type UserSettings struct {
 	// PostgreSQL wire ("30s"): a statement running longer is cancelled. 0 takes
 	// the server's default; a session changes its own with SET statement_timeout.
 	StatementTimeout time.Duration `toml:"statement_timeout"`
+	// MaxStatements is how many statements the user may run at once over
+	// pgwire and Flight SQL together; one more is refused (SQLSTATE 53300).
+	// 0 takes the server's default (msql serve --max-statements-per-user).
+	MaxStatements int `toml:"max_statements"`
 }
 
 type fileSettings struct {

@@ -27,7 +27,7 @@ func init() {
 const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest ADDR] [--health ADDR]
            [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--statement-timeout DURATION]
            [--memory-limit SIZE] [--max-statement-bytes N] [--max-parameters N]
-           [--max-nesting N] [--max-result-rows N]
+           [--max-nesting N] [--max-result-rows N] [--max-statements-per-user N]
            [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
@@ -55,7 +55,9 @@ shared_buffers. A statement over it spills to [engine] temp_directory where
 DuckDB can and is refused with SQLSTATE 53200 where it cannot. A statement's
 text, parameters and nesting are bounded before anything parses it, and its
 result rows as they are sent (pgwire and Flight; SQLSTATE 54000/54001 naming
-the limit).`
+the limit). A user runs at most max_statements statements at once ([[users]],
+default --max-statements-per-user; pgwire and Flight together): one more is
+refused with SQLSTATE 53300, not queued.`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
@@ -81,12 +83,14 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.IntVar(&limits.MaxStatementBytes, "max-statement-bytes", limits.MaxStatementBytes, "refuse a statement (a simple query's whole text) longer than this, before parsing it")
 	fs.IntVar(&limits.MaxParameters, "max-parameters", limits.MaxParameters, "refuse a statement with more $n parameters than this")
 	fs.IntVar(&limits.MaxNesting, "max-nesting", limits.MaxNesting, "refuse a statement whose parentheses nest deeper than this")
+	var perUser int
+	fs.IntVar(&perUser, "max-statements-per-user", 0, "refuse a user's statement while the user runs this many (a user's [[users]] max_statements overrides it); 0: no bound")
 	fs.Int64Var(&limits.MaxResultRows, "max-result-rows", 0, "fail a statement whose result exceeds this many rows; 0: no bound (results stream)")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
-	if limits.MaxStatementBytes <= 0 || limits.MaxParameters <= 0 || limits.MaxNesting <= 0 || limits.MaxResultRows < 0 {
-		return fmt.Errorf("%w: --max-statement-bytes, --max-parameters and --max-nesting want a number > 0, --max-result-rows ≥ 0", errUsage)
+	if limits.MaxStatementBytes <= 0 || limits.MaxParameters <= 0 || limits.MaxNesting <= 0 || limits.MaxResultRows < 0 || perUser < 0 {
+		return fmt.Errorf("%w: --max-statement-bytes, --max-parameters and --max-nesting want a number > 0, --max-result-rows and --max-statements-per-user ≥ 0", errUsage)
 	}
 	if statementTimeout < 0 {
 		return fmt.Errorf("%w: --statement-timeout %s: want a duration ≥ 0", errUsage, statementTimeout)
@@ -153,6 +157,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	users.MaxStatementsPerUser = perUser
 	o, err := newOps(ctx, d, log, "msql serve", opsf.stateEvery)
 	if err != nil {
 		return err
