@@ -2,10 +2,8 @@ package serve
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,9 +48,15 @@ type FlightServer struct {
 	Log   *slog.Logger
 	// Limits bound each statement's text, parameters and result (bounds.go).
 	Limits Limits
+	// StatementTimeout cancels a statement running longer, unless its user
+	// has a [[users]] statement_timeout; 0 is none.
+	StatementTimeout time.Duration
+	// SessionIdle is how long a bearer token or prepared statement handle
+	// lives unused; 0 is DefaultSessionIdle.
+	SessionIdle time.Duration
 
 	mu       sync.Mutex
-	tokens   map[string]string // bearer token → user
+	tokens   map[string]*flightToken // bearer token → user (flight_expiry.go)
 	prepared map[string]*flightPrepared
 }
 
@@ -60,6 +64,7 @@ type flightPrepared struct {
 	user string
 	sql  string
 	args []any
+	used time.Time // last use (flight_expiry.go)
 }
 
 type flightUserKey struct{}
@@ -68,7 +73,7 @@ const anonymous = "anonymous"
 
 // NewFlightServer returns a server ready for Serve.
 func NewFlightServer(users *Users, log *slog.Logger) (*FlightServer, error) {
-	s := &FlightServer{Users: users, Log: log, tokens: map[string]string{}, prepared: map[string]*flightPrepared{}}
+	s := &FlightServer{Users: users, Log: log, tokens: map[string]*flightToken{}, prepared: map[string]*flightPrepared{}}
 	s.Alloc = memory.DefaultAllocator
 	for id, v := range map[flightsql.SqlInfo]any{
 		flightsql.SqlInfoFlightSqlServerName:         "MeterStore",
@@ -140,25 +145,18 @@ func (s *FlightServer) authenticate(ctx context.Context, method string) (context
 			raw, err = base64.RawStdEncoding.DecodeString(cred)
 		}
 		user, pass, ok := strings.Cut(string(raw), ":")
-		if err != nil || !ok || !s.Users.Check(user, pass) {
+		if err != nil || !ok || !s.Users.Login(ctx, user, pass, peerAddr(ctx)) {
 			return nil, "", status.Error(codes.Unauthenticated, "invalid user name or password")
 		}
 		token := ""
 		if strings.HasSuffix(method, "/Handshake") {
-			b := make([]byte, 24)
-			rand.Read(b)
-			token = hex.EncodeToString(b)
-			s.mu.Lock()
-			s.tokens[token] = user
-			s.mu.Unlock()
+			token = s.issueToken(user)
 		}
 		return context.WithValue(ctx, flightUserKey{}, user), token, nil
 	case strings.EqualFold(scheme, "bearer"):
-		s.mu.Lock()
-		user, ok := s.tokens[cred]
-		s.mu.Unlock()
-		if !ok {
-			return nil, "", status.Error(codes.Unauthenticated, "unknown bearer token")
+		user, err := s.bearer(cred)
+		if err != nil {
+			return nil, "", err
 		}
 		return context.WithValue(ctx, flightUserKey{}, user), "", nil
 	}
@@ -239,9 +237,11 @@ func (s *FlightServer) describeSchema(ctx context.Context, e *engine.Engine, sql
 	if err := s.Limits.checkStatement(sql); err != nil {
 		return nil, err
 	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
 	d, err := e.Describe(ctx, sql, args...)
 	if err != nil {
-		return nil, err
+		return nil, s.timeoutStatus(ctx, err)
 	}
 	return d.ArrowSchema(), nil
 }
@@ -305,11 +305,13 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 	if err != nil {
 		return nil, nil, grpcError(err)
 	}
-	st, err := e.Stream(ctx, sql, args...)
+	sctx, cancel := s.withTimeout(ctx)
+	st, err := e.Stream(sctx, sql, args...)
 	if err != nil {
 		slot()
+		cancel()
 		StatementLog(s.Log, "flightsql", userOf(ctx), sql, nil, 0, time.Since(start), err)
-		return nil, nil, grpcError(err)
+		return nil, nil, s.statusOf(sctx, err)
 	}
 	ch := make(chan flight.StreamChunk)
 	go func() {
@@ -320,6 +322,7 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 		defer func() {
 			cerr := st.Close()
 			slot()
+			cancel()
 			if serr == nil {
 				serr = cerr
 			}
@@ -346,7 +349,7 @@ func (s *FlightServer) stream(ctx context.Context, sql string, args []any) (*arr
 		}
 		if serr != nil {
 			select {
-			case ch <- flight.StreamChunk{Err: grpcError(serr)}:
+			case ch <- flight.StreamChunk{Err: s.statusOf(sctx, serr)}:
 			case <-ctx.Done():
 			}
 		}
@@ -387,12 +390,7 @@ func (s *FlightServer) CreatePreparedStatement(ctx context.Context, req flightsq
 	if err != nil {
 		return res, grpcError(err)
 	}
-	b := make([]byte, 16)
-	rand.Read(b)
-	handle := hex.EncodeToString(b)
-	s.mu.Lock()
-	s.prepared[handle] = &flightPrepared{user: userOf(ctx), sql: req.GetQuery()}
-	s.mu.Unlock()
+	handle := s.keepPrepared(&flightPrepared{user: userOf(ctx), sql: req.GetQuery()})
 	params := make([]arrow.Field, n)
 	for i := range params {
 		params[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: arrow.BinaryTypes.String, Nullable: true}
@@ -401,16 +399,6 @@ func (s *FlightServer) CreatePreparedStatement(ctx context.Context, req flightsq
 	f := false
 	res.IsUpdate = &f
 	return res, nil
-}
-
-func (s *FlightServer) preparedFor(ctx context.Context, handle []byte) (*flightPrepared, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.prepared[string(handle)]
-	if !ok || p.user != userOf(ctx) {
-		return nil, status.Error(codes.NotFound, "no such prepared statement")
-	}
-	return p, nil
 }
 
 // ClosePreparedStatement forgets a handle.

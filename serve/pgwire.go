@@ -365,6 +365,10 @@ func (sess *pgSession) fatal(code, msg string) error {
 func (sess *pgSession) authenticate(ctx context.Context) error {
 	users := sess.srv.Users
 	if users.Enabled() {
+		remote := sess.conn.RemoteAddr().String()
+		if err := users.Throttle.wait(ctx, sess.user, remote); err != nil {
+			return err
+		}
 		us, ok := users.Lookup(sess.user)
 		password := us.Password
 		if !ok {
@@ -409,9 +413,11 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 		}
 		final, err := sc.final(resp.Data)
 		if err != nil || !ok {
-			sess.srv.log().Warn("pgwire: authentication failed", "user", sess.user, "remote", sess.conn.RemoteAddr().String())
+			users.Throttle.failed(sess.user, remote)
+			sess.srv.log().Warn("pgwire: authentication failed", "user", sess.user, "remote", remote)
 			return sess.fatal("28P01", fmt.Sprintf("password authentication failed for user %q", sess.user))
 		}
+		users.Throttle.succeeded(sess.user, remote)
 		sess.be.Send(&pgproto3.AuthenticationSASLFinal{Data: final})
 	}
 	eng, err := users.Session(sess.user)

@@ -235,7 +235,7 @@ func (s *RESTServer) auth(h http.Handler) http.Handler {
 		switch {
 		case strings.EqualFold(scheme, "basic"):
 			u, p, ok := r.BasicAuth()
-			if ok && s.Users.Check(u, p) {
+			if ok && s.Users.Login(r.Context(), u, p, r.RemoteAddr) {
 				user = u
 			}
 		case strings.EqualFold(scheme, "bearer"):
@@ -268,7 +268,7 @@ func (s *RESTServer) token(w http.ResponseWriter, r *http.Request) {
 	if u, p, ok := r.BasicAuth(); ok && id == "" {
 		id, secret = u, p
 	}
-	if r.PostForm.Get("grant_type") != "client_credentials" || !s.Users.Check(id, secret) {
+	if r.PostForm.Get("grant_type") != "client_credentials" || !s.Users.Login(r.Context(), id, secret, r.RemoteAddr) {
 		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
 		return
 	}

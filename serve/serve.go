@@ -52,7 +52,9 @@ type Users struct {
 	// MaxStatementsPerUser is how many statements a user without
 	// max_statements may run at once (concurrency.go); 0 is no bound.
 	MaxStatementsPerUser int
-	slots                statementSlots
+	// Throttle slows failed logins per user and per address (throttle.go).
+	Throttle LoginThrottle
+	slots    statementSlots
 }
 
 // NewUsers checks every user's scope against the engine now, so a typo in the

@@ -28,6 +28,7 @@ const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest A
            [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--statement-timeout DURATION]
            [--memory-limit SIZE] [--max-statement-bytes N] [--max-parameters N]
            [--max-nesting N] [--max-result-rows N] [--max-statements-per-user N]
+           [--flight-session-idle DURATION]
            [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
@@ -57,7 +58,11 @@ text, parameters and nesting are bounded before anything parses it, and its
 result rows as they are sent (pgwire and Flight; SQLSTATE 54000/54001 naming
 the limit). A user runs at most max_statements statements at once ([[users]],
 default --max-statements-per-user; pgwire and Flight together): one more is
-refused with SQLSTATE 53300, not queued.`
+refused with SQLSTATE 53300, not queued. A failed login slows the next one
+for that user and that address (0.25 s doubling to 8 s; a success resets).
+Flight SQL bearer tokens and prepared statement handles expire after
+--flight-session-idle unused (default 30m); --statement-timeout and a user's
+statement_timeout apply to Flight SQL statements too.`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
@@ -75,7 +80,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.DurationVar(&systemEvery, "system-refresh", time.Minute,
 		"recompute the system tables (system.tables, .snapshots, .partitions, …) this often; SIGHUP recomputes them at once; 0 refreshes only at start and on SIGHUP")
 	fs.DurationVar(&statementTimeout, "statement-timeout", 0,
-		"cancel a pgwire statement running longer than this (PostgreSQL's statement_timeout: a user's [[users]] statement_timeout and SET statement_timeout override it); 0: none")
+		"cancel a pgwire or Flight SQL statement running longer than this (PostgreSQL's statement_timeout: a user's [[users]] statement_timeout and SET statement_timeout override it); 0: none")
 	fs.StringVar(&deploy.memoryLimit, "memory-limit", "",
 		"DuckDB's memory_limit, e.g. 4GB (overrides [engine] memory_limit; default: half of the machine's memory beside PostgreSQL's shared_buffers)")
 	deploy.serverBudget = true
@@ -84,13 +89,15 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.IntVar(&limits.MaxParameters, "max-parameters", limits.MaxParameters, "refuse a statement with more $n parameters than this")
 	fs.IntVar(&limits.MaxNesting, "max-nesting", limits.MaxNesting, "refuse a statement whose parentheses nest deeper than this")
 	var perUser int
+	var flightIdle time.Duration
+	fs.DurationVar(&flightIdle, "flight-session-idle", serve.DefaultSessionIdle, "forget a Flight SQL bearer token or prepared statement handle unused this long")
 	fs.IntVar(&perUser, "max-statements-per-user", 0, "refuse a user's statement while the user runs this many (a user's [[users]] max_statements overrides it); 0: no bound")
 	fs.Int64Var(&limits.MaxResultRows, "max-result-rows", 0, "fail a statement whose result exceeds this many rows; 0: no bound (results stream)")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
-	if limits.MaxStatementBytes <= 0 || limits.MaxParameters <= 0 || limits.MaxNesting <= 0 || limits.MaxResultRows < 0 || perUser < 0 {
-		return fmt.Errorf("%w: --max-statement-bytes, --max-parameters and --max-nesting want a number > 0, --max-result-rows and --max-statements-per-user ≥ 0", errUsage)
+	if limits.MaxStatementBytes <= 0 || limits.MaxParameters <= 0 || limits.MaxNesting <= 0 || limits.MaxResultRows < 0 || perUser < 0 || flightIdle <= 0 {
+		return fmt.Errorf("%w: --max-statement-bytes, --max-parameters and --max-nesting want a number > 0, --max-result-rows and --max-statements-per-user ≥ 0, --flight-session-idle > 0", errUsage)
 	}
 	if statementTimeout < 0 {
 		return fmt.Errorf("%w: --statement-timeout %s: want a duration ≥ 0", errUsage, statementTimeout)
@@ -224,7 +231,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		fl.Limits = limits
+		fl.Limits, fl.StatementTimeout, fl.SessionIdle = limits, statementTimeout, flightIdle
 		startErr = errors.Join(startErr, start("flightsql", flightAddr, func(ln net.Listener) error { return fl.Serve(runCtx, ln, tlsCfg) }))
 	}
 	if restAddr != "" && startErr == nil {
