@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/internal/testrig/faultproxy"
+)
+
+// TestServeOutlivesPostgreSQLGoingAway: msql serve whose PostgreSQL goes away
+// answers /readyz 503 naming PostgreSQL, and once PostgreSQL is back /readyz
+// is 200 again and a client's next statement on its open connection answers —
+// without restarting serve.
+func TestServeOutlivesPostgreSQLGoingAway(t *testing.T) {
+	dep := tinyDemo(t)
+	dsn, warehouse := dep[1], dep[3]
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	proxy, err := faultproxy.Start(u.Host)
+	require.NoError(t, err)
+	t.Cleanup(proxy.Close)
+	u.Host = proxy.Addr()
+	config := filepath.Join(t.TempDir(), "meterstore.toml")
+	require.NoError(t, os.WriteFile(config, fmt.Appendf(nil, `[hot]
+url = %q
+[cold]
+warehouse = %q
+[[tables]]
+name = "readings_versions"
+extra_columns = [{ name = "tenant", identity = true }]
+`, u.String(), warehouse), 0o600))
+
+	health, pgAddr := freeAddr(t), freeAddr(t)
+	srv := startMsql(t, "serve", "--config", config, "--pgwire", pgAddr, "--health", health)
+	ready := func() bool { code, _ := httpStatus("http://" + health + "/readyz"); return code == 200 }
+	srv.await(t, "/readyz 200", ready)
+	ctx := context.Background()
+	host, port, _ := net.SplitHostPort(pgAddr)
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=x dbname=meterstore sslmode=disable", host, port))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var before int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&before))
+
+	proxy.Down()
+	srv.await(t, "/readyz 503 naming PostgreSQL", func() bool {
+		code, body := httpStatus("http://" + health + "/readyz")
+		return code == 503 && strings.Contains(body, "PostgreSQL")
+	})
+	require.NoError(t, proxy.Up())
+	srv.await(t, "/readyz 200 again", ready)
+	var after int64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&after), "the first statement after PostgreSQL is back")
+	require.Equal(t, before, after)
+}
