@@ -213,8 +213,10 @@ func grpcError(err error) error {
 		return nil
 	case limitStatus(err) != nil:
 		return limitStatus(err)
-	case errors.Is(err, engine.ErrNotAQuery), errors.Is(err, engine.ErrScope):
+	case errors.Is(err, engine.ErrWrite):
 		return status.Errorf(codes.PermissionDenied, "read-only: %v (%s)", err, ReadOnlyReason)
+	case errors.Is(err, engine.ErrNotAQuery), errors.Is(err, engine.ErrScope):
+		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, engine.ErrBoundaryMoved):
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, context.Canceled):
