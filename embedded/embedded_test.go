@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/embedded"
@@ -35,4 +36,30 @@ func TestOpenReusesAndStops(t *testing.T) {
 	require.NoError(t, first.Close())
 	_, err = embedded.Find(home)
 	require.ErrorIs(t, err, embedded.ErrNotRunning)
+}
+
+// TestClusterOutlivesItsStarter: processes sharing a home share one cluster,
+// and it runs as long as any of them uses it — whoever started it. The
+// starter closing first leaves it running for the other; the last one out
+// stops it.
+func TestClusterOutlivesItsStarter(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	starter, err := embedded.Open(ctx, embedded.Options{Home: home, Throwaway: true})
+	require.NoError(t, err)
+	require.True(t, starter.Started)
+	user, err := embedded.Open(ctx, embedded.Options{Home: home})
+	require.NoError(t, err)
+	require.False(t, user.Started)
+
+	require.NoError(t, starter.Close())
+	conn, err := pgx.Connect(ctx, user.DSN)
+	require.NoError(t, err, "the starter's Close stopped the cluster another process was using")
+	var one int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT 1").Scan(&one))
+	require.NoError(t, conn.Close(ctx))
+
+	require.NoError(t, user.Close())
+	_, err = embedded.Find(home)
+	require.ErrorIs(t, err, embedded.ErrNotRunning, "the last user's Close stops the cluster")
 }

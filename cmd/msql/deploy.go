@@ -47,7 +47,7 @@ func (f *deployFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dsn, "dsn", "", "PostgreSQL of a deployment (hot tier and SQL catalog); with --warehouse")
 	fs.StringVar(&f.warehouse, "warehouse", "", "Iceberg warehouse URI of a deployment, e.g. file:///srv/warehouse; with --dsn")
 	fs.StringVar(&f.home, "home", "", "data directory of the embedded default (default $MSQL_HOME, else ~/.local/share/msql)")
-	fs.BoolVar(&f.keepRunning, "keep-running", false, "leave the embedded PostgreSQL running when msql exits")
+	fs.BoolVar(&f.keepRunning, "keep-running", false, "leave the embedded PostgreSQL running when the last msql using it exits (msql stop stops it)")
 	fs.BoolVar(&f.throwaway, "throwaway", false, "run the embedded PostgreSQL without fsync, synchronous commit and full-page writes: faster, but a power loss can lose rows reported written and roll the catalog back; for tests and demo data only")
 }
 

@@ -120,7 +120,7 @@ func TestVersion(t *testing.T) {
 
 // Every subcommand has --help; those that work on a deployment take its flags.
 func TestEverySubcommandHasHelp(t *testing.T) {
-	noDeployment := map[string]bool{"install-extensions": true}
+	noDeployment := map[string]bool{"install-extensions": true, "stop": true}
 	for _, name := range commandNames() {
 		if name == "version" {
 			continue

@@ -135,8 +135,9 @@ func (d Durability) settings() []string {
 // this process, durable.
 type Options struct {
 	Port int
-	// Detach leaves the server running after this process exits (the shell's
-	// --keep-running); otherwise the kernel stops it when its parent dies, so a
+	// Detach leaves the server running after this process exits, in a
+	// session of its own (the embedded default, which the processes sharing
+	// it stop); otherwise the kernel stops it when its parent dies, so a
 	// killed test run leaves no cluster behind.
 	Detach bool
 	// Log receives the server's output; nil discards it (it is also in DataDir/server.log).
@@ -279,8 +280,11 @@ func start(ctx context.Context, binDir, dataDir string, port int, opt Options) (
 		"-c", "max_connections=200", "-c", "shared_buffers=256MB", "-c", "max_locks_per_transaction=1024"}
 	cmd := exec.Command(filepath.Join(binDir, "postgres"), append(args, opt.Durability.settings()...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	attr := &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-	if !opt.Detach {
+	attr := &syscall.SysProcAttr{Credential: cred}
+	if opt.Detach {
+		attr.Setsid = true // its own session: no Ctrl-C or hang-up of the starter's terminal reaches it
+	} else {
+		attr.Setpgid = true
 		attr.Pdeathsig = syscall.SIGQUIT
 	}
 	cmd.SysProcAttr = attr
