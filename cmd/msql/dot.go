@@ -49,7 +49,7 @@ func init() {
 		".known-at":   {"TIMESTAMP | off", "only versions recorded at or before TIMESTAMP", (*shell).dotKnownAt, true},
 		".scope":      {"COLUMN VALUE", "confine the session to a merge-key column value (cannot be undone)", (*shell).dotScope, true},
 		".refresh":    {"", "re-read the Iceberg tables and recompute the system tables (system.tables, .config, .resolution, .snapshots)", (*shell).dotRefresh, true},
-		".export":     {"FILE.parquet|FILE.csv QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata", (*shell).dotExport, true},
+		".export":     {"FILE.parquet|FILE.csv|FILE.xlsx QUERY", "stream a query's result to a file (memory bounded by one batch); Parquet (ZSTD) records watermark, snapshot, read mode, tiers and the query in its key-value metadata; .xlsx through DuckDB's excel extension", (*shell).dotExport, true},
 		".status":     {"", "the session's read mode, pins, scope and time zone", (*shell).dotStatus, true},
 		".timezone":   {"[ZONE|default]", "the session time zone (what '2025-10-24' means, how TIMESTAMPTZ prints); default is [engine] time_zone, else UTC; SET TimeZone = 'Europe/Berlin' does the same", (*shell).dotTimeZone, false},
 		".plot":       {"[--png FILE] [--width N] [--height N] [QUERY]", "draw the last result's (or QUERY's) time series: the first DATE/TIMESTAMP(TZ) column is the axis (Berlin local time), numeric columns the series, text columns split them", (*shell).dotPlot, false},
@@ -57,6 +57,7 @@ func init() {
 		".detach":     {"", "leave .attach hot: statements go through the engine again", (*shell).dotDetach, true},
 		".extensions": {"", "the DuckDB extensions loaded (postgres_scanner, iceberg, …), from where, and the path each tier is read through", (*shell).dotExtensions, true},
 		".import":     dotImport,
+		".functions":  {"[PATTERN]", "the SQL functions (DuckDB's and the metering functions meter_*) whose name contains PATTERN (or matches it as LIKE does, when it holds %)", (*shell).dotFunctions, false},
 		".param":      {"set NAME VALUE|unset NAME|clear|list", "statement parameters: $NAME (or $1 for .param set 1 …) in a statement is bound to VALUE as text, which DuckDB casts where it is used — never pasted into the SQL", (*shell).dotParam, false},
 	}
 }

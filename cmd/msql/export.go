@@ -35,17 +35,23 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 	file, query, ok := strings.Cut(rest, " ")
 	query = strings.TrimSpace(query)
 	if !ok || query == "" {
-		return errors.New(".export takes FILE.parquet|FILE.csv QUERY")
+		return errors.New(".export takes FILE.parquet|FILE.csv|FILE.xlsx QUERY")
 	}
 	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(file), "."))
-	if format != "parquet" && format != "csv" {
-		return fmt.Errorf(".export %s: the file must end in .parquet or .csv", file)
+	if format != "parquet" && format != "csv" && format != "xlsx" {
+		return fmt.Errorf(".export %s: the file must end in .parquet, .csv or .xlsx", file)
 	}
 	args, err := sh.params.bind(sh.ctx, sh.duckDB(), query)
 	if err != nil {
 		return err
 	}
-	n, prov, err := exportQuery(sh.ctx, sh.es, file, format, query, sh.p.values, args)
+	export := exportQuery
+	if format == "xlsx" {
+		export = func(ctx context.Context, es *engineSession, file, _, query string, values duckfmt.Formatter, args []any) (int64, string, error) {
+			return exportXLSX(ctx, es, file, query, values, args)
+		}
+	}
+	n, prov, err := export(sh.ctx, sh.es, file, format, query, sh.p.values, args)
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,9 @@ func historyPath() string {
 // typed or cancels the running statement; Ctrl-D on an empty line leaves.
 func interactive(ctx context.Context, sess session, p *printer, io stdio) error {
 	sh := newShell(ctx, sess, p, io)
+	if tty, ok := io.in.(*os.File); ok {
+		defer takeForeground(tty)()
+	}
 	p.pager = os.Getenv("MSQL_PAGER") != "off"
 	hist := historyPath()
 	if hist != "" {
@@ -201,7 +204,7 @@ func (sh *shell) report(err error) {
 	if err == nil {
 		return
 	}
-	fmt.Fprintf(sh.io.err, "Error: %v\n", err)
+	fmt.Fprintf(sh.io.err, "Error: %s\n", userMessage(err))
 	var h *hinted
 	if errors.As(err, &h) && h.hint != "" {
 		fmt.Fprintf(sh.io.err, "Try: %s\n", h.hint)

@@ -33,6 +33,12 @@ func startTerm(t *testing.T, home string, args ...string) *ptyTerm {
 	t.Helper()
 	cmd := exec.Command(msqlBin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "MSQL_HOME="+filepath.Join(home, "msql"), "TERM=xterm", "PAGER=cat")
+	return startTermCmd(t, cmd)
+}
+
+// startTermCmd runs cmd on a 40×160 pseudo-terminal.
+func startTermCmd(t *testing.T, cmd *exec.Cmd) *ptyTerm {
+	t.Helper()
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 160})
 	require.NoError(t, err)
 	tm := &ptyTerm{t: t, cmd: cmd, f: f, done: make(chan struct{})}
@@ -278,4 +284,34 @@ func TestInteractiveParamPrunesByDay(t *testing.T) {
 	tm.expect(" "+count+" ", 30*time.Second)
 	tm.expect("(1 row)", 5*time.Second)
 	tm.exit()
+}
+
+// Started by a program that does no job control (go tool task demo runs msql
+// from go-task, which exits on the third Ctrl-C and leaves msql orphaned on
+// the terminal), msql takes the terminal's foreground: the Ctrl-C that
+// cancels a statement reaches msql only, not the program that started it.
+func TestCtrlCReachesOnlyMsql(t *testing.T) {
+	home := t.TempDir()
+	script := `trap 'echo STARTER-GOT-SIGINT' INT; "$0" --scratch; echo "starter: msql exited $?"`
+	cmd := exec.Command("sh", "-c", script, msqlBin)
+	cmd.Env = append(os.Environ(), "HOME="+home, "MSQL_HOME="+filepath.Join(home, "msql"), "TERM=xterm", "PAGER=cat")
+	tm := startTermCmd(t, cmd)
+	tm.expect("msql> ", 30*time.Second)
+	for i := 0; i < 3; i++ {
+		tm.send("SELECT sum(a.range * b.range) FROM range(10000000) a, range(10000000) b;\r")
+		time.Sleep(1500 * time.Millisecond)
+		tm.send("\x03")
+		tm.expect("statement cancelled", 20*time.Second)
+		tm.expect("msql> ", 5*time.Second)
+	}
+	tm.send("\x04")
+	tm.expect("starter: msql exited 0", 30*time.Second)
+	<-tm.done
+	tm.mu.Lock()
+	out := tm.out.String()
+	tm.mu.Unlock()
+	if i := strings.LastIndex(out, "msql> "); i >= 0 {
+		out = out[i:] // what the starter printed after msql: the trap's line, if Ctrl-C reached it
+	}
+	require.NotContains(t, out, "STARTER-GOT-SIGINT", "Ctrl-C reached the program that started msql")
 }

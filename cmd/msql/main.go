@@ -65,7 +65,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, errHelp) {
 		return 0
 	}
-	fmt.Fprintf(stderr, "msql: %v\n", err)
+	fmt.Fprintf(stderr, "msql: %s\n", userMessage(err))
 	var h *hinted
 	if errors.As(err, &h) && h.hint != "" {
 		fmt.Fprintf(stderr, "Try: %s\n", h.hint)

@@ -136,7 +136,9 @@ func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (*row
 		if err != nil {
 			return nil, err
 		}
-		return tableStream(table{columns: []string{"explain"}, rows: lines(condenseExplain(text))}), nil
+		st := tableStream(table{columns: []string{"explain"}, rows: lines(condenseExplain(text))})
+		st.plan = true
+		return st, nil
 	}
 	rows, err := s.eng.Rows(engine.WithProgress(ctx, &s.prog), stmt, args...)
 	if err != nil {
@@ -176,15 +178,16 @@ func lines(s string) [][]any {
 	return out
 }
 
-// parseInstant reads a timestamp the way users type one: RFC 3339, or a date
-// or "date time" in UTC.
+// parseInstant reads a timestamp the way users type one: RFC 3339, the way
+// msql prints a TIMESTAMPTZ (2026-01-31 12:00:00.5+01, DuckDB's text form),
+// or a date or "date time" in UTC.
 func parseInstant(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05Z07", "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%q is not a timestamp; use 2026-01-31, 2026-01-31 12:00 (UTC) or RFC 3339", s)
+	return time.Time{}, fmt.Errorf("%q is not a timestamp; use 2026-01-31, 2026-01-31 12:00 (UTC), 2026-01-31 12:00:00+01 or RFC 3339", s)
 }
 
 func parseUint(s string) (*uint64, error) {

@@ -283,6 +283,8 @@ func (p *printer) printStream(s *rowStream, start time.Time, stopProgress func()
 	}
 	if !complete {
 		defer s.close()
+	} else if s.plan && (p.format == "table" || p.format == "box") {
+		return nil, false, p.write(planText(window))
 	}
 	opts := renderOptions{format: p.format, maxWidth: p.maxWidth, nullText: p.nullText, values: p.values}
 	rw := &stickyWriter{}
@@ -307,11 +309,7 @@ func (p *printer) printStream(s *rowStream, start time.Time, stopProgress func()
 	}
 	if complete {
 		p.footer(rw, out, shown, total, s.prov, start)
-		if p.toTerminal() && p.pager {
-			return &table{columns: s.columns, types: s.types, rows: window}, false, page(p.out, head.Bytes())
-		}
-		_, err := p.target().Write(head.Bytes())
-		return &table{columns: s.columns, types: s.types, rows: window}, false, err
+		return &table{columns: s.columns, types: s.types, rows: window}, false, p.write(head.Bytes())
 	}
 	dst, finish := p.streamTarget()
 	bw := bufio.NewWriterSize(dst, 64<<10)
@@ -346,6 +344,27 @@ func (p *printer) printStream(s *rowStream, start time.Time, stopProgress func()
 		err = ferr
 	}
 	return nil, true, err
+}
+
+// write prints a whole result, through the pager when it is taller than the terminal.
+func (p *printer) write(b []byte) error {
+	if p.toTerminal() && p.pager {
+		return page(p.out, b)
+	}
+	_, err := p.target().Write(b)
+	return err
+}
+
+// planText is a query plan as its text: EXPLAIN's lines whole, not a table
+// of cells cut at the maximum width (the plan's text is its last column).
+func planText(rows [][]any) []byte {
+	var b bytes.Buffer
+	for _, r := range rows {
+		if len(r) > 0 && r[len(r)-1] != nil {
+			fmt.Fprintln(&b, strings.TrimRight(fmt.Sprint(r[len(r)-1]), "\n"))
+		}
+	}
+	return b.Bytes()
 }
 
 // footer ends a result: the row count, the rows not shown, provenance, timer.

@@ -29,6 +29,7 @@ type rowStream struct {
 	next    func() ([]any, error)
 	close   func() error
 	prov    string
+	plan    bool // EXPLAIN's plan: printed as text in table and box
 }
 
 // sqlStream streams rows of n columns; closeRows ends them (the engine's Rows
@@ -49,6 +50,7 @@ func sqlStream(rows *sql.Rows, closeRows func() error) (*rowStream, error) {
 		s.columns = append(s.columns, c.Name())
 		s.types = append(s.types, c.DatabaseTypeName())
 	}
+	s.plan = len(s.columns) == 2 && s.columns[0] == "explain_key" && s.columns[1] == "explain_value"
 	s.next = func() ([]any, error) {
 		if !rows.Next() {
 			if err := rows.Err(); err != nil {
