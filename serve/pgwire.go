@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/pgerr"
 	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
@@ -581,6 +582,10 @@ func (sess *pgSession) extError(err error) {
 	sess.failed = true
 }
 
+// unavailableHint goes with 57P03: the statement was not wrong, the hot
+// tier's PostgreSQL could not be reached.
+const unavailableHint = "PostgreSQL, which holds the hot tier and the catalog, cannot be reached now; msql serve reconnects by itself — run the statement again (GET /readyz says when it is back)"
+
 // pgError is an error with its SQLSTATE.
 type pgError struct {
 	code, msg, hint string
@@ -609,6 +614,8 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 		code = "42501"
 	case errors.Is(err, engine.ErrBoundaryMoved):
 		code = "40001"
+	case pgerr.Unavailable(err):
+		code, hint = "57P03", unavailableHint
 	case errors.Is(err, context.Canceled):
 		code, msg = "57014", "canceling statement due to user request"
 	case errors.As(err, &parse):

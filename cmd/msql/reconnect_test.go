@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/internal/testrig/faultproxy"
@@ -56,6 +57,13 @@ extra_columns = [{ name = "tenant", identity = true }]
 		code, body := httpStatus("http://" + health + "/readyz")
 		return code == 503 && strings.Contains(body, "PostgreSQL")
 	})
+	// While it is away a statement fails as PostgreSQL's own "cannot connect
+	// now" (57P03), which clients and poolers retry — not as an internal error.
+	var during int64
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&during)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "57P03", pgErr.Code, "%v", err)
 	require.NoError(t, proxy.Up())
 	srv.await(t, "/readyz 200 again", ready)
 	var after int64
