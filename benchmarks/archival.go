@@ -207,22 +207,12 @@ func runChild(ctx context.Context, spec string) error {
 		return fmt.Errorf("child spec %q: postmaster PID: %w", spec, err)
 	}
 	cfg := meterstore.TableSpec{Name: name, DisableIntegrityConstraints: true}.MustBuild()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	cat, err := catalog.Open(ctx, catalog.Options{DSN: dsn, Warehouse: warehouse, Pool: pool})
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
 	day := time.Date(2024, 6, 3, 0, 0, 0, 0, time.UTC)
-	st, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return day }})
+	st, closeStore, err := openChildStore(ctx, dsn, warehouse, cfg, day)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeStore()
 	t := st.Tables()[0]
 	cpu0, err := cpuNow(postmaster)
 	if err != nil {
@@ -269,4 +259,26 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// openChildStore opens a store of one table for a child process's
+// measurement, its clock stopped at now; closeStore closes the store, the
+// catalog and the pool.
+func openChildStore(ctx context.Context, dsn, warehouse string, cfg meterstore.TableConfig, now time.Time) (st *store.Store, closeStore func(), err error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := catalog.Open(ctx, catalog.Options{DSN: dsn, Warehouse: warehouse, Pool: pool})
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	st, err = store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return now }})
+	if err != nil {
+		cat.Close()
+		pool.Close()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); cat.Close(); pool.Close() }, nil
 }

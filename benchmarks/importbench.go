@@ -14,11 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/hot"
 	"github.com/meterstore/meterstore/ingest"
 	"github.com/meterstore/meterstore/metering"
@@ -467,21 +465,11 @@ func importRSS(ctx context.Context, o options, e *env, dir string) (result, erro
 // layout and prints its rows, time and peak RSS as JSON.
 func runImportChild(ctx context.Context, dsn, warehouse, name, path string) error {
 	cfg := meterstore.TableSpec{Name: name}.MustBuild()
-	pool, err := pgxpool.New(ctx, dsn)
+	st, closeStore, err := openChildStore(ctx, dsn, warehouse, cfg, importNow)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	cat, err := catalog.Open(ctx, catalog.Options{DSN: dsn, Warehouse: warehouse, Pool: pool})
-	if err != nil {
-		return err
-	}
-	defer cat.Close()
-	st, err := store.Open(ctx, store.Config{Pool: pool, Catalog: cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return importNow }})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	defer closeStore()
 	start := time.Now()
 	rep, err := ingest.Files(ctx, st, ingest.Options{}, path)
 	if err != nil {

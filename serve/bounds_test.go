@@ -2,11 +2,9 @@ package serve_test
 
 import (
 	"context"
-	"net"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
@@ -47,7 +45,7 @@ func (r *rawPG) errorOf(t *testing.T) *pgproto3.ErrorResponse {
 // same way; each session goes on.
 func TestPGWireBoundsBeforeParsing(t *testing.T) {
 	f := newFixture(t)
-	addr := servePG(t, &serve.PGServer{Users: f.users(t), Log: f.log, Limits: serve.Limits{MaxResultRows: 10}})
+	addr := servePGOn(t, &serve.PGServer{Users: f.users(t), Log: f.log, Limits: serve.Limits{MaxResultRows: 10}}, "127.0.0.1:0")
 	ctx := context.Background()
 
 	t.Run("30 MB statement", func(t *testing.T) {
@@ -114,27 +112,6 @@ func TestPGWireBoundsBeforeParsing(t *testing.T) {
 			require.Greater(t, k, 10)
 		}
 	})
-}
-
-// servePG serves srv on a loopback port until the test ends and returns its
-// address.
-func servePG(t *testing.T, srv *serve.PGServer) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("pgwire server did not stop")
-		}
-	})
-	return ln.Addr().String()
 }
 
 // TestFlightBounds: Flight SQL refuses a statement over the text bound and a

@@ -133,9 +133,15 @@ func (f *fixture) startPG(t testing.TB, users *serve.Users) (*serve.PGServer, st
 // listenPG starts a pgwire server on addr and returns its address.
 func (f *fixture) listenPG(t testing.TB, users *serve.Users, addr string) (*serve.PGServer, string) {
 	t.Helper()
+	srv := &serve.PGServer{Users: users, Log: f.log}
+	return srv, servePGOn(t, srv, addr)
+}
+
+// servePGOn runs srv on addr until the test ends and returns its address.
+func servePGOn(t testing.TB, srv *serve.PGServer, addr string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
-	srv := &serve.PGServer{Users: users, Log: f.log}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
@@ -148,7 +154,7 @@ func (f *fixture) listenPG(t testing.TB, users *serve.Users, addr string) (*serv
 			t.Error("pgwire server did not stop")
 		}
 	})
-	return srv, ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // tablesOf is a RESTServer's Tables for a fixed list.
