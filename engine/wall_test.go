@@ -68,6 +68,9 @@ func TestSecondWallScoped(t *testing.T) {
 	ctx := context.Background()
 	x, err := ExtensionsFromEnv()
 	require.NoError(t, err)
+	// This engine has no PostgreSQL to attach: its hot half cannot be
+	// required to take the extension path (MSQL_PATHS=extension).
+	x.Hot = PathDefault
 	data := t.TempDir()
 	e, err := Open(ctx, Config{Extensions: x, Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: data}}}})
 	require.NoError(t, err)

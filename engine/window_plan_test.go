@@ -57,8 +57,14 @@ func TestOneWindowPlanForEverySession(t *testing.T) {
 			require.Contains(t, out, "ROW_NUMBER() OVER", "%s: the statement ranks the hot tier: %s", name, out)
 			plans[name] = duckdbOperators(t, out)
 		}
-		require.Equal(t, plans["shell"], plans["walled"], q)
-		require.Contains(t, plans["shell"], "HASH_GROUP_BY", "the ranking is eliminated: %s", q)
-		require.NotContains(t, plans["shell"], "WINDOW", q)
+		for name, ops := range plans {
+			require.Contains(t, ops, "HASH_GROUP_BY", "%s: the ranking is eliminated: %s", name, q)
+			require.NotContains(t, ops, "WINDOW", "%s: %s", name, q)
+		}
+		// A walled database loads no extension: where the shell reads
+		// through them (MSQL_PATHS=extension), the scans differ, the rest not.
+		if a.s.Engine.Extensions().Hot == "meter_hot_scan" && a.s.Engine.Extensions().Cold == "read_parquet" {
+			require.Equal(t, plans["shell"], plans["walled"], q)
+		}
 	}
 }
