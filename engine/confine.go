@@ -30,21 +30,35 @@ import (
 // another tenant: the engine's own relations hand the database every other
 // row — a cold file outside the allowed directory through the Go reader, the
 // hot tier through the Go page scan — with the scope applied below them.
-// Databases are keyed by their allowed directories (one per scope in use).
+// Databases are keyed by their allowed directories (one per scope in use);
+// at most Config.ConfinedDatabases are open at once, each with its share of
+// the memory limit (makeRoomForConfined).
 // Both settings are database-wide and lock_configuration cannot be lifted, so
 // the wall cannot live in the database that also serves the unrestricted
 // handle DB() (its COPY … TO and read_parquet of arbitrary paths must keep
 // working).
-func (e *Engine) confined(ctx context.Context) (*duckDB, error) {
+func (e *Engine) confined(ctx context.Context) (*sql.Conn, *duckDB, error) {
 	dirs := e.confinedDirs()
 	key := strings.Join(dirs, "\x00")
 	s := e.shared
 	s.confinedMu.Lock()
 	defer s.confinedMu.Unlock()
-	if d := s.currentConfined(key); d != nil {
-		return d, nil
+	d := s.currentConfined(key)
+	if d == nil {
+		if err := s.makeRoomForConfined(); err != nil {
+			return nil, nil, err
+		}
+		var err error
+		if d, err = s.openConfined(ctx, key, dirs); err != nil {
+			return nil, nil, err
+		}
 	}
-	return s.openConfined(ctx, key, dirs)
+	s.confinedUses++
+	d.lastUse = s.confinedUses
+	// The connection is taken under confinedMu: from here on the database
+	// counts as running a statement, and makeRoomForConfined leaves it open.
+	c, err := d.db.Conn(ctx)
+	return c, d, err
 }
 
 // confinedDirs are the directories the handle's confined database may read
@@ -93,6 +107,7 @@ func readableBelow(path string, dirs []string) bool {
 // with the system tables last refreshed and keeps it under key.
 func (s *Engine) openConfined(ctx context.Context, key string, dirs []string) (*duckDB, error) {
 	extra := []string{
+		"SET GLOBAL memory_limit = " + sqlString(s.confinedMemory),
 		"SET GLOBAL autoinstall_known_extensions = false",
 		"SET GLOBAL autoload_known_extensions = false",
 	}
@@ -154,31 +169,26 @@ func invalidated(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "database has been invalidated")
 }
 
-// session is the DuckDB database this handle's statements run in.
-func (e *Engine) session(ctx context.Context) (*duckDB, error) {
-	if e.Confined() {
-		return e.confined(ctx)
-	}
-	return &duckDB{db: e.shared.db, catalog: e.shared.catalog}, nil
-}
-
 // conn takes a connection of the handle's database. A confined handle's
 // connection is checked first: the confined database serves every server
 // session, so one that a fatal error invalidated is replaced, not kept
 // failing for everyone until a restart.
 func (e *Engine) conn(ctx context.Context) (*sql.Conn, string, error) {
+	if !e.Confined() {
+		c, err := e.shared.db.Conn(ctx)
+		return c, e.shared.catalog, err
+	}
 	for {
-		d, err := e.session(ctx)
-		if err != nil {
+		c, d, err := e.confined(ctx)
+		if d == nil {
 			return nil, "", err
 		}
-		c, err := d.db.Conn(ctx)
-		if err == nil && e.Confined() {
+		if err == nil {
 			if _, err = c.ExecContext(ctx, "SELECT 1"); err != nil {
 				c.Close()
 			}
 		}
-		if invalidated(err) && e.Confined() {
+		if invalidated(err) {
 			e.shared.dropConfined(d)
 			continue
 		}

@@ -149,13 +149,18 @@ type Config struct {
 	Tables     []Table
 	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (one per core).
 	Threads int
-	// MemoryLimit caps what each of the engine's DuckDB databases (the
-	// engine's own and, once a confined session opens, the confined one)
-	// holds in memory before it spills to disk or fails the statement, in
-	// DuckDB's notation ("4GB", "512MB"); empty leaves DuckDB's default, 80 %
-	// of the machine's memory — per database, which a server shares with
-	// PostgreSQL.
+	// MemoryLimit caps what the engine's own DuckDB database holds in
+	// memory before it spills to disk or fails the statement, in DuckDB's
+	// notation ("4GB", "512MB"); empty leaves DuckDB's default, 80 % of the
+	// machine's memory, which a server shares with PostgreSQL. Each confined
+	// database (one per scope in use, at most ConfinedDatabases open) gets
+	// MemoryLimit / (ConfinedDatabases + 1), so all of them together stay
+	// within it.
 	MemoryLimit string
+	// ConfinedDatabases caps the confined databases open at once; a scope
+	// beyond it closes the least recently used idle one (see
+	// makeRoomForConfined). 0 is DefaultConfinedDatabases.
+	ConfinedDatabases int
 	// TempDirectory is where a statement that exceeds MemoryLimit spills
 	// what DuckDB can spill (each database in a directory of its own below
 	// it); empty is the system's temporary directory for an in-memory
@@ -203,9 +208,13 @@ type Engine struct {
 	// invalidated it; confinedMu serialises the opening, sysMu guards the map.
 	confinedMu  sync.Mutex
 	confinedDBs map[string]*duckDB
-	sysMu       sync.Mutex
-	lastSystem  map[string][]systemRow
-	timeZone    string // DuckDB's canonical name of Config.TimeZone
+	// confinedUses orders the confined databases by last use (duckDB.lastUse)
+	// under confinedMu; confinedMemory is each one's memory_limit.
+	confinedUses   uint64
+	confinedMemory string
+	sysMu          sync.Mutex
+	lastSystem     map[string][]systemRow
+	timeZone       string // DuckDB's canonical name of Config.TimeZone
 
 	ext extensionState // what loaded, and the path each half takes
 }
@@ -213,6 +222,7 @@ type Engine struct {
 type duckDB struct {
 	db      *sql.DB
 	catalog string
+	lastUse uint64 // a confined database's last use, in confinedUses
 }
 
 // Open creates the DuckDB database, registers the metering functions, the hot
@@ -238,6 +248,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.db, e.catalog = d.db, d.catalog
+	if e.confinedMemory, err = e.confinedMemoryShare(ctx); err != nil {
+		e.db.Close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()

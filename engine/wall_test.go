@@ -137,7 +137,8 @@ func TestSecondWallScoped(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestMemoryLimitConfined: the memory limit holds in a confined database too.
+// TestMemoryLimitConfined: a confined database holds its share of the
+// memory limit: 300 MB over the default cap of 4 confined databases + 1.
 func TestMemoryLimitConfined(t *testing.T) {
 	ctx := context.Background()
 	e, err := Open(ctx, Config{MemoryLimit: "300MB", Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
@@ -148,5 +149,5 @@ func TestMemoryLimitConfined(t *testing.T) {
 	defer conn.Close()
 	var limit string
 	require.NoError(t, conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&limit))
-	require.Equal(t, "286.1 MiB", limit)
+	require.Equal(t, "57.2 MiB", limit, "300 MB / 5")
 }

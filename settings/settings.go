@@ -153,7 +153,8 @@ type EngineSettings struct {
 	// fails without it).
 	HotPath  string `toml:"hot_path"`
 	ColdPath string `toml:"cold_path"`
-	// MemoryLimit caps each DuckDB database of the engine ("4GB"); a
+	// MemoryLimit caps the engine's DuckDB database ("4GB"; each scoped
+	// user's database gets a fifth of it, see engine.Config.MemoryLimit); a
 	// statement that needs more spills where DuckDB can and is refused where
 	// it cannot. Empty is, for msql serve, half of the memory the machine (or
 	// its container) has beside PostgreSQL's shared_buffers; for the other

@@ -43,8 +43,8 @@ type Config struct {
 	// Threads caps the engine's DuckDB worker threads; 0 leaves DuckDB's
 	// default (one per core).
 	Threads int
-	// MemoryLimit caps each of the engine's DuckDB databases
-	// (engine.Config.MemoryLimit); empty is DuckDB's default.
+	// MemoryLimit caps the engine's DuckDB database, confined ones a share
+	// of it (engine.Config.MemoryLimit); empty is DuckDB's default.
 	MemoryLimit string
 	// TempDirectory is where the engine's DuckDB databases spill
 	// (engine.Config.TempDirectory); empty is the system's temporary directory.

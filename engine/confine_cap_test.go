@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// openConfinedCount is how many confined databases the engine holds open.
+func (e *Engine) openConfinedCount() int {
+	e.sysMu.Lock()
+	defer e.sysMu.Unlock()
+	return len(e.confinedDBs)
+}
+
+// TestConfinedDatabasesCapped: one scope per tenant, more tenants than the
+// cap, a statement in each — the engine never holds more confined databases
+// than the cap, so their memory never exceeds the engine's budget.
+func TestConfinedDatabasesCapped(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(ctx, Config{MemoryLimit: "300MB", Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	for i := range DefaultConfinedDatabases + 2 {
+		sc, err := e.Scoped("tenant", fmt.Sprintf("t%d", i))
+		require.NoError(t, err)
+		conn, _, err := sc.conn(ctx)
+		require.NoError(t, err)
+		var n int
+		require.NoError(t, conn.QueryRowContext(ctx, "SELECT 1").Scan(&n))
+		require.NoError(t, conn.Close())
+		require.LessOrEqual(t, e.openConfinedCount(), DefaultConfinedDatabases, "after the statement of tenant t%d", i)
+	}
+}
+
+// TestConfinedDatabaseInUseStaysOpen: with a cap of two, while two scopes
+// run statements both databases stay open and a third scope is refused naming
+// the cap, and gets a database once the statements ended. The least recently
+// used idle database is the one closed.
+func TestConfinedDatabaseInUseStaysOpen(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(ctx, Config{ConfinedDatabases: 2, Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	scope := func(v string) *Engine {
+		sc, err := e.Scoped("tenant", v)
+		require.NoError(t, err)
+		return sc
+	}
+	t1, t2, t3 := scope("t1"), scope("t2"), scope("t3")
+	c1, _, err := t1.conn(ctx)
+	require.NoError(t, err)
+	c2, _, err := t2.conn(ctx)
+	require.NoError(t, err)
+
+	_, _, err = t3.conn(ctx)
+	require.ErrorIs(t, err, ErrConfinedBusy)
+	require.ErrorContains(t, err, "all 2 of them (engine.Config.ConfinedDatabases")
+	var n int
+	require.NoError(t, c1.QueryRowContext(ctx, "SELECT 1").Scan(&n), "a database running a statement is never closed")
+	require.NoError(t, c2.QueryRowContext(ctx, "SELECT 2").Scan(&n))
+
+	// t1 began its statement first: it is the least recently used.
+	require.NoError(t, c1.Close())
+	require.NoError(t, c2.Close())
+	c3, _, err := t3.conn(ctx)
+	require.NoError(t, err)
+	defer c3.Close()
+	require.Equal(t, 2, e.openConfinedCount())
+	e.sysMu.Lock()
+	_, t1Open := e.confinedDBs[keyOf(t1)]
+	_, t2Open := e.confinedDBs[keyOf(t2)]
+	e.sysMu.Unlock()
+	require.False(t, t1Open, "t1, used least recently, was closed")
+	require.True(t, t2Open)
+}
+
+func keyOf(e *Engine) string { return strings.Join(e.confinedDirs(), "\x00") }
