@@ -28,7 +28,9 @@ const crossGathered = `SELECT length(string_agg(readings.malo_id || readings_ver
 func TestPGWireMemoryBudget(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	f := newFixtureWith(t, storetest.Options{MemoryLimit: "64MB"})
+	// alice is scoped: her statements run in a confined database, which
+	// holds a fifth of the budget (engine.DefaultConfinedDatabases + 1): 64 MB.
+	f := newFixtureWith(t, storetest.Options{MemoryLimit: "320MB"})
 	users := f.users(t,
 		settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"},
 		settings.UserSettings{Name: "admin", Password: "s3cret"},
