@@ -61,6 +61,25 @@ func scopedEscapes(t *testing.T, f *fixture) (attempts []string, secrets []strin
 	return attempts, secrets
 }
 
+// tryEscapes runs every attempt through run: a refusal must not name the
+// warehouse (unless the statement does), an answer must not leak a secret.
+func tryEscapes(t *testing.T, attempts, secrets []string, via string, run func(q string) ([][]any, error)) (refused, answered int) {
+	t.Helper()
+	for _, q := range attempts {
+		rows, err := run(q)
+		if err != nil {
+			refused++
+			if !strings.Contains(q, secrets[1]) {
+				require.NotContains(t, err.Error(), secrets[1], "the refusal of %q names the warehouse", q)
+			}
+			continue
+		}
+		answered++
+		require.Empty(t, leaks(rows, secrets), "leak through %q over %s", q, via)
+	}
+	return refused, answered
+}
+
 // leaks is the first cell of rows that names a secret ("" when none does).
 func leaks(rows [][]any, secrets []string) string {
 	for _, row := range rows {
@@ -87,19 +106,8 @@ func TestScopedEscapesOverPGWire(t *testing.T) {
 	_, addr := f.startPG(t, users)
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
 		c := pgConnect(t, addr, "alice", "alice-pw", mode, nil)
-		refused, answered := 0, 0
-		for _, q := range attempts {
-			rows, err := pgRows(ctx, c, q)
-			if err != nil {
-				refused++
-				if !strings.Contains(q, secrets[1]) {
-					require.NotContains(t, err.Error(), secrets[1], "the refusal of %q names the warehouse", q)
-				}
-				continue
-			}
-			answered++
-			require.Empty(t, leaks(rows, secrets), "leak through %q over pgwire (mode %v)", q, mode)
-		}
+		refused, answered := tryEscapes(t, attempts, secrets, fmt.Sprintf("pgwire (mode %v)", mode),
+			func(q string) ([][]any, error) { return pgRows(ctx, c, q) })
 		t.Logf("pgwire mode %v: %d refused, %d answered with the scoped tenant's rows only", mode, refused, answered)
 		rows, err := pgRows(ctx, c, `SELECT "partition" FROM system.partitions`)
 		require.NoError(t, err)
@@ -141,19 +149,8 @@ func TestScopedEscapesOverFlight(t *testing.T) {
 	defer cl.Close()
 	ctx, err := cl.Client.AuthenticateBasicToken(bg, "alice", "alice-pw")
 	require.NoError(t, err)
-	refused, answered := 0, 0
-	for _, q := range attempts {
-		rows, err := flightRows(ctx, cl, q)
-		if err != nil {
-			refused++
-			if !strings.Contains(q, secrets[1]) {
-				require.NotContains(t, err.Error(), secrets[1], "the refusal of %q names the warehouse", q)
-			}
-			continue
-		}
-		answered++
-		require.Empty(t, leaks(rows, secrets), "leak through %q over Flight SQL", q)
-	}
+	refused, answered := tryEscapes(t, attempts, secrets, "Flight SQL",
+		func(q string) ([][]any, error) { return flightRows(ctx, cl, q) })
 	t.Logf("Flight SQL: %d refused, %d answered with the scoped tenant's rows only", refused, answered)
 	rows, err := flightRows(ctx, cl, `SELECT "partition" FROM system.partitions`)
 	require.NoError(t, err)
