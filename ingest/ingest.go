@@ -146,6 +146,15 @@ type Report struct {
 	// BulkCommits Iceberg commits (each moving the watermark).
 	BulkRows    int
 	BulkCommits int
+	// Stamped of the Rows carried no recorded_at: they were written with
+	// StampedAt, the import's start as StampClock told it — store.StoreClock
+	// for the store's clock (store.Config.Now), store.CallerClock for
+	// Options.Now. The other rows carried their own (a CSV or Parquet
+	// recorded_at column). One instant for the whole import, so every row it
+	// stamped is known from the same moment on (View.AsKnownAt).
+	Stamped    int
+	StampedAt  time.Time
+	StampClock store.Clock
 	// What writing each row did (meterstore.Effect); zero on a dry run.
 	Inserted, Superseded, Shadowed, Duplicate int
 	Refused                                   []Refusal
@@ -176,6 +185,14 @@ func (r Report) String() string {
 		if r.Rows > 0 && r.Duplicate == r.Rows {
 			b.WriteString(" (all already stored: nothing changed)")
 		}
+	}
+	if r.Rows > 0 {
+		clock := "the store's clock"
+		if r.StampClock == store.CallerClock {
+			clock = "Options.Now"
+		}
+		fmt.Fprintf(&b, "\nrecorded_at: %d rows stamped %s by %s, %d carried their own",
+			r.Stamped, r.StampedAt.UTC().Format(time.RFC3339Nano), clock, r.Rows-r.Stamped)
 	}
 	for _, n := range r.Notes {
 		b.WriteString("\nnote: ")
@@ -310,8 +327,9 @@ func newImporter(st *store.Store, opt Options) (*importer, error) {
 	if _, err := ParseFormat(string(opt.Format)); err != nil {
 		return nil, err
 	}
+	clock := store.CallerClock
 	if opt.Now == nil {
-		opt.Now = st.Now
+		opt.Now, clock = st.Now, store.StoreClock
 	}
 	cfg := tbl.Config()
 	for col := range opt.Set {
@@ -329,8 +347,9 @@ func newImporter(st *store.Store, opt Options) (*importer, error) {
 		db = st.Engine().DB()
 	}
 	now := time.Now()
+	stamp := opt.Now().UTC().Truncate(time.Microsecond)
 	return &importer{st: st, tbl: tbl, cfg: cfg, opt: opt, db: db, start: now,
-		recordedAt: opt.Now().UTC().Truncate(time.Microsecond), rep: Report{DryRun: opt.DryRun}}, nil
+		recordedAt: stamp, rep: Report{DryRun: opt.DryRun, StampedAt: stamp, StampClock: clock}}, nil
 }
 
 // finish stamps the elapsed time and reports the last progress.

@@ -40,7 +40,7 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 	rest = im.splitAtWatermark(file, rest, w)
 	if im.opt.DryRun {
 		for _, b := range bulk {
-			im.rep.Rows += b.rows
+			im.accept(b)
 			im.rep.ColdRows += b.rows
 			im.rep.BulkRows += b.rows
 		}
@@ -49,7 +49,7 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 		}
 		for _, b := range rest {
 			below := b.rowsBelow(w)
-			im.rep.Rows += b.rows
+			im.accept(b)
 			im.rep.ColdRows += below
 			im.rep.HotRows += b.rows - below
 		}
@@ -128,23 +128,19 @@ func (im *importer) writeGroup(ctx context.Context, bs []batch) (done bool, err 
 		return false, fmt.Errorf("import %s: %s … %s: %w", bs[0].file, bs[0].label, bs[len(bs)-1].label, err)
 	}
 	for _, b := range bs {
-		im.rep.Rows += b.rows
+		im.accept(b)
 	}
 	im.tally(out)
 	return true, nil
 }
 
-// appendRetrying is the routed write, again after a write that changed
-// nothing and may simply be retried (store.IsRetryable, a lost commit race).
+// appendRetrying is the routed write, its rows above the watermark in one
+// PostgreSQL transaction whatever their number (store.Table.AppendWhole), again
+// after a write that changed nothing and may simply be retried
+// (store.IsRetryable, a lost commit race).
 func (im *importer) appendRetrying(ctx context.Context, series []meterstore.StoredSeries) (store.AppendOutcome, error) {
 	for attempt := 0; ; attempt++ {
-		var out store.AppendOutcome
-		var err error
-		if im.cfg.TimeModel() == meterstore.Point {
-			out, err = im.tbl.AppendReadings(ctx, series...)
-		} else {
-			out, err = im.tbl.Append(ctx, series...)
-		}
+		out, err := im.tbl.AppendWhole(ctx, series...)
 		if err == nil || attempt == retries || !(store.IsRetryable(err) || errors.Is(err, catalog.ErrCommitConflict)) {
 			return out, err
 		}
@@ -208,7 +204,9 @@ func (im *importer) writeBulk(ctx context.Context, bs []batch, until time.Time) 
 		return err
 	}
 	readings := im.readings(series)
-	im.rep.Rows += rows
+	for _, b := range bs {
+		im.accept(b)
+	}
 	im.rep.ColdRows += rows
 	im.rep.BulkRows += rows
 	im.rep.BulkCommits++
@@ -259,9 +257,20 @@ func (im *importer) writeBatch(ctx context.Context, b batch) error {
 		}
 		return fmt.Errorf("import %s: %s: %w", b.file, b.label, err)
 	}
-	im.rep.Rows += b.rows
+	im.accept(b)
 	im.tally(out)
 	return nil
+}
+
+// accept counts a batch that went in (or would, on a dry run): its rows, and
+// those of them the import stamped with its recorded_at.
+func (im *importer) accept(b batch) {
+	im.rep.Rows += b.rows
+	for _, s := range b.series {
+		if s.RecordedAt.Equal(im.recordedAt) {
+			im.rep.Stamped += len(s.Intervals) + len(s.Readings)
+		}
+	}
 }
 
 // tally adds a routed write's rows and effects to the report. A row an

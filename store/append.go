@@ -100,7 +100,30 @@ func (t *Table) Append(ctx context.Context, series ...meterstore.StoredSeries) (
 	if err := t.checkSubjects(ctx, rows); err != nil {
 		return AppendOutcome{}, err
 	}
-	out, err = t.appendRows(ctx, rows)
+	out, err = t.appendRows(ctx, rows, t.HotBatchRows())
+	out.Stamps = stamps
+	return out, err
+}
+
+// AppendWhole is Append — AppendReadings on a point table — for a delivery
+// that must go in whole (an MSCONS message, an import's batch): its rows at or
+// above the watermark are written in one PostgreSQL transaction whatever their
+// number, where Append cuts them into transactions of HotBatchRows, so a
+// refusal in its last rows leaves none of the first. The transaction, its
+// locks and its memory grow with the delivery. Rows below the watermark go to
+// Iceberg in one commit either way; no write spans both tiers atomically, so
+// a delivery across the watermark is whole per tier only.
+func (t *Table) AppendWhole(ctx context.Context, series ...meterstore.StoredSeries) (out AppendOutcome, err error) {
+	m := t.writeMetrics()
+	defer func() { m.add(out); m.done(ctx, err) }()
+	rows, stamps, err := t.encode(series)
+	if err != nil {
+		return AppendOutcome{}, err
+	}
+	if err := t.checkSubjects(ctx, rows); err != nil {
+		return AppendOutcome{}, err
+	}
+	out, err = t.appendRows(ctx, rows, max(len(rows), 1))
 	out.Stamps = stamps
 	return out, err
 }
@@ -125,7 +148,8 @@ func (t *Table) encode(series []meterstore.StoredSeries) ([]meterstore.Row, []St
 	return rows, stamps, nil
 }
 
-func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOutcome, error) {
+// appendRows routes rows and writes them, at most perTx rows in one hot transaction.
+func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row, perTx int) (AppendOutcome, error) {
 	var out AppendOutcome
 	if len(rows) == 0 {
 		return out, nil
@@ -149,7 +173,7 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row) (AppendOu
 		if err := t.writeCold(ctx, c, 1, &out); err != nil {
 			return out, err
 		}
-		n, err := t.writeHot(ctx, h, 1, &out)
+		n, err := t.writeHot(ctx, h, perTx, 1, &out)
 		hotRows = append(hotRows, h[:n]...)
 		if err == nil {
 			break
@@ -217,10 +241,9 @@ func (t *Table) HotBatchRows() int {
 	return defaultHotBatchRows
 }
 
-// writeHot writes rows in batches (one transaction each, Config.HotBatchRows)
-// and returns how many were written before an error.
-func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) (int, error) {
-	batch := t.HotBatchRows()
+// writeHot writes rows in transactions of at most batch rows and returns how
+// many were written before an error.
+func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, batch, round int, out *AppendOutcome) (int, error) {
 	written := 0
 	for len(rows) > 0 {
 		n := min(len(rows), batch)
@@ -305,6 +328,6 @@ func (w *HotWriter) Append(ctx context.Context, series ...meterstore.StoredSerie
 	if err := w.t.checkSubjects(ctx, rows); err != nil {
 		return AppendOutcome{}, err
 	}
-	_, err = w.t.writeHot(ctx, rows, 1, &out)
+	_, err = w.t.writeHot(ctx, rows, w.t.HotBatchRows(), 1, &out)
 	return out, err
 }

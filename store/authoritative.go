@@ -62,7 +62,7 @@ func (t *Table) AppendAuthoritative(ctx context.Context, series ...meterstore.St
 	}
 	for round := 1; round <= AuthoritativeAttempts && len(pending) > 0; round++ {
 		res.Rounds = round
-		out, err := t.appendRows(ctx, pending)
+		out, err := t.appendRows(ctx, pending, t.HotBatchRows())
 		m.add(out)
 		if err != nil && (round == 1 || !isRestatement(err)) {
 			return res, err

@@ -27,7 +27,7 @@ func (t *Table) AppendReadings(ctx context.Context, series ...meterstore.StoredS
 	if err := t.checkSubjects(ctx, rows); err != nil {
 		return AppendOutcome{}, err
 	}
-	out, err = t.appendRows(ctx, rows)
+	out, err = t.appendRows(ctx, rows, t.HotBatchRows())
 	out.Stamps = stamps
 	return out, err
 }

@@ -78,6 +78,8 @@ type Options struct {
 	// PostgresProxy puts a fault proxy (Store.Proxy) between every connection
 	// of the store and PostgreSQL, so a test can take the database away.
 	PostgresProxy bool
+	// HotBatchRows bounds one hot write transaction (store.Config.HotBatchRows); 0 = the store's default.
+	HotBatchRows int
 }
 
 // Start builds a store for cfgs, its engine reading the tiers through the
@@ -117,7 +119,7 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 		// The clock stays at Options.Now while a workload's deliveries carry
 		// their own recorded_at days later: the future check is off.
 		Now: func() time.Time { return now }, RecordedAtSkew: -1, Threads: opt.Threads, TimeZone: opt.TimeZone, MemoryLimit: opt.MemoryLimit,
-		Extensions: ext, Log: opt.Log})
+		Extensions: ext, Log: opt.Log, HotBatchRows: opt.HotBatchRows})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })
 	s.Engine = s.Store.Engine()
