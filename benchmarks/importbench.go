@@ -361,12 +361,13 @@ func historyImport(ctx context.Context, o options, e *env, st *store.Store, dir 
 
 // dayImport imports one day's deliveries of -import-day-malos × 2 channels
 // from Parquet into the hot tier (within the settlement lag), against binary
-// COPY of the same rows into a table with the hot table's primary key; a new
-// day per repetition, alternating.
+// COPY of the same rows into a table built by the hot DDL (every constraint
+// the import's rows meet) and, for reference, into one with only the hot
+// table's primary key; a new day per repetition, alternating.
 func dayImport(ctx context.Context, o options, e *env, st *store.Store, dir string, cfg meterstore.TableConfig) (result, error) {
 	malos := benchMalos(o.importDayMalos, 6100000000)
 	first := importNow.Truncate(24*time.Hour).AddDate(0, 0, -6)
-	var imp, floor []time.Duration
+	var imp, floor, keyOnly []time.Duration
 	rows := 0
 	for rep := 0; rep < min(o.reps, 5); rep++ {
 		day := first.AddDate(0, 0, rep)
@@ -383,15 +384,27 @@ func dayImport(ctx context.Context, o options, e *env, st *store.Store, dir stri
 		}); err != nil {
 			return result{}, err
 		}
-		ref := fmt.Sprintf("day_floor_%d", rep)
-		if err := createRef(ctx, e, cfg, ref, true); err != nil {
+		ref := meterstore.TableSpec{Name: fmt.Sprintf("day_floor_%d", rep)}.MustBuild()
+		refHot := hot.New(e.pool, ref)
+		if err := refHot.CreateTables(ctx, importNow); err != nil {
 			return result{}, err
 		}
-		d, err := copyRows(ctx, e, cfg, ref, rs)
+		if err := refHot.EnsurePartitions(ctx, day, day.Add(24*time.Hour)); err != nil {
+			return result{}, err
+		}
+		d, err := copyRows(ctx, e, ref, ref.Name(), rs)
 		if err != nil {
 			return result{}, err
 		}
 		floor = append(floor, d)
+		pk := fmt.Sprintf("day_pk_%d", rep)
+		if err := createRef(ctx, e, cfg, pk, true); err != nil {
+			return result{}, err
+		}
+		if d, err = copyRows(ctx, e, cfg, pk, rs); err != nil {
+			return result{}, err
+		}
+		keyOnly = append(keyOnly, d)
 		start := time.Now()
 		res, err := ingest.Files(ctx, st, ingest.Options{Table: cfg.Name()}, pq)
 		if err != nil {
@@ -402,11 +415,12 @@ func dayImport(ctx context.Context, o options, e *env, st *store.Store, dir stri
 			return result{}, fmt.Errorf("day import: %s", res)
 		}
 	}
-	i, f := median(imp), median(floor)
+	i, f, k := median(imp), median(floor), median(keyOnly)
 	ratio := f.Seconds() / i.Seconds()
 	return result{measure: fmt.Sprintf("one day's deliveries (%d MaLo × 2 channels, %d rows) from Parquet into the hot tier", o.importDayMalos, rows),
-		against: "binary COPY of the same rows into a table with the hot table's primary key", target: "≥ 0.9×",
-		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s)", ratio, float64(rows)/i.Seconds(), float64(rows)/f.Seconds()), met: ratio >= 0.9}, nil
+		against: "binary COPY of the same rows into the same constrained table (the hot DDL: CHECKs, primary key, no_overlap and one-operator exclusions, append-only trigger)", target: "≥ 0.9×",
+		figure: fmt.Sprintf("%.2f× (%.0f vs %.0f rows/s; against COPY into a table with the primary key only, %.0f rows/s: %.2f×)", ratio,
+			float64(rows)/i.Seconds(), float64(rows)/f.Seconds(), float64(rows)/k.Seconds(), k.Seconds()/i.Seconds()), met: ratio >= 0.9}, nil
 }
 
 // importRSS imports a year's Parquet of each size of -import-rss-rows into a

@@ -219,6 +219,13 @@ func run(ctx context.Context, o options) error {
 		return writeResults(o, nil, rs, time.Since(start))
 	}
 	if o.only == "import" {
+		if o.cpuProfile != "" {
+			stop, err := startCPUProfile(o.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		rs, err := importBench(ctx, o, e)
 		if err != nil {
 			return err

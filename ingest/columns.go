@@ -2,8 +2,8 @@ package ingest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,13 +122,15 @@ var (
 		"2006-01-02T15:04Z07:00", "2006-01-02 15:04Z07:00",
 	}
 	naiveLayouts = []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04"}
-	plainDecimal = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?$`)
 )
 
 // parseInstant reads a timestamp with an offset; without one, as wall-clock
 // time in tz, refusing a wall clock tz skips or repeats; with tz nil,
 // ErrNaiveTimestamp.
 func parseInstant(s string, tz *time.Location) (time.Time, error) {
+	if t, ok := quickInstant(s); ok {
+		return t, nil
+	}
 	for _, l := range offsetLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t.UTC(), nil
@@ -169,7 +171,7 @@ func inZone(w time.Time, s string, tz *time.Location) (time.Time, error) {
 // parseValue reads an exact decimal: digits, an optional sign and decimal
 // point; no exponent, no thousands separator, no decimal comma.
 func parseValue(s string) (decimal.Decimal, error) {
-	if !plainDecimal.MatchString(s) {
+	if !isPlainDecimal(s) {
 		return decimal.Decimal{}, fmt.Errorf("%w: value %q is not a plain decimal; write digits with a decimal point, e.g. 1234.567", metering.ErrInvalid, s)
 	}
 	return decimal.NewFromString(s)
@@ -190,9 +192,27 @@ type parsed struct {
 	key      string // the delivery it belongs to: everything but the interval
 }
 
+// defaultSource is the source of rows without source_detail — an IMPORT
+// source naming the system — and its JSON, built once per file.
+type defaultSource struct {
+	source metering.Source
+	json   string
+	err    error
+}
+
+func newDefaultSource(system string) *defaultSource {
+	src, err := metering.SourceImport(system)
+	if err != nil {
+		return &defaultSource{err: err}
+	}
+	b, _ := src.MarshalJSON()
+	return &defaultSource{source: src, json: string(b)}
+}
+
 // parseRecord turns a row into a delivery of one interval or reading. now is
-// recorded_at where the row has none; system names an IMPORT source.
-func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now time.Time, system string) (parsed, error) {
+// recorded_at where the row has none; def is the source of a row without
+// source_detail.
+func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now time.Time, def *defaultSource) (parsed, error) {
 	var p parsed
 	var d metering.Delivery
 	fail := func(col string, err error) (parsed, error) { return parsed{}, &fieldError{col: col, err: err} }
@@ -315,12 +335,17 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 			return fail("recorded_at", err)
 		}
 	}
+	detail := def.json
 	if s, ok := r.get("source_detail"); ok && s != "" {
 		if err := d.Source.UnmarshalJSON([]byte(s)); err != nil {
 			return fail("source_detail", err)
 		}
-	} else if d.Source, err = metering.SourceImport(system); err != nil {
-		return fail("source_detail", err)
+		b, _ := d.Source.MarshalJSON()
+		detail = string(b)
+	} else if def.err != nil {
+		return fail("source_detail", def.err)
+	} else {
+		d.Source = def.source
 	}
 	if s, ok := r.get("source_kind"); ok && s != "" && s != d.Source.Kind() {
 		return fail("source_kind", fmt.Errorf("%w: source_kind %s, but the source is %s; leave source_kind out, it is derived from source_detail",
@@ -343,16 +368,20 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 		if v, ok := r.get(c.Name); ok && v != "" {
 			p.extra[c.Name] = v
 		}
-		fmt.Fprintf(&key, "%q|", p.extra[c.Name])
+		key.WriteString(strconv.Quote(p.extra[c.Name]))
+		key.WriteByte('|')
 	}
-	detail, _ := d.Source.MarshalJSON()
 	prov := ""
 	if d.Provenance != nil {
 		b, _ := d.Provenance.MarshalJSON()
 		prov = string(b)
 	}
-	fmt.Fprintf(&key, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s", d.MaloID, d.MeloID, d.Obis, d.Sparte, d.Unit, d.Resolution,
-		d.Scope, d.Version, detail, prov, d.RecordedAt.Format(time.RFC3339Nano))
+	for _, part := range []string{d.MaloID.String(), d.MeloID.String(), d.Obis.String(), d.Sparte.String(), d.Unit.String(),
+		d.Resolution.String(), d.Scope.String(), d.Version.String(), detail, prov} {
+		key.WriteString(part)
+		key.WriteByte('|')
+	}
+	key.WriteString(d.RecordedAt.Format(time.RFC3339Nano))
 	p.key = key.String()
 	p.delivery = d
 	return p, nil

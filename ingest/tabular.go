@@ -90,6 +90,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	if system == "" {
 		system = baseName(name)
 	}
+	source := newDefaultSource(system)
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -102,13 +103,14 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	}
 	groups := map[string]*group{}
 	var order []*group
+	rec := make(record, len(cols)+len(im.opt.Set))
 	n := 0
 	for rows.Next() {
 		n++
 		if err := rows.Scan(ptrs...); err != nil {
 			return refuseFile(fmt.Errorf("row %d: %w", n, err))
 		}
-		rec := make(record, len(cols)+len(im.opt.Set))
+		clear(rec)
 		for k, v := range im.opt.Set {
 			rec[k] = v
 		}
@@ -117,7 +119,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 				rec[c.target] = vals[i].String
 			}
 		}
-		p, perr := parseRecord(im.cfg, rec, im.opt.TimeZone, im.recordedAt, system)
+		p, perr := parseRecord(im.cfg, rec, im.opt.TimeZone, im.recordedAt, source)
 		var fe *fieldError
 		if errors.As(perr, &fe) && errors.Is(perr, ErrNaiveTimestamp) {
 			return refuseFile(fmt.Errorf("row %d, column %s: %w", n, im.sourceName(cols, fe.col), perr))
@@ -307,14 +309,14 @@ func (im *importer) groupOf(rec record, p parsed, ok bool) (key, label string) {
 	} else if op, has := rec[Operator]; has && scope == "" {
 		scope = op + ":" + monthOf(rec, im.opt.TimeZone)
 	}
-	fmt.Fprintf(&b, "malo_id %s, obis_code %s", malo, obis)
+	b.WriteString("malo_id " + malo + ", obis_code " + obis)
 	if m := rec["melo_id"]; m != "" {
-		fmt.Fprintf(&b, ", melo_id %s", m)
+		b.WriteString(", melo_id " + m)
 	}
-	fmt.Fprintf(&b, ", version_scope %s", scope)
+	b.WriteString(", version_scope " + scope)
 	for _, c := range im.cfg.IdentityColumns() {
 		if v, ok := rec[c.Name]; ok {
-			fmt.Fprintf(&b, ", %s %s", c.Name, v)
+			b.WriteString(", " + c.Name + " " + v)
 		}
 	}
 	return b.String(), b.String()
