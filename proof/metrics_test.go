@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	arrowsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -24,7 +24,10 @@ import (
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/internal/promexport"
 	"github.com/meterstore/meterstore/internal/testrig/promtest"
-	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/serve/access"
+	"github.com/meterstore/meterstore/serve/flightsql"
+	"github.com/meterstore/meterstore/serve/icebergrest"
+	"github.com/meterstore/meterstore/serve/pgwire"
 	"github.com/meterstore/meterstore/store"
 )
 
@@ -131,10 +134,10 @@ func TestMetricsAfterWritesArchivalAndEverySurface(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrNotAQuery)
 
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	users, err := serve.NewUsers(st.Engine(), nil)
+	users, err := access.NewUsers(st.Engine(), nil)
 	require.NoError(t, err)
 	pgAddr := serveOn(t, func(ctx context.Context, ln net.Listener) error {
-		return (&serve.PGServer{Users: users, Log: quiet}).Serve(ctx, ln)
+		return (&pgwire.Server{Users: users, Log: quiet}).Serve(ctx, ln)
 	})
 	host, port, _ := net.SplitHostPort(pgAddr)
 	conn, err := pgx.Connect(ctx, "host="+host+" port="+port+" user=analyst dbname=meterstore sslmode=disable")
@@ -151,10 +154,10 @@ func TestMetricsAfterWritesArchivalAndEverySurface(t *testing.T) {
 	require.Error(t, err)
 	require.NoError(t, conn.Close(ctx))
 
-	fl, err := serve.NewFlightServer(users, quiet)
+	fl, err := flightsql.NewServer(users, quiet)
 	require.NoError(t, err)
 	flAddr := serveOn(t, func(ctx context.Context, ln net.Listener) error { return fl.Serve(ctx, ln, nil) })
-	cl, err := flightsql.NewClient(flAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cl, err := arrowsql.NewClient(flAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer cl.Close()
 	info, err := cl.Execute(ctx, q)
@@ -171,7 +174,7 @@ func TestMetricsAfterWritesArchivalAndEverySurface(t *testing.T) {
 	}
 	require.Equal(t, readings, n)
 
-	rest := httptest.NewServer((&serve.RESTServer{Catalog: e.cur.cat.Iceberg(), Tables: func() []meterstore.TableConfig { return e.cfgs }, Users: users, Log: quiet}).Handler())
+	rest := httptest.NewServer((&icebergrest.Server{Catalog: e.cur.cat.Iceberg(), Tables: func() []meterstore.TableConfig { return e.cfgs }, Users: users, Log: quiet}).Handler())
 	t.Cleanup(rest.Close)
 	for path, code := range map[string]int{"/v1/namespaces/meterstore/tables/readings_versions": 200, "/v1/namespaces/meterstore/tables/nope": 404} {
 		resp, err := http.Get(rest.URL + path)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	arrowsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/meterstore/meterstore/serve/internal/servetest"
 	"github.com/meterstore/meterstore/settings"
 )
 
@@ -20,27 +21,27 @@ import (
 // on Flight SQL with ResourceExhausted — while another user is not; once the
 // first ends the user runs again.
 func TestStatementsPerUser(t *testing.T) {
-	f := newFixture(t)
+	f := servetest.New(t)
 	ctx := context.Background()
-	users := f.users(t,
+	users := f.Users(t,
 		settings.UserSettings{Name: "busy", Password: "busy-pw", MaxStatements: 1},
 		settings.UserSettings{Name: "admin", Password: "s3cret"},
 	)
-	srv, addr := f.startPG(t, users)
-	flightAddr := f.startFlight(t, users)
+	srv, addr := f.StartPG(t, users)
+	flightAddr := f.StartFlight(t, users)
 
-	first := pgConnect(t, addr, "busy", "busy-pw", pgx.QueryExecModeSimpleProtocol, nil)
+	first := servetest.PGConnect(t, addr, "busy", "busy-pw", pgx.QueryExecModeSimpleProtocol, nil)
 	running := make(chan error, 1)
-	go func() { _, err := first.Exec(ctx, endless); running <- err }()
-	waitOpen(t, srv, 1)
+	go func() { _, err := first.Exec(ctx, servetest.Endless); running <- err }()
+	servetest.WaitOpen(t, srv, 1)
 
-	second := pgConnect(t, addr, "busy", "busy-pw", pgx.QueryExecModeCacheStatement, nil)
+	second := servetest.PGConnect(t, addr, "busy", "busy-pw", pgx.QueryExecModeCacheStatement, nil)
 	var n int64
 	err := second.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&n)
-	require.Equal(t, "53300", pgCode(err), "%v", err)
+	require.Equal(t, "53300", servetest.PGCode(err), "%v", err)
 	require.ErrorContains(t, err, `too many statements running for user "busy": 1 at once is the limit (max_statements)`)
 
-	cl, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cl, err := arrowsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer cl.Close()
 	fctx, err := cl.Client.AuthenticateBasicToken(ctx, "busy", "busy-pw")
@@ -57,11 +58,11 @@ func TestStatementsPerUser(t *testing.T) {
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
 	require.ErrorContains(t, err, "max_statements")
 
-	admin := pgConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeSimpleProtocol, nil)
+	admin := servetest.PGConnect(t, addr, "admin", "s3cret", pgx.QueryExecModeSimpleProtocol, nil)
 	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&n), "another user")
 
 	require.NoError(t, first.PgConn().CancelRequest(ctx))
-	require.Equal(t, "57014", pgCode(<-running))
+	require.Equal(t, "57014", servetest.PGCode(<-running))
 	require.NoError(t, second.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&n), "the first statement ended")
 	require.Positive(t, n)
 }

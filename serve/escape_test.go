@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	arrowsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/serve/internal/servetest"
 	"github.com/meterstore/meterstore/settings"
 )
 
@@ -21,15 +22,15 @@ import (
 // entry sends over a wire protocol: CTEs named as the warehouse's files,
 // settings naming its directories, clauses on the rewritten relation and the
 // system tables. Each is refused or answers with the scoped tenant's rows only.
-func scopedEscapes(t *testing.T, f *fixture) (attempts []string, secrets []string) {
+func scopedEscapes(t *testing.T, f *servetest.Fixture) (attempts []string, secrets []string) {
 	t.Helper()
 	ctx := context.Background()
-	files, _, err := f.s.Table().Cold.PlanFiles(ctx, catalog.PlanRequest{})
+	files, _, err := f.Store.Table().Cold.PlanFiles(ctx, catalog.PlanRequest{})
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	file := files[0].Path
-	wh := catalog.LocalPath(f.s.Warehouse)
-	res, err := f.s.Engine.Query(ctx, `SELECT DISTINCT malo_id FROM readings WHERE tenant = 'tenant02'`)
+	wh := catalog.LocalPath(f.Store.Warehouse)
+	res, err := f.Store.Engine.Query(ctx, `SELECT DISTINCT malo_id FROM readings WHERE tenant = 'tenant02'`)
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Rows)
 	secrets = []string{"tenant02", wh}
@@ -98,14 +99,14 @@ func leaks(rows [][]any, secrets []string) string {
 // TestScopedEscapesOverPGWire: the escape suite through a scoped [[users]]
 // entry over pgwire, in the simple and the extended protocol.
 func TestScopedEscapesOverPGWire(t *testing.T) {
-	f := newFixture(t)
+	f := servetest.New(t)
 	ctx := context.Background()
-	require.NoError(t, f.s.Engine.RefreshSystemTables(ctx, time.Now()))
+	require.NoError(t, f.Store.Engine.RefreshSystemTables(ctx, time.Now()))
 	attempts, secrets := scopedEscapes(t, f)
-	users := f.users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
-	_, addr := f.startPG(t, users)
+	users := f.Users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
+	_, addr := f.StartPG(t, users)
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
-		c := pgConnect(t, addr, "alice", "alice-pw", mode, nil)
+		c := servetest.PGConnect(t, addr, "alice", "alice-pw", mode, nil)
 		refused, answered := tryEscapes(t, attempts, secrets, fmt.Sprintf("pgwire (mode %v)", mode),
 			func(q string) ([][]any, error) { return pgRows(ctx, c, q) })
 		t.Logf("pgwire mode %v: %d refused, %d answered with the scoped tenant's rows only", mode, refused, answered)
@@ -138,52 +139,21 @@ func pgRows(ctx context.Context, c *pgx.Conn, q string) ([][]any, error) {
 // TestScopedEscapesOverFlight: the escape suite through a scoped [[users]]
 // entry over Flight SQL.
 func TestScopedEscapesOverFlight(t *testing.T) {
-	f := newFixture(t)
+	f := servetest.New(t)
 	bg := context.Background()
-	require.NoError(t, f.s.Engine.RefreshSystemTables(bg, time.Now()))
+	require.NoError(t, f.Store.Engine.RefreshSystemTables(bg, time.Now()))
 	attempts, secrets := scopedEscapes(t, f)
-	users := f.users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
-	addr := f.startFlight(t, users)
-	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	users := f.Users(t, settings.UserSettings{Name: "alice", Password: "alice-pw", Scope: "tenant=tenant01"})
+	addr := f.StartFlight(t, users)
+	cl, err := arrowsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer cl.Close()
 	ctx, err := cl.Client.AuthenticateBasicToken(bg, "alice", "alice-pw")
 	require.NoError(t, err)
 	refused, answered := tryEscapes(t, attempts, secrets, "Flight SQL",
-		func(q string) ([][]any, error) { return flightRows(ctx, cl, q) })
+		func(q string) ([][]any, error) { return servetest.FlightRows(ctx, cl, q) })
 	t.Logf("Flight SQL: %d refused, %d answered with the scoped tenant's rows only", refused, answered)
-	rows, err := flightRows(ctx, cl, `SELECT "partition" FROM system.partitions`)
+	rows, err := servetest.FlightRows(ctx, cl, `SELECT "partition" FROM system.partitions`)
 	require.NoError(t, err)
 	require.NotEmpty(t, rows, "the tenant's own partitions are listed")
-}
-
-// flightRows runs q and returns every row, or the first error.
-func flightRows(ctx context.Context, cl *flightsql.Client, q string) ([][]any, error) {
-	info, err := cl.Execute(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]any
-	for _, ep := range info.Endpoint {
-		rdr, err := cl.DoGet(ctx, ep.Ticket)
-		if err != nil {
-			return nil, err
-		}
-		for rdr.Next() {
-			rec := rdr.RecordBatch()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				row := make([]any, rec.NumCols())
-				for j := range row {
-					row[j] = rec.Column(j).GetOneForMarshal(i)
-				}
-				out = append(out, row)
-			}
-		}
-		err = rdr.Err()
-		rdr.Release()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }

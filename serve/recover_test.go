@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	arrowsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/stretchr/testify/require"
@@ -17,49 +17,50 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/serve/icebergrest"
+	"github.com/meterstore/meterstore/serve/internal/servetest"
 )
 
 // A request that panics ends with an error to its own client, the panic is
 // logged, and every server keeps answering the others.
 func TestServersSurviveAPanickingRequest(t *testing.T) {
-	f := newFixture(t)
+	f := servetest.New(t)
 	ctx := context.Background()
 	const normal = `SELECT count(*) FROM readings`
-	want, err := f.s.Engine.Query(ctx, normal)
+	want, err := f.Store.Engine.Query(ctx, normal)
 	require.NoError(t, err)
 	count := want.Rows[0][0]
 
 	t.Run("pgwire", func(t *testing.T) {
-		_, addr := f.startPG(t, f.users(t))
-		before := f.panics.Load()
-		other := pgConnect(t, addr, "x", "", pgx.QueryExecModeSimpleProtocol, nil)
-		r := dialRawPG(t, addr)
-		r.fe.Send(&pgproto3.Query{String: "SELECT 1 " + panicMarker})
-		require.NoError(t, r.fe.Flush())
-		msgs, err := r.untilClosed()
+		_, addr := f.StartPG(t, f.Users(t))
+		before := f.Panics.Load()
+		other := servetest.PGConnect(t, addr, "x", "", pgx.QueryExecModeSimpleProtocol, nil)
+		r := servetest.DialRawPG(t, addr)
+		r.FE.Send(&pgproto3.Query{String: "SELECT 1 " + servetest.PanicMarker})
+		require.NoError(t, r.FE.Flush())
+		msgs, err := r.UntilClosed()
 		require.ErrorIs(t, err, io.EOF)
 		require.NotEmpty(t, msgs)
 		e, ok := msgs[len(msgs)-1].(*pgproto3.ErrorResponse)
 		require.True(t, ok, "%T", msgs[len(msgs)-1])
 		require.Equal(t, "XX000", e.Code)
 		require.Contains(t, e.Message, "internal error")
-		require.Equal(t, before+1, f.panics.Load(), "the panic is logged")
+		require.Equal(t, before+1, f.Panics.Load(), "the panic is logged")
 
 		var n int64
 		require.NoError(t, other.QueryRow(ctx, normal).Scan(&n))
 		require.EqualValues(t, count, n)
-		fresh := pgConnect(t, addr, "x", "", pgx.QueryExecModeDescribeExec, nil)
+		fresh := servetest.PGConnect(t, addr, "x", "", pgx.QueryExecModeDescribeExec, nil)
 		require.NoError(t, fresh.QueryRow(ctx, normal).Scan(&n))
 		require.EqualValues(t, count, n)
 	})
 
 	t.Run("flightsql", func(t *testing.T) {
-		cl, err := flightsql.NewClient(f.startFlight(t, f.users(t)), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		cl, err := arrowsql.NewClient(f.StartFlight(t, f.Users(t)), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		require.NoError(t, err)
 		defer cl.Close()
-		before := f.panics.Load()
-		info, err := cl.Execute(ctx, "SELECT 1 "+panicMarker)
+		before := f.Panics.Load()
+		info, err := cl.Execute(ctx, "SELECT 1 "+servetest.PanicMarker)
 		require.NoError(t, err)
 		rdr, err := cl.DoGet(ctx, info.Endpoint[0].Ticket)
 		require.NoError(t, err)
@@ -68,17 +69,17 @@ func TestServersSurviveAPanickingRequest(t *testing.T) {
 		require.Equal(t, codes.Internal, status.Code(rdr.Err()), "%v", rdr.Err())
 		require.Contains(t, rdr.Err().Error(), "internal error")
 		rdr.Release()
-		require.Equal(t, before+1, f.panics.Load(), "the panic is logged")
+		require.Equal(t, before+1, f.Panics.Load(), "the panic is logged")
 
 		info, err = cl.Execute(ctx, normal)
 		require.NoError(t, err)
-		_, rows, _ := fetch(t, ctx, cl, info)
+		_, rows, _ := servetest.Fetch(t, ctx, cl, info)
 		require.EqualValues(t, [][]any{{count}}, rows)
 	})
 
 	t.Run("iceberg-rest", func(t *testing.T) {
 		calls := 0
-		srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(f.s.Table().Config), Users: f.users(t), Log: f.log,
+		srv := &icebergrest.Server{Catalog: f.Store.Catalog.Iceberg(), Tables: servetest.TablesOf(f.Store.Table().Config), Users: f.Users(t), Log: f.Log,
 			Ready: func(context.Context) error {
 				if calls++; calls == 1 {
 					panic("test fault: the first readiness check")
@@ -87,7 +88,7 @@ func TestServersSurviveAPanickingRequest(t *testing.T) {
 			}}
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
-		before := f.panics.Load()
+		before := f.Panics.Load()
 		res, err := http.Get(hs.URL + "/readyz")
 		require.NoError(t, err)
 		var body struct{ Error struct{ Message string } }
@@ -95,7 +96,7 @@ func TestServersSurviveAPanickingRequest(t *testing.T) {
 		res.Body.Close()
 		require.Equal(t, http.StatusInternalServerError, res.StatusCode)
 		require.Contains(t, body.Error.Message, "internal error")
-		require.Equal(t, before+1, f.panics.Load(), "the panic is logged")
+		require.Equal(t, before+1, f.Panics.Load(), "the panic is logged")
 
 		for _, path := range []string{"/readyz", "/v1/namespaces"} {
 			res, err = http.Get(hs.URL + path)

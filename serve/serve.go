@@ -1,239 +1,148 @@
-// Package serve exposes MeterStore's unified view to other tools, read-only:
-//
-//   - the PostgreSQL wire protocol (psql, BI tools, JDBC, pgx, Grafana),
-//   - Arrow Flight SQL (ADBC, the Flight SQL JDBC/ODBC drivers, pyarrow),
-//   - a read-only Iceberg REST catalog façade over the cold tables, so Spark,
-//     Trino, PyIceberg or DuckDB read history straight from object storage.
-//
-// Only queries run (the seeds' rule): every statement goes through the
-// engine's Rows/Stream/Describe gate, which refuses anything but one SELECT;
-// the servers never hold the engine's unrestricted DuckDB handle. A user bound
-// to a scope ("tenant=X") gets a confined handle (engine.Scoped) for the whole
-// session, and a confined handle only ever yields confined handles.
-//
-// Writes are refused by design, not disabled: a write through any of these
-// surfaces would bypass MeterStore's append, and with it the tier routing (a
-// correction below the watermark written to PostgreSQL is silently invisible)
-// and the subject-reference check (a replay re-linking an erased subject).
-//
-// One client cannot stop the service: a request that panics ends with an
-// error to its own client and its stack in the log, and the server keeps
-// serving the others; malformed input is refused before a library reads it
-// (a Flight DoPut by its descriptor, a pgwire message by its length).
 package serve
 
 import (
 	"context"
-	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime/debug"
-	"strings"
+	"net/http"
+	"sync"
 	"time"
 
-	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/telemetry"
-	"github.com/meterstore/meterstore/settings"
+	icecat "github.com/apache/iceberg-go/catalog"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/serve/access"
+	"github.com/meterstore/meterstore/serve/flightsql"
+	"github.com/meterstore/meterstore/serve/icebergrest"
+	"github.com/meterstore/meterstore/serve/pgwire"
 )
 
-// ReadOnlyReason is the rule every refused write names.
-const ReadOnlyReason = "MeterStore serves queries only: a write here would bypass MeterStore's append, " +
-	"and with it the tier routing (a correction below the watermark written to the hot tier is silently invisible) " +
-	"and the subject-reference check (a replay could re-link an erased subject); " +
-	"deliveries go in with msql import, or .import and INSERT … SELECT in msql's local shell"
+// Config is what Run serves. An empty address is not served.
+type Config struct {
+	PGWire, Flight, IcebergREST, Health string
 
-// Users authenticates the accounts of the configuration file and opens each
-// one's session handle.
-type Users struct {
-	base  *engine.Engine
-	users map[string]settings.UserSettings
-	// MaxStatementsPerUser is how many statements a user without
-	// max_statements may run at once (concurrency.go); 0 is no bound.
-	MaxStatementsPerUser int
-	// Throttle slows failed logins per user and per address (throttle.go).
-	Throttle LoginThrottle
-	slots    statementSlots
+	TLS   *tls.Config // nil: plain connections
+	Log   *slog.Logger
+	Users *access.Users
+	// Limits and StatementTimeout bound pgwire and Flight SQL statements;
+	// FlightSessionIdle expires Flight SQL tokens and prepared handles.
+	Limits            access.Limits
+	StatementTimeout  time.Duration
+	FlightSessionIdle time.Duration
+
+	// Catalog and Tables are what the Iceberg REST catalog publishes; Ready
+	// is its /readyz (and the health server's).
+	Catalog icecat.Catalog
+	Tables  func() []meterstore.TableConfig
+	Ready   func(ctx context.Context) error
+	// HealthHandler serves the Health address (/healthz, /readyz, /metrics).
+	HealthHandler http.Handler
+	// Background runs beside the servers until they stop.
+	Background func(ctx context.Context)
 }
 
-// NewUsers checks every user's scope against the engine now, so a typo in the
-// configuration fails at start-up rather than at a user's first login.
-func NewUsers(base *engine.Engine, users []settings.UserSettings) (*Users, error) {
-	u := &Users{base: base, users: map[string]settings.UserSettings{}}
-	for _, us := range users {
-		if us.Name == "" {
-			return nil, errors.New("serve: a [[users]] entry has no name")
-		}
-		if _, dup := u.users[us.Name]; dup {
-			return nil, fmt.Errorf("serve: user %q is declared twice", us.Name)
-		}
-		if us.Password == "" {
-			return nil, fmt.Errorf("serve: user %q has no password", us.Name)
-		}
-		if _, err := sessionEngine(base, us.Scope); err != nil {
-			return nil, fmt.Errorf("serve: user %q: %w", us.Name, err)
-		}
-		u.users[us.Name] = us
+// Run starts every configured server, each on its own listener, and serves
+// until ctx ends or one of them fails, which stops the others; it returns once
+// all have stopped. A listener that cannot be opened stops the ones started.
+func Run(ctx context.Context, c Config) error {
+	g := &group{log: access.OrDiscard(c.Log), tls: c.TLS, auth: c.Users.Enabled()}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g.cancel = cancel
+	var startErr error
+	if c.PGWire != "" {
+		pg := &pgwire.Server{Users: c.Users, TLS: c.TLS, Log: c.Log, StatementTimeout: c.StatementTimeout, Limits: c.Limits}
+		startErr = g.start("pgwire", c.PGWire, func(ln net.Listener) error { return pg.Serve(runCtx, ln) })
 	}
-	return u, nil
+	if c.Flight != "" && startErr == nil {
+		fl, err := flightsql.NewServer(c.Users, c.Log)
+		if err != nil {
+			cancel()
+			g.wg.Wait()
+			return err
+		}
+		fl.Limits, fl.StatementTimeout, fl.SessionIdle = c.Limits, c.StatementTimeout, c.FlightSessionIdle
+		startErr = g.start("flightsql", c.Flight, func(ln net.Listener) error { return fl.Serve(runCtx, ln, c.TLS) })
+	}
+	if c.IcebergREST != "" && startErr == nil {
+		rs := &icebergrest.Server{Catalog: c.Catalog, Tables: c.Tables, Users: c.Users, Log: c.Log, Ready: c.Ready}
+		startErr = g.start("iceberg-rest", c.IcebergREST, func(ln net.Listener) error { return g.http(runCtx, ln, rs.Handler()) })
+	}
+	if c.Health != "" && startErr == nil {
+		startErr = g.start("health", c.Health, func(ln net.Listener) error { return g.http(runCtx, ln, c.HealthHandler) })
+	}
+	if startErr != nil {
+		cancel()
+		g.wg.Wait()
+		return startErr
+	}
+	if c.Background != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			c.Background(runCtx)
+		}()
+	}
+	<-runCtx.Done()
+	g.log.Info("shutting down")
+	g.wg.Wait()
+	return errors.Join(g.errs...)
 }
 
-// Enabled reports whether authentication is configured.
-func (u *Users) Enabled() bool { return u != nil && len(u.users) > 0 }
+// group runs servers together: the first to fail stops the others.
+type group struct {
+	log    *slog.Logger
+	tls    *tls.Config
+	auth   bool
+	cancel context.CancelFunc
 
-// Lookup returns a user's settings.
-func (u *Users) Lookup(name string) (settings.UserSettings, bool) {
-	if u == nil {
-		return settings.UserSettings{}, false
-	}
-	us, ok := u.users[name]
-	return us, ok
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
 }
 
-// Check verifies a plain password (basic auth on Flight SQL and REST).
-func (u *Users) Check(name, password string) bool {
-	us, ok := u.Lookup(name)
-	if !ok {
-		// Compare anyway so timing says nothing about which names exist.
-		subtle.ConstantTimeCompare([]byte(password), []byte("\x00never"))
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(password), []byte(us.Password)) == 1
-}
-
-// Session returns the engine handle a user's statements run on. Without
-// authentication configured (loopback only) the name is ignored.
-func (u *Users) Session(name string) (*engine.Engine, error) {
-	if !u.Enabled() {
-		return sessionEngine(u.base, "")
-	}
-	us, ok := u.users[name]
-	if !ok {
-		return nil, fmt.Errorf("no user %q", name)
-	}
-	return sessionEngine(u.base, us.Scope)
-}
-
-// sessionEngine derives a session's handle from the server's: the user's
-// scope, and always the engine's walled DuckDB database (no file access
-// outside the warehouse, locked configuration) — a server never runs a
-// statement where the shell's unrestricted handle lives.
-func sessionEngine(base *engine.Engine, scope string) (*engine.Engine, error) {
-	e := base.Walled()
-	scope = strings.TrimSpace(scope)
-	if scope == "" {
-		return e, nil
-	}
-	for _, part := range strings.Split(scope, ",") {
-		col, val, ok := strings.Cut(part, "=")
-		col, val = strings.TrimSpace(col), strings.Trim(strings.TrimSpace(val), `'"`)
-		if !ok || col == "" || val == "" {
-			return nil, fmt.Errorf("scope %q: want column=value", scope)
-		}
-		var err error
-		if e, err = e.Scoped(col, val); err != nil {
-			return nil, err
-		}
-	}
-	return e, nil
-}
-
-// CheckListen refuses a non-loopback address when no user is configured.
-func CheckListen(addr string, users *Users) error {
-	if users.Enabled() {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(addr)
+// start listens on addr and runs run on the listener in its own goroutine.
+func (g *group) start(name, addr string, run func(net.Listener) error) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen address %q: %w", addr, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("refusing to listen on %s without authentication: declare [[users]] in the configuration, or listen on 127.0.0.1", addr)
-	}
+	g.log.Info("listening", "server", name, "addr", ln.Addr().String(), "tls", g.tls != nil, "auth", g.auth)
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := run(ln); err != nil {
+			g.mu.Lock()
+			g.errs = append(g.errs, fmt.Errorf("%s: %w", name, err))
+			g.mu.Unlock()
+			g.cancel() // one server failing stops the others
+		}
+	}()
 	return nil
 }
 
-// StatementLog ends a statement: its metrics record (the proto names the
-// surface) and its one log line, which carries the provenance's fields — never
-// a row value, never a bound parameter (the SQL text is the client's own).
-func StatementLog(log *slog.Logger, proto, user, sql string, prov *engine.Provenance, rows int64, d time.Duration, err error) {
-	telemetry.RecordStatement(context.Background(), engine.StatementRecord(proto, prov, rows, d, err))
-	if log == nil {
-		return
+// http serves h on ln (over TLS when configured) until ctx ends, then shuts
+// down gracefully within 10 s.
+func (g *group) http(ctx context.Context, ln net.Listener, h http.Handler) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c()
+		hs.Shutdown(sctx)
+	}()
+	var err error
+	if g.tls != nil {
+		hs.TLSConfig = g.tls
+		err = hs.ServeTLS(ln, "", "")
+	} else {
+		err = hs.Serve(ln)
 	}
-	attrs := []any{"proto", proto, "user", user, "outcome", engine.Outcome(err), "duration_ms", float64(d.Microseconds()) / 1000,
-		"rows", rows, "sql", truncate(strings.Join(strings.Fields(sql), " "), 500)}
-	attrs = append(attrs, ProvenanceAttrs(prov)...)
-	if err != nil {
-		log.Warn("statement failed", append(attrs, "err", err.Error())...)
-		return
-	}
-	log.Info("statement", attrs...)
-}
-
-// ProvenanceAttrs are a provenance's fields as log attributes: the boundary
-// the statement ran against, the tiers and files it read, its ceilings, its scope.
-func ProvenanceAttrs(prov *engine.Provenance) []any {
-	if prov == nil {
+	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
-	attrs := []any{"watermark", prov.Watermark.UTC().Format(time.RFC3339), "tiers", prov.Tiers.String(), "mode", prov.Mode.String()}
-	if prov.TimeZone != "" {
-		attrs = append(attrs, "time_zone", prov.TimeZone)
-	}
-	if len(prov.Tables) > 0 {
-		attrs = append(attrs, "tables", strings.Join(prov.Tables, ","))
-	}
-	if len(prov.Watermarks) > 1 {
-		var parts []string
-		for _, t := range prov.Tables {
-			parts = append(parts, t+"="+prov.Watermarks[t].UTC().Format(time.RFC3339))
-		}
-		attrs = append(attrs, "watermarks", strings.Join(parts, ","))
-	}
-	if len(prov.SnapshotIDs) > 0 {
-		attrs = append(attrs, "snapshot", prov.SnapshotIDs[0])
-	}
-	if prov.ColdFiles > 0 {
-		attrs = append(attrs, "cold_files", prov.ColdFiles, "resolved_files", prov.ResolvedFiles)
-	}
-	if prov.KnownAt != nil {
-		attrs = append(attrs, "known_at", prov.KnownAt.UTC().Format(time.RFC3339))
-	}
-	if prov.MaxVersion != nil {
-		attrs = append(attrs, "max_version", *prov.MaxVersion)
-	}
-	if len(prov.Scope) > 0 {
-		attrs = append(attrs, "scope", strings.Join(prov.Scope, ","))
-	}
-	return attrs
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// logPanic records a panic that ended one request — with its stack, at error
-// level — and returns what that request's client is told: the value stays in
-// the log, which the client may not read.
-func logPanic(log *slog.Logger, surface string, p any, attrs ...any) string {
-	stack := strings.TrimSpace(string(debug.Stack()))
-	log.Error(surface+": request panicked", append(attrs, "panic", p, "stack", stack)...)
-	return "internal error: the server failed on this request and logged it; it keeps serving"
-}
-
-// orDiscard is log, or a logger that drops everything when log is nil.
-func orDiscard(log *slog.Logger) *slog.Logger {
-	if log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return log
+	return err
 }

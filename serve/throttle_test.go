@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	arrowsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -18,7 +18,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/serve/access"
+	"github.com/meterstore/meterstore/serve/icebergrest"
+	"github.com/meterstore/meterstore/serve/internal/servetest"
 	"github.com/meterstore/meterstore/settings"
 )
 
@@ -50,22 +52,22 @@ func pgLogin(t *testing.T, addr, ip, user, password string) (time.Duration, erro
 // REST catalog; another user from another address is not slowed, the
 // attacked user is (from any address), and a successful login resets it.
 func TestFailedLoginsAreSlowed(t *testing.T) {
-	f := newFixture(t)
-	users := f.users(t,
+	f := servetest.New(t)
+	users := f.Users(t,
 		settings.UserSettings{Name: "alice", Password: "alice-pw"},
 		settings.UserSettings{Name: "bob", Password: "bob-pw"},
 		settings.UserSettings{Name: "carol", Password: "carol-pw"},
 		settings.UserSettings{Name: "dave", Password: "dave-pw"},
 	)
 	const base = 200 * time.Millisecond
-	users.Throttle = serve.LoginThrottle{Base: base, Max: 5 * time.Second}
-	_, pgAddr := f.startPG(t, users)
+	users.Throttle = access.LoginThrottle{Base: base, Max: 5 * time.Second}
+	_, pgAddr := f.StartPG(t, users)
 
 	t.Run("pgwire", func(t *testing.T) {
 		start := time.Now()
 		for range 5 {
 			_, err := pgLogin(t, pgAddr, "127.0.0.3", "alice", "guess")
-			require.Equal(t, "28P01", pgCode(err), "%v", err)
+			require.Equal(t, "28P01", servetest.PGCode(err), "%v", err)
 		}
 		burst := time.Since(start)
 		require.GreaterOrEqual(t, burst, base+2*base+4*base+8*base, "five wrong passwords: waits of 0.2, 0.4, 0.8, 1.6 s")
@@ -86,8 +88,8 @@ func TestFailedLoginsAreSlowed(t *testing.T) {
 	})
 
 	t.Run("flight", func(t *testing.T) {
-		addr := f.startFlight(t, users)
-		cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		addr := f.StartFlight(t, users)
+		cl, err := arrowsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
 				return fromAddr("127.0.0.4").DialContext(ctx, "tcp", a)
 			}))
@@ -102,7 +104,7 @@ func TestFailedLoginsAreSlowed(t *testing.T) {
 	})
 
 	t.Run("rest", func(t *testing.T) {
-		srv := &serve.RESTServer{Catalog: f.s.Catalog.Iceberg(), Tables: tablesOf(f.s.Table().Config), Users: users, Log: f.log}
+		srv := &icebergrest.Server{Catalog: f.Store.Catalog.Iceberg(), Tables: servetest.TablesOf(f.Store.Table().Config), Users: users, Log: f.Log}
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		hc := &http.Client{Transport: &http.Transport{DialContext: fromAddr("127.0.0.5").DialContext}}

@@ -3,20 +3,18 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/serve"
+	"github.com/meterstore/meterstore/serve/access"
+	"github.com/meterstore/meterstore/serve/flightsql"
 	"github.com/meterstore/meterstore/settings"
 )
 
@@ -84,13 +82,13 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&deploy.memoryLimit, "memory-limit", "",
 		"DuckDB's memory_limit, e.g. 4GB (overrides [engine] memory_limit; default: half of the machine's memory beside PostgreSQL's shared_buffers)")
 	deploy.serverBudget = true
-	limits := serve.DefaultLimits
+	limits := access.DefaultLimits
 	fs.IntVar(&limits.MaxStatementBytes, "max-statement-bytes", limits.MaxStatementBytes, "refuse a statement (a simple query's whole text) longer than this, before parsing it")
 	fs.IntVar(&limits.MaxParameters, "max-parameters", limits.MaxParameters, "refuse a statement with more $n parameters than this")
 	fs.IntVar(&limits.MaxNesting, "max-nesting", limits.MaxNesting, "refuse a statement whose parentheses nest deeper than this")
 	var perUser int
 	var flightIdle time.Duration
-	fs.DurationVar(&flightIdle, "flight-session-idle", serve.DefaultSessionIdle, "forget a Flight SQL bearer token or prepared statement handle unused this long")
+	fs.DurationVar(&flightIdle, "flight-session-idle", flightsql.DefaultSessionIdle, "forget a Flight SQL bearer token or prepared statement handle unused this long")
 	fs.IntVar(&perUser, "max-statements-per-user", 0, "refuse a user's statement while the user runs this many (a user's [[users]] max_statements overrides it); 0: no bound")
 	fs.Int64Var(&limits.MaxResultRows, "max-result-rows", 0, "fail a statement whose result exceeds this many rows; 0: no bound (results stream)")
 	if err := parseArgs(fs, args, 0); err != nil {
@@ -138,7 +136,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 			if a == "" || a == healthAddr {
 				continue
 			}
-			if err := serve.CheckListen(a, nil); err != nil {
+			if err := access.CheckListen(a, nil); err != nil {
 				return withHint(err, "add [[users]] (name, password, scope) to the configuration file")
 			}
 		}
@@ -160,7 +158,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	log.Info("system tables refreshed", "trigger", "start", "at", at.UTC().Format(time.RFC3339))
-	users, err := serve.NewUsers(d.engine, userSettings)
+	users, err := access.NewUsers(d.engine, userSettings)
 	if err != nil {
 		return err
 	}
@@ -174,87 +172,14 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		_, err := d.engine.Describe(ctx, "SELECT * FROM "+meterstore.QuoteIdent(d.tables[0].ResolvedName()))
 		return err
 	}
-	ready := o.ready
-
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	start := func(name, addr string, run func(net.Listener) error) error {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		log.Info("listening", "server", name, "addr", ln.Addr().String(), "tls", tlsCfg != nil, "auth", users.Enabled())
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := run(ln); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", name, err))
-				mu.Unlock()
-				cancel() // one server failing stops the others
-			}
-		}()
-		return nil
-	}
-	httpServe := func(ln net.Listener, h http.Handler) error {
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			<-runCtx.Done()
-			sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
-			defer c()
-			hs.Shutdown(sctx)
-		}()
-		var err error
-		if tlsCfg != nil {
-			hs.TLSConfig = tlsCfg
-			err = hs.ServeTLS(ln, "", "")
-		} else {
-			err = hs.Serve(ln)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
-	var startErr error
-	if pgAddr != "" {
-		pg := &serve.PGServer{Users: users, TLS: tlsCfg, Log: log, StatementTimeout: statementTimeout, Limits: limits}
-		startErr = errors.Join(startErr, start("pgwire", pgAddr, func(ln net.Listener) error { return pg.Serve(runCtx, ln) }))
-	}
-	if flightAddr != "" && startErr == nil {
-		fl, err := serve.NewFlightServer(users, log)
-		if err != nil {
-			return err
-		}
-		fl.Limits, fl.StatementTimeout, fl.SessionIdle = limits, statementTimeout, flightIdle
-		startErr = errors.Join(startErr, start("flightsql", flightAddr, func(ln net.Listener) error { return fl.Serve(runCtx, ln, tlsCfg) }))
-	}
-	if restAddr != "" && startErr == nil {
-		rs := &serve.RESTServer{Catalog: d.cat.Iceberg(), Tables: d.tableLayouts, Users: users, Log: log, Ready: ready}
-		startErr = errors.Join(startErr, start("iceberg-rest", restAddr, func(ln net.Listener) error { return httpServe(ln, rs.Handler()) }))
-	}
-	if healthAddr != "" && startErr == nil {
-		startErr = errors.Join(startErr, start("health", healthAddr, func(ln net.Listener) error { return httpServe(ln, o.handler()) }))
-	}
-	if startErr != nil {
-		cancel()
-		wg.Wait()
-		return startErr
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		keepSystemTablesFresh(runCtx, d, systemEvery, hup, log)
-	}()
-	<-runCtx.Done()
-	log.Info("shutting down")
-	wg.Wait()
-	return errors.Join(errs...)
+	return serve.Run(ctx, serve.Config{
+		PGWire: pgAddr, Flight: flightAddr, IcebergREST: restAddr, Health: healthAddr,
+		TLS: tlsCfg, Log: log, Users: users,
+		Limits: limits, StatementTimeout: statementTimeout, FlightSessionIdle: flightIdle,
+		Catalog: d.cat.Iceberg(), Tables: d.tableLayouts, Ready: o.ready,
+		HealthHandler: o.handler(),
+		Background:    func(ctx context.Context) { keepSystemTablesFresh(ctx, d, systemEvery, hup, log) },
+	})
 }
 
 // keepSystemTablesFresh recomputes the system tables on every SIGHUP and, with

@@ -1,0 +1,38 @@
+package access
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Refusal is a statement refused by one of the server's limits or rules,
+// with the SQLSTATE a PostgreSQL client branches on (pgwire sends it as is,
+// Flight SQL maps it to a gRPC code), the message naming the limit, and the
+// hint saying what to do.
+type Refusal struct {
+	Code, Message, Hint string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// duckOOM marks DuckDB's refusal of an allocation over its memory_limit.
+const duckOOM = "Out of Memory Error: "
+
+// OutOfMemory is the refusal of a statement that did not fit the engine's
+// memory budget, or nil: SQLSTATE 53200 with DuckDB's account of the
+// allocation, the setting that bounds it and what to do. Only that statement
+// fails; DuckDB has released its memory by the time the error arrives.
+func OutOfMemory(err error) *Refusal {
+	if err == nil {
+		return nil
+	}
+	_, what, found := strings.Cut(err.Error(), duckOOM)
+	if !found {
+		return nil
+	}
+	what, _, _ = strings.Cut(what, "\n")
+	return &Refusal{Code: "53200",
+		Message: fmt.Sprintf("out of memory: the statement needs more than the server's memory budget for queries (%s)", strings.TrimSpace(what)),
+		Hint: "Aggregate or filter more narrowly (a time range, fewer MaLos), or raise the budget: [engine] memory_limit or msql serve --memory-limit. " +
+			"What DuckDB can spill (sorts, joins, grouping) already went to [engine] temp_directory."}
+}

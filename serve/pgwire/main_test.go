@@ -1,0 +1,9 @@
+package pgwire_test
+
+import (
+	"testing"
+
+	"github.com/meterstore/meterstore/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
