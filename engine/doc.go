@@ -24,7 +24,7 @@
 //	tree ─json_deserialize_sql─▶ SQL, each slot's name replaced by its relation's text (slots.go)
 //	     ──▶ DuckDB ──▶ rows + Provenance (watermarks, tiers, mode)
 //	after the rows: re-list the detached partitions, then re-read W; if an archival moved
-//	either while the hot tier was read, fail with ErrBoundaryMoved (Query retries).
+//	either while the hot tier was read, fail with ErrBoundaryMoved (Cursor and Query retry).
 //
 // Elision, the proof. Resolution keeps, per resolution key (merge key +
 // version_scope), the row of the highest version; it can be skipped for rows

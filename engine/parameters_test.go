@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/testkit"
 )
@@ -38,6 +39,7 @@ func TestDayParametersPrune(t *testing.T) {
 			"string":    {`balancing_day = $1`, day.String()},
 			"time.Time": {`balancing_day = $1`, day.Time()},
 			"named":     {`balancing_day = $day`, sql.Named("day", day.String())},
+			"Params":    {`balancing_day = $day`, engine.Params{"day": day.String(), "1": "unused", "malo": "unused"}},
 		}
 		for name, f := range forms {
 			q := `SELECT sum(value) FROM readings WHERE ` + f.where
@@ -65,6 +67,32 @@ func TestDayParametersPrune(t *testing.T) {
 	plan, err := a.s.Engine.Explain(ctx, `SELECT sum(value) FROM readings WHERE "from" >= $1`, from)
 	require.NoError(t, err)
 	require.NotContains(t, plan, "  cold:", plan)
+}
+
+// Params bind the parameters a statement uses, by name, whatever else they
+// hold; a parameter without a value is refused by name, never bound to
+// another value by position.
+func TestParamsBindWhatTheStatementUses(t *testing.T) {
+	ctx := context.Background()
+	a := newArchivedStore(t, testkit.NewWorkload(43))
+	ps := engine.Params{"1": int64(41), "2": "x", "day": "2026-03-29", "kind": "GAS"}
+	res, err := a.s.Engine.Query(ctx, `SELECT $1::INTEGER + 1 AS answer`, ps)
+	require.NoError(t, err)
+	require.Equal(t, []any{int32(42)}, res.Rows[0])
+	res, err = a.s.Engine.Query(ctx, `SELECT $day::DATE + 1 AS next, $kind AS kind`, ps)
+	require.NoError(t, err)
+	require.Equal(t, []any{time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC), "GAS"}, res.Rows[0])
+
+	for q, want := range map[string]string{
+		`SELECT $kind, $malo`:    "the statement uses $malo, which is not set",
+		`SELECT ?, ?, ?`:         "the statement uses $3 (or ?), which is not set",
+		`SELECT $2::INTEGER + 1`: "the statement uses $2 but not $1",
+	} {
+		_, err := a.s.Engine.Query(ctx, q, ps)
+		var pe *engine.ParamError
+		require.ErrorAs(t, err, &pe, q)
+		require.EqualError(t, pe, want, q)
+	}
 }
 
 // dayStart is the earliest "from" of balancing day d in any Sparte (00:00

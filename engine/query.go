@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -23,46 +24,14 @@ type Result struct {
 
 // Query plans and runs one SELECT and collects its rows. Parameters ($1, ?) are
 // bound, never concatenated. If an archival run moved the boundary while the
-// statement read the hot tier, it is planned and run again (twice at most) so
-// no row is read from neither tier.
+// statement read the hot tier, it is planned and run again (see Cursor) so no
+// row is read from neither tier.
 func (e *Engine) Query(ctx context.Context, q string, args ...any) (*Result, error) {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err := e.queryOnce(ctx, q, args)
-		if !errors.Is(err, ErrBoundaryMoved) {
-			return res, err
-		}
-		lastErr = err
-	}
-	return nil, lastErr
-}
-
-func (e *Engine) queryOnce(ctx context.Context, q string, args []any) (*Result, error) {
-	rows, err := e.Rows(ctx, q, args...)
+	c, err := e.Cursor(ctx, math.MaxInt, q, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	res := &Result{Provenance: rows.Provenance}
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cols {
-		res.Columns = append(res.Columns, c.Name())
-		res.Types = append(res.Types, c.DatabaseTypeName())
-	}
-	for rows.Next() {
-		vals, err := ScanValues(rows.Rows, len(cols))
-		if err != nil {
-			return nil, err
-		}
-		res.Rows = append(res.Rows, vals)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return &Result{Columns: c.Columns, Types: c.Types, Rows: c.ahead, Provenance: c.Provenance}, nil
 }
 
 // ScanValues scans the current row of n columns into Go values, normalised.
@@ -104,8 +73,9 @@ func Normalize(v any) any {
 // read, so it is the stream's final answer: after the last row, Next returns
 // false and Err reports ErrBoundaryMoved — never a clean end — if the rows are
 // incomplete. Close reports it too, and checks the boundary itself when the
-// rows were not read to the end. Query, which collects, retries on it; a
-// consumer of Rows that has already passed rows on cannot, and must discard them.
+// rows were not read to the end. Cursor and Query hold rows back and retry on
+// it; a consumer of Rows that has already passed rows on cannot, and must
+// discard them.
 type Rows struct {
 	*sql.Rows
 	Provenance *Provenance
@@ -127,6 +97,11 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	ctx, cancel := context.WithCancel(ctx)
 	conn, catalog, err := e.conn(ctx)
 	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if args, err = BindArgs(ctx, conn, q, args); err != nil {
+		conn.Close()
 		cancel()
 		return nil, err
 	}
@@ -277,6 +252,9 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 		return nil, err
 	}
 	defer conn.Close()
+	if args, err = BindArgs(ctx, conn, q, args); err != nil {
+		return nil, err
+	}
 	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		return nil, err
@@ -314,6 +292,9 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 		return "", err
 	}
 	defer conn.Close()
+	if args, err = BindArgs(ctx, conn, q, args); err != nil {
+		return "", err
+	}
 	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		return "", err

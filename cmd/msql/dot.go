@@ -326,11 +326,7 @@ func (sh *shell) dotExplain(_ []string, rest string) error {
 	if q == "" {
 		return errors.New(".explain takes a query (.explain --verbose QUERY lists every data file)")
 	}
-	args, err := sh.params.bind(sh.ctx, sh.duckDB(), q)
-	if err != nil {
-		return err
-	}
-	text, err := sh.es.eng.Explain(sh.ctx, q, args...)
+	text, err := sh.es.eng.Explain(sh.ctx, q, sh.params.args()...)
 	if err != nil {
 		return err
 	}

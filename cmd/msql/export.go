@@ -41,17 +41,13 @@ func (sh *shell) dotExport(_ []string, rest string) error {
 	if format != "parquet" && format != "csv" && format != "xlsx" {
 		return fmt.Errorf(".export %s: the file must end in .parquet, .csv or .xlsx", file)
 	}
-	args, err := sh.params.bind(sh.ctx, sh.duckDB(), query)
-	if err != nil {
-		return err
-	}
 	export := exportQuery
 	if format == "xlsx" {
 		export = func(ctx context.Context, es *engineSession, file, _, query string, values duckfmt.Formatter, args []any) (int64, string, error) {
 			return exportXLSX(ctx, es, file, query, values, args)
 		}
 	}
-	n, prov, err := export(sh.ctx, sh.es, file, format, query, sh.p.values, args)
+	n, prov, err := export(sh.ctx, sh.es, file, format, query, sh.p.values, sh.params.args())
 	if err != nil {
 		return err
 	}

@@ -205,9 +205,8 @@ func (sh *shell) report(err error) {
 		return
 	}
 	fmt.Fprintf(sh.io.err, "Error: %s\n", userMessage(err))
-	var h *hinted
-	if errors.As(err, &h) && h.hint != "" {
-		fmt.Fprintf(sh.io.err, "Try: %s\n", h.hint)
+	if hint := hintOf(err); hint != "" {
+		fmt.Fprintf(sh.io.err, "Try: %s\n", hint)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/udf"
 )
@@ -55,6 +56,20 @@ func (h *hinted) Unwrap() error { return h.err }
 
 func withHint(err error, hint string) error { return &hinted{err: err, hint: hint} }
 
+// hintOf is the fix to try for err: the hint it carries, or the .param that
+// would bind a parameter the statement uses.
+func hintOf(err error) string {
+	var h *hinted
+	if errors.As(err, &h) && h.hint != "" {
+		return h.hint
+	}
+	var pe *engine.ParamError
+	if errors.As(err, &pe) {
+		return paramHint(pe)
+	}
+	return ""
+}
+
 // errUsage is a bad command line; the message already says what was wrong.
 var errUsage = errors.New("usage")
 
@@ -66,9 +81,8 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "msql: %s\n", userMessage(err))
-	var h *hinted
-	if errors.As(err, &h) && h.hint != "" {
-		fmt.Fprintf(stderr, "Try: %s\n", h.hint)
+	if hint := hintOf(err); hint != "" {
+		fmt.Fprintf(stderr, "Try: %s\n", hint)
 	}
 	if errors.Is(err, errUsage) {
 		return 2

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/meterstore/meterstore/engine"
 )
 
 // params are the shell's statement parameters. `.param set malo 51238696781`
@@ -95,60 +94,21 @@ func (ps params) names() []string {
 	return out
 }
 
-// bind returns the arguments for the parameters stmt uses, which DuckDB's
-// parser names: numbered ones in order, named ones by name.
-func (ps params) bind(ctx context.Context, db *sql.DB, stmt string) ([]any, error) {
-	if !strings.Contains(stmt, "$") && !strings.Contains(stmt, "?") {
-		return nil, nil
+// args are the arguments of every statement: the parameters, of which the
+// engine binds exactly those the statement uses (engine.Params).
+func (ps params) args() []any {
+	vals := make(engine.Params, len(ps))
+	for n, v := range ps {
+		vals[n] = v
 	}
-	used, err := parameters(ctx, db, stmt)
-	if err != nil || len(used) == 0 {
-		return nil, nil // not a query DuckDB can parse: the session reports why
-	}
-	var args []any
-	for i, name := range used {
-		v, ok := ps[name]
-		if !ok {
-			if _, err := strconv.Atoi(name); err == nil {
-				return nil, withHint(fmt.Errorf("the statement uses $%s (or ?), which is not set", name), ".param set "+name+" VALUE")
-			}
-			return nil, withHint(fmt.Errorf("the statement uses $%s, which is not set", name), ".param set "+name+" VALUE")
-		}
-		if _, err := strconv.Atoi(name); err == nil {
-			if name != strconv.Itoa(i+1) {
-				return nil, withHint(fmt.Errorf("the statement uses $%s but not $%d", name, i+1), "number the parameters from $1")
-			}
-			args = append(args, v)
-			continue
-		}
-		args = append(args, sql.Named(name, v))
-	}
-	return args, nil
+	return []any{vals}
 }
 
-// parameters lists the parameters of stmt as DuckDB's parser sees them: the
-// names of $name, the numbers of $1 and ?, in their order.
-func parameters(ctx context.Context, db *sql.DB, stmt string) ([]string, error) {
-	var out string
-	if err := db.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", stmt).Scan(&out); err != nil {
-		return nil, err
+// paramHint is the fix for a parameter the statement uses but the shell has
+// no value for.
+func paramHint(pe *engine.ParamError) string {
+	if pe.Gap != "" {
+		return "number the parameters from $1"
 	}
-	var tree struct {
-		Statements []struct {
-			Params []struct {
-				Key   string `json:"key"`
-				Value int    `json:"value"`
-			} `json:"named_param_map"`
-		} `json:"statements"`
-	}
-	if err := json.Unmarshal([]byte(out), &tree); err != nil || len(tree.Statements) != 1 {
-		return nil, err
-	}
-	ps := tree.Statements[0].Params
-	sort.Slice(ps, func(i, j int) bool { return ps[i].Value < ps[j].Value })
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.Key
-	}
-	return names, nil
+	return ".param set " + pe.Name + " VALUE"
 }

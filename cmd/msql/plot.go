@@ -339,11 +339,7 @@ func (sh *shell) dotPlot(_ []string, rest string) error {
 	}
 	t, title := sh.last, "last result"
 	if rest != "" {
-		args, err := sh.params.bind(sh.ctx, sh.duckDB(), rest)
-		if err != nil {
-			return err
-		}
-		res, err := sh.collect(rest, args)
+		res, err := sh.collect(rest, sh.params.args())
 		if err != nil {
 			return err
 		}

@@ -14,8 +14,10 @@ import (
 
 // session runs one statement and reports how far a running one has got.
 type session interface {
-	// run starts stmt; the caller reads the stream and closes it.
-	run(ctx context.Context, stmt string, args ...any) (*rowStream, error)
+	// run starts stmt; the caller reads the stream and closes it. A result
+	// of fewer than readAhead rows is read before run returns, and run again
+	// where the session can (see engine.Cursor).
+	run(ctx context.Context, readAhead int, stmt string, args ...any) (*rowStream, error)
 	// progress reports on the statement running now.
 	progress() *engine.Progress
 }
@@ -27,7 +29,12 @@ type scratchSession struct {
 }
 
 // run runs stmt on a connection of its own, whose progress the shell watches.
-func (s *scratchSession) run(ctx context.Context, stmt string, args ...any) (*rowStream, error) {
+// Nothing here moves under a statement, so nothing is read ahead.
+func (s *scratchSession) run(ctx context.Context, _ int, stmt string, args ...any) (*rowStream, error) {
+	args, err := engine.BindArgs(ctx, s.db, stmt, args)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -130,7 +137,7 @@ func (s *engineSession) describe() string {
 
 func (s *engineSession) progress() *engine.Progress { return &s.prog }
 
-func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (*rowStream, error) {
+func (s *engineSession) run(ctx context.Context, readAhead int, stmt string, args ...any) (*rowStream, error) {
 	if engine.IsExplain(stmt) {
 		text, err := s.eng.Explain(ctx, stmt, args...)
 		if err != nil {
@@ -140,18 +147,15 @@ func (s *engineSession) run(ctx context.Context, stmt string, args ...any) (*row
 		st.plan = true
 		return st, nil
 	}
-	rows, err := s.eng.Rows(engine.WithProgress(ctx, &s.prog), stmt, args...)
+	c, err := s.eng.Cursor(engine.WithProgress(ctx, &s.prog), readAhead, stmt, args...)
 	if err != nil {
 		if hint := refusalHint(err); hint != "" {
 			return nil, withHint(err, hint)
 		}
 		return nil, err
 	}
-	st, err := sqlStream(rows.Rows, rows.Close)
-	if err != nil {
-		return nil, err
-	}
-	st.prov = rows.Provenance.String()
+	st := cursorStream(c)
+	st.prov = c.Provenance.String()
 	return st, nil
 }
 

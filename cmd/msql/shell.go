@@ -232,26 +232,22 @@ func (sh *shell) runStatement(ctx context.Context, stmt string) error {
 	if handled, err := sh.runImportInsert(ctx, stmt); handled {
 		return err
 	}
-	args, err := sh.params.bind(ctx, sh.duckDB(), stmt)
-	if err != nil {
-		sh.p.endResult()
-		return err
-	}
 	defer sh.p.endResult()
 	start := time.Now()
-	return retryMoved(func() (bool, error) {
-		stopProgress := startProgress(ctx, sh.sess, sh.p)
-		s, err := sh.sess.run(ctx, stmt, args...)
-		if err != nil {
-			stopProgress()
-			return false, err
-		}
-		kept, started, err := sh.p.printStream(s, start, stopProgress)
-		if err == nil {
-			sh.last = kept
-		}
-		return started, err
-	})
+	stopProgress := startProgress(ctx, sh.sess, sh.p)
+	s, err := sh.sess.run(ctx, windowRows, stmt, sh.params.args()...)
+	if err != nil {
+		stopProgress()
+		return err
+	}
+	kept, started, err := sh.p.printStream(s, start, stopProgress)
+	if err == nil {
+		sh.last = kept
+	}
+	if started {
+		return incomplete(err)
+	}
+	return err
 }
 
 // terminalSize is the terminal's width and height, or 100 × 40 off a terminal.

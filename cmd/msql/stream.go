@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/meterstore/meterstore/engine"
@@ -32,26 +33,19 @@ type rowStream struct {
 	plan    bool // EXPLAIN's plan: printed as text in table and box
 }
 
-// sqlStream streams rows of n columns; closeRows ends them (the engine's Rows
-// close themselves, checking the boundary).
+// sqlStream streams rows; closeRows ends them.
 func sqlStream(rows *sql.Rows, closeRows func() error) (*rowStream, error) {
 	cols, err := rows.ColumnTypes()
 	if err != nil {
 		closeRows()
 		return nil, err
 	}
-	var once sync.Once
-	var closeErr error
-	s := &rowStream{close: func() error {
-		once.Do(func() { closeErr = closeRows() })
-		return closeErr
-	}}
+	var names, types []string
 	for _, c := range cols {
-		s.columns = append(s.columns, c.Name())
-		s.types = append(s.types, c.DatabaseTypeName())
+		names = append(names, c.Name())
+		types = append(types, c.DatabaseTypeName())
 	}
-	s.plan = len(s.columns) == 2 && s.columns[0] == "explain_key" && s.columns[1] == "explain_value"
-	s.next = func() ([]any, error) {
+	next := func() ([]any, error) {
 		if !rows.Next() {
 			if err := rows.Err(); err != nil {
 				return nil, err
@@ -60,7 +54,34 @@ func sqlStream(rows *sql.Rows, closeRows func() error) (*rowStream, error) {
 		}
 		return engine.ScanValues(rows, len(cols))
 	}
-	return s, nil
+	return newRowStream(names, types, next, closeRows), nil
+}
+
+// cursorStream streams the engine's rows; its close reports whether the
+// boundary the rows were read against moved (see engine.Cursor).
+func cursorStream(c *engine.Cursor) *rowStream {
+	next := func() ([]any, error) {
+		if c.Next() {
+			return c.Values(), nil
+		}
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	return newRowStream(c.Columns, c.Types, next, c.Close)
+}
+
+// newRowStream streams rows from next; closeRows runs once, whoever closes.
+func newRowStream(columns, types []string, next func() ([]any, error), closeRows func() error) *rowStream {
+	var once sync.Once
+	var closeErr error
+	return &rowStream{columns: columns, types: types, next: next,
+		plan: len(columns) == 2 && columns[0] == "explain_key" && columns[1] == "explain_value",
+		close: func() error {
+			once.Do(func() { closeErr = closeRows() })
+			return closeErr
+		}}
 }
 
 // tableStream streams a result already in memory.
@@ -99,38 +120,21 @@ func collectStream(s *rowStream) (table, error) {
 	return table{columns: s.columns, types: s.types, rows: rows}, err
 }
 
-// maxAttempts is how often a statement runs when an archival moves the
-// boundary under it before any of its rows were printed.
-const maxAttempts = 3
-
-// retryMoved runs a statement until it is not refused with ErrBoundaryMoved,
-// maxAttempts times at most; once rows were passed on (started), it is not
-// run again, and the error says the rows shown are incomplete.
-func retryMoved(run func() (started bool, err error)) error {
-	for attempt := 1; ; attempt++ {
-		started, err := run()
-		if !errors.Is(err, engine.ErrBoundaryMoved) {
-			return err
-		}
-		if started {
-			return withHint(fmt.Errorf("the rows above are incomplete: %w", err), "run the statement again; the tiers' boundary has settled")
-		}
-		if attempt == maxAttempts {
-			return err
-		}
+// collect runs stmt and reads its whole result (.plot needs every point):
+// read ahead whole, it is run again if an archival moves the boundary under it.
+func (sh *shell) collect(stmt string, args []any) (table, error) {
+	s, err := sh.sess.run(sh.ctx, math.MaxInt, stmt, args...)
+	if err != nil {
+		return table{}, err
 	}
+	return collectStream(s)
 }
 
-// collect runs stmt and reads its whole result (.plot needs every point).
-func (sh *shell) collect(stmt string, args []any) (table, error) {
-	var t table
-	err := retryMoved(func() (bool, error) {
-		s, err := sh.sess.run(sh.ctx, stmt, args...)
-		if err != nil {
-			return false, err
-		}
-		t, err = collectStream(s)
-		return false, err
-	})
-	return t, err
+// incomplete is err, when an archival moved the boundary under rows already
+// printed, saying that those rows are incomplete.
+func incomplete(err error) error {
+	if !errors.Is(err, engine.ErrBoundaryMoved) {
+		return err
+	}
+	return withHint(fmt.Errorf("the rows above are incomplete: %w", err), "run the statement again; the tiers' boundary has settled")
 }
