@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -29,6 +30,8 @@ import (
 //   - the right operand of / and % is checked for zero: PostgreSQL raises
 //     "division by zero" (22012) where DuckDB answers NULL or infinity, a
 //     wrong number without an error;
+//   - / divides integers as PostgreSQL does, numeric without precision and
+//     scale and round() of a float8 at a half are refused (pgarith.go);
 //   - LIKE with a backslash in a literal pattern gets PostgreSQL's default
 //     ESCAPE '\' (DuckDB has none: a client's escaped _ would match nothing);
 //   - functions DuckDB lacks or answers for its own catalog: version(),
@@ -144,13 +147,15 @@ var (
 
 // emit translates tokens [lo, hi) and the text between them.
 func (t *translator) emit(lo, hi int) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	depth := 0
 	clause := map[int]string{}
+	at := map[int]int{} // where each token's text starts in b
 	for i := lo; i < hi; i++ {
 		if i > lo {
 			b.WriteString(t.src[t.toks[i-1].end:t.toks[i].start])
 		}
+		at[i] = b.Len()
 		tok := t.toks[i]
 		afterDot := i > lo && t.toks[i-1].text == "."
 		switch {
@@ -202,6 +207,13 @@ func (t *translator) emit(lo, hi int) string {
 			i += 2
 			continue
 		}
+		if tok.text == "::" && i+1 < hi && t.toks[i+1].kind == tokWord && integerTypes[t.toks[i+1].word()] {
+			t.checkIntegerCast(&b, at, lo, i)
+		}
+		if tok.text == "::" && t.unconstrainedNumeric(i+1, hi) ||
+			tok.is("as") && t.unconstrainedNumeric(i+1, hi) && t.inCast(i) {
+			t.refuseUnconstrainedNumeric(i + 1)
+		}
 		if tok.text == "::" && i+1 < hi {
 			switch w := t.toks[i+1].word(); {
 			case regTypes[w]:
@@ -227,10 +239,15 @@ func (t *translator) emit(lo, hi int) string {
 				continue
 			}
 		}
-		if (tok.text == "/" || tok.text == "%") && tok.kind == tokOp && i > lo && endsOperand(t.toks[i-1]) {
+		if (tok.text == "/" || tok.text == "%") && tok.kind == tokOp && i > lo &&
+			(endsOperand(t.toks[i-1]) || i-2 >= lo && t.toks[i-2].text == "::") {
 			if j := t.operandEnd(i+1, hi); j > i+1 {
 				x := t.emit(i+1, j)
-				b.WriteString(tok.text)
+				if tok.text == "/" {
+					b.WriteString(integerDivision)
+				} else {
+					b.WriteString(tok.text)
+				}
 				b.WriteString(t.src[tok.end:t.toks[i+1].start])
 				fmt.Fprintf(&b, "(CASE WHEN (%[1]s) = 0 THEN error('division by zero') ELSE (%[1]s) END)", x)
 				i = j - 1
@@ -553,7 +570,15 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 	}
 	switch name {
 	case "cast":
-		return t.regCast(args)
+		if out, ok := t.regCast(args); ok {
+			return out, true
+		}
+		return t.integerCast(args)
+	case "round":
+		if len(args) != 1 {
+			return "", false
+		}
+		return roundSQL(t.arg(args[0])), true
 	case "json_build_object":
 		return "json_object(" + t.emit(args[0].lo, args[len(args)-1].hi) + ")", len(args) > 0 && len(args)%2 == 0
 	case "version":

@@ -620,6 +620,8 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 		code, msg = "57014", "canceling statement due to user request"
 	case errors.As(err, &parse):
 		code = "42601"
+	case isArithRefusal(msg):
+		code, msg, _ = arithRefusal(msg)
 	case strings.Contains(msg, "Binder Error") || strings.Contains(msg, "Catalog Error"):
 		code = "42703"
 		if strings.Contains(msg, "Table with name") || strings.Contains(msg, "does not exist") {

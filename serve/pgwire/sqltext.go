@@ -151,6 +151,7 @@ func tokenize(q string) []token {
 				for j < len(t) && strings.IndexByte(opChars, t[j]) >= 0 {
 					j++
 				}
+				j = i + operatorLen(t[i:j])
 				kind = tokOp
 			}
 			out = append(out, token{kind: kind, text: t[i:j], start: start + i, end: start + j})
@@ -158,4 +159,19 @@ func tokenize(q string) []token {
 		}
 	}
 	return out
+}
+
+// operatorLen is the length of the operator PostgreSQL's lexer reads from a
+// run of operator characters: a name of several characters does not end in +
+// or - unless it holds one of ~ ! @ # % ^ & | ` ?, so 7/-2 is 7 / -2 and
+// 2*-1 is 2 * -1.
+func operatorLen(run string) int {
+	n := len(run)
+	if strings.ContainsAny(run, "~!@#%^&|`?") {
+		return n
+	}
+	for n > 1 && (run[n-1] == '+' || run[n-1] == '-') {
+		n--
+	}
+	return n
 }
