@@ -1,4 +1,4 @@
-package serve_test
+package pgwire_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore/serve/internal/servetest"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
@@ -99,9 +100,9 @@ const (
 // numeric (announced as float8, equal to 15 significant digits), or refuses
 // — never a different number without an error.
 func TestPGWireArithmeticAsPostgreSQL(t *testing.T) {
-	f := newFixture(t)
-	_, addr := f.startPG(t, f.users(t))
-	ms := pgConnect(t, addr, "meterstore", "", pgx.QueryExecModeSimpleProtocol, nil)
+	f := servetest.New(t)
+	_, addr := f.StartPG(t, f.Users(t))
+	ms := servetest.PGConnect(t, addr, "meterstore", "", pgx.QueryExecModeSimpleProtocol, nil)
 	ref := pgtest.Connect(t, pgtest.Database(t))
 	pgtest.Exec(t, ref, "SET TimeZone = 'UTC'")
 	copyReadings(t, ms, ref)
@@ -173,7 +174,7 @@ func TestPGWireArithmeticAsPostgreSQL(t *testing.T) {
 	require.Empty(t, diffs, "msql serve answers differently from PostgreSQL:\n%s", strings.Join(diffs, "\n"))
 
 	// The extended protocol divides bound integers as PostgreSQL does.
-	ext := pgConnect(t, addr, "meterstore", "", pgx.QueryExecModeCacheStatement, nil)
+	ext := servetest.PGConnect(t, addr, "meterstore", "", pgx.QueryExecModeCacheStatement, nil)
 	var q, r int64
 	require.NoError(t, ext.QueryRow(context.Background(), `SELECT $1::int / 2, $2::bigint / -2`, 7, 7).Scan(&q, &r))
 	require.Equal(t, []int64{3, -3}, []int64{q, r})
