@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/meterstore/meterstore"
@@ -294,7 +295,9 @@ type importer struct {
 	start time.Time
 	// recordedAt is recorded_at of rows that carry none: the import's start.
 	recordedAt time.Time
-	rep        Report
+	// mu guards rep and prog while groups are written concurrently.
+	mu  sync.Mutex
+	rep Report
 	// pending are batches read and not yet written, queued rows in all.
 	pending []batch
 	queued  int
@@ -362,6 +365,8 @@ func (im *importer) progress(file string) {
 	if im.opt.Progress == nil {
 		return
 	}
+	im.mu.Lock()
+	defer im.mu.Unlock()
 	im.prog.File = file
 	im.prog.Batches = im.rep.Batches
 	im.prog.Rows = im.rep.Rows + im.queued
@@ -457,5 +462,7 @@ func (im *importer) flush(ctx context.Context, name string) error {
 
 // refuse records a refused batch (counted in Batches where it was read).
 func (im *importer) refuse(r Refusal) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
 	im.rep.Refused = append(im.rep.Refused, r)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/hot"
@@ -63,36 +65,89 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 			im.progress(file)
 		}
 	}
-	// Batches wholly on one side of the watermark are written together:
-	// above it as many as one hot transaction holds, below it up to
-	// coldGroupRows in one Iceberg append. Either way all of them or none is
-	// written, and on a refusal each is written again alone, so the good
-	// ones go in. A batch across the watermark (moved since it was split) is
-	// written alone.
-	hotLimit := im.tbl.HotBatchRows()
-	var group []batch
-	rows, side := 0, 0
-	flush := func() error {
-		defer func() { group, rows = group[:0], 0 }()
-		if len(group) == 0 {
-			return nil
-		}
-		if len(group) > 1 {
-			done, err := im.writeGroup(ctx, group)
-			if err != nil || done {
-				im.progress(file)
-				return err
-			}
-		}
-		for _, b := range group {
-			if err := im.writeBatch(ctx, b); err != nil {
-				return err
-			}
-		}
-		im.progress(file)
-		return nil
+	return im.writeRest(ctx, file, rest, w)
+}
+
+// hotWriters is how many groups of batches are written to PostgreSQL at
+// once. A hot write's time is its COPY into the constrained table —
+// PostgreSQL's CPU, the exclusion constraints' index inserts — so a second
+// transaction runs on a second core while the first commits; groups never
+// share a batch, and concurrent writers of one reading wait on its advisory
+// lock (hot.Store.Write), so any order is a correct one.
+const hotWriters = 2
+
+// writeRest writes the batches the bulk path did not take. Batches wholly on
+// one side of the watermark w are written together: above it as many as one
+// hot transaction holds (HotBatchRows; a larger batch alone, still in one
+// transaction), below it up to coldGroupRows in one Iceberg append. Either
+// way all of them or none is written, and on a refusal each is written again
+// alone, so the good ones go in. A batch across the watermark (moved since it
+// was split) is written alone. Groups for PostgreSQL are written hotWriters
+// at a time unless two of them hold one channel (then which delivery of it
+// wins or is refused must not depend on timing: they go in file order); the
+// others one after the other.
+func (im *importer) writeRest(ctx context.Context, file string, rest []batch, w time.Time) error {
+	groups := groupBatches(rest, w, im.tbl.HotBatchRows())
+	g, gctx := errgroup.WithContext(ctx)
+	if shareChannels(groups) {
+		g.SetLimit(1)
+	} else {
+		g.SetLimit(hotWriters)
 	}
-	for _, b := range rest {
+	for _, grp := range groups {
+		if grp.hot {
+			g.Go(func() error { return im.writeGroupOrEach(gctx, file, grp.batches) })
+			continue
+		}
+		if err := im.writeGroupOrEach(gctx, file, grp.batches); err != nil {
+			return errors.Join(err, g.Wait())
+		}
+	}
+	return g.Wait()
+}
+
+// shareChannels reports whether two groups for PostgreSQL hold rows of one
+// channel (malo_id, obis_code).
+func shareChannels(groups []group) bool {
+	seen := map[string]int{}
+	for i, g := range groups {
+		if !g.hot {
+			continue
+		}
+		for _, b := range g.batches {
+			for _, s := range b.series {
+				k := s.MaloID.String() + "|" + s.Obis.String()
+				if j, ok := seen[k]; ok && j != i {
+					return true
+				}
+				seen[k] = i
+			}
+		}
+	}
+	return false
+}
+
+// group is batches written in one routed write, and whether all their rows
+// lie at or above the watermark.
+type group struct {
+	batches []batch
+	hot     bool
+}
+
+// groupBatches cuts bs into groups: runs of batches on one side of the
+// watermark w, up to hotLimit rows above it and coldGroupRows below; a batch
+// across w is a group of its own.
+func groupBatches(bs []batch, w time.Time, hotLimit int) []group {
+	var out []group
+	var cur []batch
+	rows, side := 0, 0
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, group{batches: cur, hot: side == 1})
+		}
+		cur, rows = nil, 0
+	}
+	for _, b := range bs {
 		s, limit := 0, 0
 		switch {
 		case !b.lo.Before(w):
@@ -101,15 +156,33 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 			s, limit = 2, coldGroupRows
 		}
 		if s != side || rows+b.rows > limit {
-			if err := flush(); err != nil {
-				return err
-			}
+			flush()
 		}
 		side = s
-		group = append(group, b)
+		cur = append(cur, b)
 		rows += b.rows
 	}
-	return flush()
+	flush()
+	return out
+}
+
+// writeGroupOrEach writes the batches in one routed write, or — when the
+// store refuses that — each alone, so that only the bad ones are refused.
+func (im *importer) writeGroupOrEach(ctx context.Context, file string, bs []batch) error {
+	if len(bs) > 1 {
+		done, err := im.writeGroup(ctx, bs)
+		if err != nil || done {
+			im.progress(file)
+			return err
+		}
+	}
+	for _, b := range bs {
+		if err := im.writeBatch(ctx, b); err != nil {
+			return err
+		}
+	}
+	im.progress(file)
+	return nil
 }
 
 // writeGroup writes batches in one routed write. done is false when the
@@ -265,6 +338,8 @@ func (im *importer) writeBatch(ctx context.Context, b batch) error {
 // accept counts a batch that went in (or would, on a dry run): its rows, and
 // those of them the import stamped with its recorded_at.
 func (im *importer) accept(b batch) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
 	im.rep.Rows += b.rows
 	for _, s := range b.series {
 		if s.RecordedAt.Equal(im.recordedAt) {
@@ -277,6 +352,8 @@ func (im *importer) accept(b batch) {
 // archival made the write send to Iceberg as well counts cold, with the
 // effect of its first write.
 func (im *importer) tally(out store.AppendOutcome) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
 	im.rep.HotRows += out.HotRows - out.Rerouted
 	im.rep.ColdRows += out.ColdRows
 	for _, d := range out.Displacements {
