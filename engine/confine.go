@@ -5,10 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/meterstore/meterstore/engine/plan"
 )
 
 // A confined handle (Scoped, Isolated or Walled) runs its statements in a
@@ -62,45 +61,9 @@ func (e *Engine) confined(ctx context.Context) (*sql.Conn, *duckDB, error) {
 }
 
 // confinedDirs are the directories the handle's confined database may read
-// files below, sorted: per visible table on the local file system, the
-// directory holding only rows the handle sees. A scope on one column names its
-// partition directory below Iceberg's default data path; a file elsewhere
-// (another layout, a scope on two columns) is read by the Go reader instead.
+// files below (plan.ConfinedDirs).
 func (e *Engine) confinedDirs() []string {
-	var dirs []string
-	for _, t := range e.visibleTables() {
-		d := t.cold.DataDirectory()
-		if d == "" || isRemote(d) {
-			continue
-		}
-		d = strings.TrimSuffix(strings.TrimPrefix(d, "file://"), "/") + "/"
-		switch len(e.view.scope) {
-		case 0:
-		case 1:
-			for c, v := range e.view.scope {
-				d += "data/" + url.QueryEscape(c) + "=" + url.QueryEscape(v) + "/"
-			}
-		default:
-			continue
-		}
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	return dirs
-}
-
-// readableBelow is whether DuckDB may open path in a database allowed dirs.
-func readableBelow(path string, dirs []string) bool {
-	if isRemote(path) {
-		return false
-	}
-	p := filepath.Clean(strings.TrimPrefix(path, "file://"))
-	for _, d := range dirs {
-		if strings.HasPrefix(p, d) {
-			return true
-		}
-	}
-	return false
+	return plan.ConfinedDirs(e.planTables(), e.view.scope)
 }
 
 // openConfined opens the confined database of the allowed directories dirs

@@ -14,79 +14,20 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine/plan"
 	"github.com/meterstore/meterstore/udf"
 )
 
-// ColdFile is one Iceberg data file the planner may read, with the statistics
-// and footer marks elision is proven from. A nil bound is a missing statistic,
-// and a false mark an absent one: either proves nothing.
-type ColdFile struct {
-	Path                   string
-	Records                int64
-	FromMin, FromMax       *time.Time
-	VersionMin, VersionMax *uint64
-	// MaloMin and MaloMax are exact bounds of malo_id (nil where the
-	// statistic is missing or truncated).
-	MaloMin, MaloMax *string
-	// KeysUnique: the compactor proved that no resolution key (merge key +
-	// version_scope) occurs twice in the file, whatever versions it holds.
-	KeysUnique bool
-	// Superseded: every row of the file has a row of the same resolution key
-	// at a higher version in files all held by the planned snapshot.
-	Superseded bool
-	// FieldIDs: every column carries its Iceberg field id, and the file is
-	// read by id; false reads it by column name.
-	FieldIDs bool
-	// BalancingDay: every row holds the stored balancing_day column, as the
-	// file is read; false (a file another writer added without it) computes
-	// the column from "from" and sparte with meter_balancing_day, so the
-	// column — and the stored-day rewrite that reads it — is never NULL.
-	BalancingDay bool
-}
-
-// ColdPlan is the cold tier pinned to one snapshot: the watermark recorded in
-// that snapshot and the files that may hold rows of the requested range.
-type ColdPlan struct {
-	SnapshotID int64
-	Files      []ColdFile
-	Pruned     int // files of the snapshot the range, partition values and column statistics excluded
-	// MetadataLocation is the table metadata file the plan was made from (it
-	// lists the snapshot), for the iceberg extension's iceberg_scan.
-	MetadataLocation string
-	// StoredNames maps each field id of the table's current schema to its
-	// name there: iceberg_scan names columns so, and a half of a table
-	// another engine renamed a column of is read through read_parquet
-	// instead (nil: not known, nothing is checked).
-	StoredNames map[int]string
-}
-
-// ColdTier plans reads of one table's Iceberg side. catalog.Table implements it
-// through an adapter.
+// ColdTier is one table's Iceberg side: what the planner reads
+// (plan.ColdTier), and the snapshots and partitions the system tables show.
+// catalog.Table implements it through an adapter.
 type ColdTier interface {
-	// Watermark pins a snapshot (0 = the current one) and returns its id and the
-	// watermark recorded in it (zero time when nothing is archived; snapshot 0
-	// when the table has none). An unknown snapshot wraps ErrNoSnapshot.
-	Watermark(ctx context.Context, snapshot int64) (int64, time.Time, error)
-	// Plan returns the files of snapshot that may hold rows with "from" in
-	// [from, to) (zero = unbounded) and the given column equalities.
-	Plan(ctx context.Context, snapshot int64, from, to time.Time, eq map[string]string) (ColdPlan, error)
-	// SnapshotAt resolves an instant to the newest snapshot of the table's main
-	// history committed at or before it; ErrNoSnapshot (wrapped) when the instant
-	// predates the table's first snapshot.
-	SnapshotAt(ctx context.Context, at time.Time) (int64, error)
+	plan.ColdTier
 	// Snapshots lists the table's snapshots, oldest first.
 	Snapshots(ctx context.Context) ([]SnapshotInfo, error)
 	// Partitions lists the partitions of the current snapshot with their
 	// files, bytes and compaction state (system.partitions).
 	Partitions(ctx context.Context) ([]PartitionInfo, error)
-	// DataDirectory is where the table's files lie: a local directory, or
-	// a URL prefix on object storage (s3://bucket/…); a confined session's
-	// DuckDB may read below it and nowhere else.
-	DataDirectory() string
-	// ReadFile streams the rows of one planned data file through the
-	// warehouse's own file IO: the Go path for files DuckDB cannot open
-	// itself (on object storage without the httpfs extension).
-	ReadFile(ctx context.Context, path string) (RowPages, error)
 }
 
 // SnapshotInfo is one Iceberg snapshot, as system.snapshots shows it.
@@ -109,31 +50,14 @@ type PartitionInfo struct {
 	NewestUncompacted time.Time  // commit of the newest file no compaction wrote; zero when none
 }
 
-// HotTier reads one table's PostgreSQL side.
+// HotTier is one table's PostgreSQL side: what the planner reads
+// (plan.HotTier), and the rows system.tables counts as violations.
 type HotTier interface {
-	HotPager
-	// Detached lists partitions detached for archival but not yet dropped, with
-	// the start of their window: between detach and drop their rows are in
-	// neither the parent nor (until the commit) the cold tier.
-	Detached(ctx context.Context) ([]DetachedPartition, error)
-	// ScanSQL is the SQL the first page of a scan sends, for EXPLAIN.
-	ScanSQL(req HotScan) string
-	// ScanQuery is one SELECT of every row of req, its values written into
-	// the text: what the postgres extension sends PostgreSQL for the hot half.
-	ScanQuery(req HotScan) (string, error)
+	plan.HotTier
 	// RowsBelow counts rows with "from" < w still in the PostgreSQL parent: each
 	// is an invariant violation (a row no query looks for).
 	RowsBelow(ctx context.Context, w time.Time) (int64, error)
 }
-
-// DetachedPartition is a hot partition between detach and drop.
-type DetachedPartition struct {
-	Name     string
-	From, To time.Time
-}
-
-// ErrNoSnapshot is returned for an AsOf read of a snapshot that does not exist.
-var ErrNoSnapshot = errors.New("no such snapshot")
 
 // Table is one configured table and its two tiers.
 type Table struct {
@@ -180,7 +104,7 @@ type Config struct {
 }
 
 // DefaultTimeZone is the session time zone when Config.TimeZone is empty.
-const DefaultTimeZone = "UTC"
+const DefaultTimeZone = plan.DefaultTimeZone
 
 type tableState struct {
 	cfg  meterstore.TableConfig

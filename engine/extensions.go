@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/meterstore/meterstore/engine/plan"
 	"github.com/meterstore/meterstore/settings"
 )
 
@@ -94,10 +95,6 @@ const (
 // with; statements cannot reach it (the gate refuses secrets' functions).
 const coldSecret = "meterstore_cold"
 
-// hotDatabase is the catalog name the deployment's PostgreSQL is attached
-// under; statements cannot name it (the gate refuses other databases).
-const hotDatabase = "meterstore_hot"
-
 // ExtensionStatus is what an engine loaded, decided once when it opened.
 type ExtensionStatus struct {
 	Directory string            // the extension directory ("" = none configured)
@@ -150,8 +147,8 @@ type extensionState struct {
 	postgres bool // postgres_scanner loaded and the hot database attached
 	iceberg  bool // avro and iceberg loaded
 	httpfs   bool // httpfs loaded and the warehouse's secret created
-	hot      hotPath
-	cold     coldPath
+	hot      plan.HotPath
+	cold     plan.ColdPath
 }
 
 // loadExtensions loads what the configuration asks for into the engine's
@@ -188,7 +185,7 @@ func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool)
 	if st.load(ctx, conn, dir, extPostgres) {
 		if x.Postgres.zero() {
 			st.status.Missing = append(st.status.Missing, "postgres: no PostgreSQL to attach")
-		} else if err := attachHot(ctx, conn, x.Postgres, hotDatabase); err != nil {
+		} else if err := attachHot(ctx, conn, x.Postgres, plan.HotDatabase); err != nil {
 			st.status.Missing = append(st.status.Missing, "postgres: "+err.Error())
 		} else {
 			st.postgres = true
@@ -292,22 +289,37 @@ func loadedVersion(ctx context.Context, conn *sql.Conn, name string) LoadedExten
 	return LoadedExtension{Name: name, Version: v.String}
 }
 
+// Each half's default path where its extension loaded (true: the
+// extension's), from the side-by-side figures in benchmarks/RESULTS.md
+// ("Extension paths"). The cold half stays on read_parquet: iceberg_scan
+// plans again from the manifests and measured slower. The hot half stays on
+// meter_hot_scan although postgres_query measured faster: postgres_query
+// reads a half in one PostgreSQL statement, whose lock on the partitions
+// holds an archival's DETACH — and every write queued behind that — until
+// the reader has taken the last row, so one slow client of a stream stalls
+// ingestion; meter_hot_scan's short page queries let archival through, and
+// the boundary check turns the moved watermark into ErrBoundaryMoved.
+const (
+	defaultHotPath  = false
+	defaultColdPath = false
+)
+
 // decide picks each half's path from the choice and what loaded.
 func (st *extensionState) decide(x Extensions) error {
 	var err error
-	st.hot, err = choose[hotPath](x.Hot, st.postgres, defaultHotPath, hotScanPath{}, postgresQueryPath{}, "hot", "postgres")
+	st.hot, err = choose(x.Hot, st.postgres, defaultHotPath, plan.MeterHotScan, plan.PostgresQuery, "hot", "postgres")
 	if err != nil {
 		return err
 	}
-	st.cold, err = choose[coldPath](x.Cold, st.iceberg, defaultColdPath, readParquetPath{}, icebergScanPath{}, "cold", "iceberg")
+	st.cold, err = choose(x.Cold, st.iceberg, defaultColdPath, plan.ReadParquet, plan.IcebergScan, "cold", "iceberg")
 	if err != nil {
 		return err
 	}
-	st.status.Hot, st.status.Cold = st.hot.name(), st.cold.name()
+	st.status.Hot, st.status.Cold = st.hot.Name(), st.cold.Name()
 	if x.ObjectStore != nil {
-		st.status.ObjectStore = coldScanPath{}.name()
+		st.status.ObjectStore = plan.MeterColdScan
 		if st.httpfs {
-			st.status.ObjectStore = st.cold.name() + " (httpfs)"
+			st.status.ObjectStore = st.cold.Name() + " (httpfs)"
 		}
 	}
 	return nil
@@ -317,7 +329,7 @@ func (st *extensionState) decide(x Extensions) error {
 // extension path that could not be loaded.
 var ErrExtensionMissing = errors.New("DuckDB extension not available")
 
-func choose[P interface{ name() string }](c PathChoice, loaded bool, def bool, goPath, extPath P, half, ext string) (P, error) {
+func choose[P interface{ Name() string }](c PathChoice, loaded bool, def bool, goPath, extPath P, half, ext string) (P, error) {
 	switch c {
 	case PathGo:
 		return goPath, nil
@@ -374,8 +386,8 @@ func (e *Engine) AttachHot(ctx context.Context, name string) error {
 	if !e.shared.ext.status.Has(extPostgres) || e.cfg.Extensions.Postgres.zero() {
 		return fmt.Errorf("%w: postgres_scanner is not loaded (%s)", ErrExtensionMissing, e.shared.ext.status)
 	}
-	if !identifier.MatchString(name) || name == hotDatabase {
-		return fmt.Errorf("attach the hot tier as %q: a plain lowercase name other than %s", name, hotDatabase)
+	if !identifier.MatchString(name) || name == plan.HotDatabase {
+		return fmt.Errorf("attach the hot tier as %q: a plain lowercase name other than %s", name, plan.HotDatabase)
 	}
 	conn, err := e.shared.db.Conn(ctx)
 	if err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -13,50 +12,22 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine/plan"
 )
 
-// HotPager opens paged reads of the hot tier. hot.Store implements it (through
-// store.HotTierOf); the engine declares what it needs so it does not depend on more.
-type HotPager interface {
-	Pages(req HotScan) (RowPages, error)
-}
-
-// RowPages is one hot scan read a page at a time: Next decodes the next page
-// into buf's storage (nil: a new slice) and returns an empty page at the end. No
-// transaction is held between calls. Rows come in no particular order. A page
-// that cannot be read because an archival detached or dropped the partition
-// under the scan fails with an error wrapping ErrBoundaryMoved, so the
-// statement is run again rather than reported (Pages likewise).
-type RowPages interface {
-	Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error)
-}
-
-// HotScan is what the planner pushes into one hot scan.
-type HotScan struct {
-	Table         string            // the relation to page: the parent, or a detached partition
-	From, To      time.Time         // half-open on "from"; zero is unbounded
-	Eq            map[string]string // merge-key equalities (including a session's scope)
-	MaxVersion    *uint64
-	RecordedAtMax *time.Time
-	Columns       []string // projection; nil = all
-}
-
-// scanRegistry hands planned hot scans to the table function by an unguessable
-// token that lives only while its statement runs: a statement cannot call
-// meter_hot_scan with a request of its own making (the planner also refuses the
-// name), so a scope pushed into the scan cannot be forged away.
+// scanRegistry hands planned scans to the table functions by an unguessable
+// token that lives only while its statement runs (plan.Registry): a statement
+// cannot call meter_hot_scan with a request of its own making (the planner
+// also refuses the name), so a scope pushed into the scan cannot be forged away.
 type scanRegistry struct {
-	mu    sync.Mutex
-	scans map[string]*plannedScan
+	mu     sync.Mutex
+	scans  map[string]*plannedScan
+	byScan map[*plan.Scan]*plannedScan
 }
 
+// plannedScan is a registered scan and how its reading ends.
 type plannedScan struct {
-	ctx    context.Context
-	cfg    meterstore.TableConfig
-	pager  HotPager
-	scans  []HotScan // the parent, then detached partitions not yet covered by the watermark
-	rows   *rowCounter
-	what   string // "cold scan" for meter_cold_scan; "" is the hot scan
+	*plan.Scan
 	ticket string
 	// ended is closed when the statement is released: a source DuckDB stopped
 	// reading early (LIMIT) has a prefetching goroutine to end.
@@ -85,48 +56,35 @@ func (p *plannedScan) failure() error {
 }
 
 func (p *plannedScan) kind() string {
-	if p.what == "" {
+	if p.What == "" {
 		return "hot scan"
 	}
-	return p.what
+	return p.What
 }
 
-type rowCounter struct {
-	mu sync.Mutex
-	n  int64
-}
-
-func (c *rowCounter) add(n int) {
-	c.mu.Lock()
-	c.n += int64(n)
-	c.mu.Unlock()
-}
-
-func (c *rowCounter) get() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
-func (r *scanRegistry) add(p *plannedScan) string {
+// Add registers s under a new token.
+func (r *scanRegistry) Add(s *plan.Scan) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	tok := hex.EncodeToString(b[:])
+	p := &plannedScan{Scan: s, ticket: tok, ended: make(chan struct{})}
 	r.mu.Lock()
 	if r.scans == nil {
-		r.scans = map[string]*plannedScan{}
+		r.scans, r.byScan = map[string]*plannedScan{}, map[*plan.Scan]*plannedScan{}
 	}
-	r.scans[tok] = p
+	r.scans[tok], r.byScan[s] = p, p
 	r.mu.Unlock()
-	p.ticket = tok
-	p.ended = make(chan struct{})
 	return tok
 }
 
-func (r *scanRegistry) remove(tok string) {
+// Remove ends the scan of tok: its token no longer names it.
+func (r *scanRegistry) Remove(tok string) {
 	r.mu.Lock()
 	p, ok := r.scans[tok]
 	delete(r.scans, tok)
+	if ok {
+		delete(r.byScan, p.Scan)
+	}
 	r.mu.Unlock()
 	if ok {
 		close(p.ended)
@@ -138,6 +96,17 @@ func (r *scanRegistry) get(tok string) (*plannedScan, bool) {
 	defer r.mu.Unlock()
 	p, ok := r.scans[tok]
 	return p, ok
+}
+
+// failure is the error the registered scan s ended with, nil if none.
+func (r *scanRegistry) failure(s *plan.Scan) error {
+	r.mu.Lock()
+	p, ok := r.byScan[s]
+	r.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return p.failure()
 }
 
 func typeInfo(t duckdb.Type) duckdb.TypeInfo {
@@ -255,7 +224,7 @@ type pageResult struct {
 	err  error
 }
 
-func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.p.cfg) }
+func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.p.Config) }
 func (s *hotSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (s *hotSource) Init()                                {}
 
@@ -282,22 +251,22 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 		s.pos++
 		n++
 	}
-	s.p.rows.add(n)
+	s.p.Rows.Add(n)
 	return chunk.SetSize(n)
 }
 
 // start reads which columns DuckDB projected and starts the page reader.
 func (s *hotSource) start(chunk duckdb.DataChunk) {
 	var names []string
-	for i, c := range s.p.cfg.Columns() {
+	for i, c := range s.p.Config.Columns() {
 		if isProjected(chunk, i) {
 			s.projected = append(s.projected, i)
 			names = append(names, c.Name)
 		}
 	}
-	scans := make([]HotScan, len(s.p.scans))
-	for i, sc := range s.p.scans {
-		sc.Columns = scanColumns(names)
+	scans := make([]HotScan, len(s.p.Scans))
+	for i, sc := range s.p.Scans {
+		sc.Columns = plan.ScanColumns(names)
 		scans[i] = sc
 	}
 	s.pages = make(chan pageResult)
@@ -305,16 +274,6 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 	s.free <- nil
 	s.free <- nil
 	go s.read(scans)
-}
-
-// scanColumns is what a hot scan asks PostgreSQL for, given the columns
-// DuckDB projected: those, or for none (count(*)) the first key column, whose
-// rows are counted.
-func scanColumns(projected []string) []string {
-	if len(projected) == 0 {
-		return []string{"malo_id"}
-	}
-	return projected
 }
 
 // isProjected reports whether DuckDB asked for column i. The pinned duckdb-go
@@ -337,7 +296,7 @@ func (s *hotSource) read(scans []HotScan) {
 		}
 	}
 	for _, sc := range scans {
-		pages, err := s.p.pager.Pages(sc)
+		pages, err := s.p.Pager.Pages(sc)
 		if err != nil {
 			send(pageResult{err: fmt.Errorf("%s of %s: %w", s.p.kind(), sc.Table, err)})
 			return
@@ -349,11 +308,11 @@ func (s *hotSource) read(scans []HotScan) {
 			case <-s.p.ended:
 				return
 			}
-			if err := s.p.ctx.Err(); err != nil {
+			if err := s.p.Ctx.Err(); err != nil {
 				send(pageResult{err: fmt.Errorf("%s cancelled: %w", s.p.kind(), err)})
 				return
 			}
-			page, err := pages.Next(s.p.ctx, buf)
+			page, err := pages.Next(s.p.Ctx, buf)
 			if err != nil {
 				send(pageResult{err: fmt.Errorf("%s of %s: %w", s.p.kind(), sc.Table, err)})
 				return

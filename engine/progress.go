@@ -22,7 +22,7 @@ import (
 type Progress struct {
 	mu   sync.RWMutex
 	conn *bindings.Connection // DuckDB connection of the running statement; nil when none
-	hot  *rowCounter
+	hot  func() int64
 }
 
 type progressKey struct{}
@@ -60,7 +60,7 @@ func (p *Progress) HotRows() int64 {
 	if p.hot == nil {
 		return 0
 	}
-	return p.hot.get()
+	return p.hot()
 }
 
 // Track reports the statements run on conn, a connection of a DuckDB
@@ -80,7 +80,7 @@ func (p *Progress) Track(conn *sql.Conn) (untrack func(), err error) {
 	return p.detach, nil
 }
 
-func (p *Progress) attach(raw bindings.Connection, hot *rowCounter) {
+func (p *Progress) attach(raw bindings.Connection, hot func() int64) {
 	p.mu.Lock()
 	p.conn, p.hot = &raw, hot
 	p.mu.Unlock()

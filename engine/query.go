@@ -11,6 +11,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
 
+	"github.com/meterstore/meterstore/engine/plan"
 	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
@@ -80,7 +81,7 @@ type Rows struct {
 	*sql.Rows
 	Provenance *Provenance
 	e          *Engine
-	p          *plan
+	p          *plan.Plan
 	conn       *sql.Conn
 	stream     *sql.DB
 	ctx        context.Context
@@ -111,29 +112,29 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		cancel()
 		return nil, err
 	}
-	for _, s := range p.scans {
-		s.ctx = ctx
+	for _, s := range p.Scans {
+		s.Ctx = ctx
 	}
-	r := &Rows{Provenance: &p.prov, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
+	r := &Rows{Provenance: &p.Provenance, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
 	if r.progress != nil {
 		if raw, err := rawConnection(conn); err == nil {
-			r.progress.attach(raw, p.prov.hotRows)
+			r.progress.attach(raw, p.Provenance.HotRows)
 		}
 	}
 	r.stream, err = duckstream.Open(conn, func() error {
 		r.checked = true
-		return e.checkBoundary(ctx, p)
+		return p.CheckBoundary(ctx)
 	})
 	if err == nil {
-		r.Rows, err = r.stream.QueryContext(ctx, p.sql, args...)
+		r.Rows, err = r.stream.QueryContext(ctx, p.SQL, args...)
 	}
 	if err != nil {
 		if r.stream != nil {
 			r.stream.Close()
 		}
-		err = inUserStatement(e.movedOr(ctx, p, err), q, p.sql)
+		err = plan.InUserStatement(e.movedOr(ctx, p, err), q, p.SQL)
 		r.stopProgress()
-		p.release(e)
+		p.Release()
 		conn.Close()
 		cancel()
 		return nil, fmt.Errorf("run: %w", err)
@@ -144,17 +145,17 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 // movedOr returns err, or ErrBoundaryMoved with err when an archival moved the
 // boundary while the statement ran: a hot scan that failed because its partition
 // was detached or dropped under it is then retried by Query, not reported.
-func (e *Engine) movedOr(ctx context.Context, p *plan, err error) error {
+func (e *Engine) movedOr(ctx context.Context, p *plan.Plan, err error) error {
 	if err == nil || errors.Is(err, ErrBoundaryMoved) {
 		return err
 	}
-	if moved := p.scanMoved(); moved != nil {
+	if moved := e.scanMoved(p); moved != nil {
 		return moved
 	}
-	if len(p.hotTables) == 0 {
+	if !p.ReadsHot() {
 		return err
 	}
-	if moved := e.checkBoundary(context.WithoutCancel(ctx), p); errors.Is(moved, ErrBoundaryMoved) {
+	if moved := p.CheckBoundary(context.WithoutCancel(ctx)); errors.Is(moved, ErrBoundaryMoved) {
 		return errors.Join(moved, err)
 	}
 	return err
@@ -163,9 +164,9 @@ func (e *Engine) movedOr(ctx context.Context, p *plan, err error) error {
 // scanMoved is the error of a scan of the plan that failed because an archival
 // moved its rows (it wraps ErrBoundaryMoved); nil if none did. DuckDB reports
 // the failure as text; this is the typed error behind it.
-func (p *plan) scanMoved() error {
-	for _, s := range p.scans {
-		if err := s.failure(); errors.Is(err, ErrBoundaryMoved) {
+func (e *Engine) scanMoved(p *plan.Plan) error {
+	for _, s := range p.Scans {
+		if err := e.shared.scans.failure(s); errors.Is(err, ErrBoundaryMoved) {
 			return err
 		}
 	}
@@ -184,11 +185,11 @@ func (r *Rows) Close() error {
 		err = r.Rows.Err()
 	}
 	if err == nil && !r.checked {
-		err = r.e.checkBoundary(r.ctx, r.p)
+		err = r.p.CheckBoundary(r.ctx)
 	}
 	err = r.e.movedOr(r.ctx, r.p, err)
 	r.stream.Close()
-	r.p.release(r.e)
+	r.p.Release()
 	r.stopProgress()
 	r.conn.Close()
 	r.cancel()
@@ -200,40 +201,6 @@ func (r *Rows) stopProgress() {
 	if r.progress != nil {
 		r.progress.detach()
 	}
-}
-
-// checkBoundary re-reads, for each table whose hot tier was read, the detached
-// partitions and then the watermark. If either changed, a window may have moved
-// from hot to cold after this statement pinned its snapshot: rows of it were
-// then in neither place the statement looked.
-//
-// The order matters. An archival detaches a window's partition, then commits
-// the watermark past it, then drops the partition, and the two reads are not
-// one snapshot: read the other way round, a watermark read before the commit
-// and a list made after the drop both look unchanged although the window left
-// the parent while the statement read it. Listed first, the partition is
-// either still there (detached: caught) or already dropped, and then the
-// watermark read after it has moved.
-func (e *Engine) checkBoundary(ctx context.Context, p *plan) error {
-	for t, pin := range p.hotTables {
-		det, err := t.hot.Detached(ctx)
-		if err != nil {
-			return fmt.Errorf("re-list detached partitions of %s: %w", t.cfg.Name(), err)
-		}
-		for _, d := range det {
-			if !d.From.Before(pin.watermark) && !pin.detached[d.Name] {
-				return fmt.Errorf("%s: partition %s detached during the statement: %w", t.cfg.Name(), d.Name, ErrBoundaryMoved)
-			}
-		}
-		_, w, err := t.cold.Watermark(ctx, 0)
-		if err != nil {
-			return fmt.Errorf("re-read watermark of %s: %w", t.cfg.Name(), err)
-		}
-		if !w.Equal(pin.watermark) {
-			return fmt.Errorf("%s: watermark %s → %s: %w", t.cfg.Name(), pin.watermark, w, ErrBoundaryMoved)
-		}
-	}
-	return nil
 }
 
 // Description is a statement planned but not run: its schema and the boundary
@@ -259,13 +226,13 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 	if err != nil {
 		return nil, err
 	}
-	defer p.release(e)
-	rows, err := conn.QueryContext(ctx, "DESCRIBE "+p.sql, args...)
+	defer p.Release()
+	rows, err := conn.QueryContext(ctx, "DESCRIBE "+p.SQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
 	}
 	defer rows.Close()
-	d := &Description{Provenance: &p.prov}
+	d := &Description{Provenance: &p.Provenance}
 	cols, _ := rows.Columns()
 	for rows.Next() {
 		vals, err := ScanValues(rows, len(cols))
@@ -299,26 +266,24 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 	if err != nil {
 		return "", err
 	}
-	defer p.release(e)
-	if err := p.completeHotLines(ctx, conn, args); err != nil {
-		return "", fmt.Errorf("explain: %w", inUserStatement(err, q, p.sql))
+	defer p.Release()
+	if err := p.CompleteHotLines(ctx, conn, args); err != nil {
+		return "", fmt.Errorf("explain: %w", plan.InUserStatement(err, q, p.SQL))
+	}
+	var session []string
+	if e.Confined() {
+		session = append(session, e.confinementLine())
 	}
 	var b strings.Builder
-	b.WriteString("MeterStore plan\n")
-	if e.Confined() {
-		b.WriteString(e.confinementLine() + "\n")
-	}
-	for _, l := range p.explain {
-		b.WriteString(l + "\n")
-	}
+	b.WriteString(p.ExplainText(session...))
 	explain, title := "EXPLAIN ", "DuckDB plan"
 	if analyze {
 		explain, title = "EXPLAIN ANALYZE ", "DuckDB plan, run and profiled (EXPLAIN ANALYZE)"
 	}
-	fmt.Fprintf(&b, "provenance: %s\n\nrewritten SQL:\n%s\n\n%s:\n", p.prov.String(), p.sql, title)
-	rows, err := conn.QueryContext(ctx, explain+p.sql, args...)
+	b.WriteString(title + ":\n")
+	rows, err := conn.QueryContext(ctx, explain+p.SQL, args...)
 	if err != nil {
-		return "", fmt.Errorf("explain: %w", inUserStatement(err, q, p.sql))
+		return "", fmt.Errorf("explain: %w", plan.InUserStatement(err, q, p.SQL))
 	}
 	defer rows.Close()
 	for rows.Next() {

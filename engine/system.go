@@ -10,38 +10,14 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine/plan"
 )
-
-// The system tables are snapshots of state in the DuckDB schema "system",
-// recomputed only by RefreshSystemTables: a query never silently pays for a
-// round trip to both tiers.
-//
-//	system.tables      table, physical_table, watermark, watermark_lag_seconds, snapshot_id,
-//	                   invariant_violations, detached_partitions, healthy, quarantine, refreshed_at
-//	                   (quarantine: each narrowing schema change that halts archival, NULL when none)
-//	system.config      table, setting, value — the settings that interact
-//	system.resolution  table, setting, value — setting = 'resolution_sql' is ResolutionSQL() exactly
-//	system.snapshots   table, snapshot_id, committed_at, watermark (NULL where a snapshot carries none), operation
-//	system.partitions  table, partition, month, files, rows, bytes, closed, compacted, last_compaction,
-//	                   newest_uncompacted — the cold tier's partitions and what compaction made of them
-//
-// "system" is also the name of DuckDB's own system catalog, so the schema lives
-// in the database's catalog and the planner qualifies references to it.
-var systemTables = map[string]string{
-	"tables": `"table" VARCHAR, physical_table VARCHAR, watermark TIMESTAMPTZ, watermark_lag_seconds BIGINT,
-		snapshot_id BIGINT, invariant_violations BIGINT, detached_partitions INTEGER, healthy BOOLEAN, quarantine VARCHAR, refreshed_at TIMESTAMPTZ`,
-	"config":     `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
-	"resolution": `"table" VARCHAR, setting VARCHAR, value VARCHAR`,
-	"snapshots":  `"table" VARCHAR, snapshot_id BIGINT, committed_at TIMESTAMPTZ, watermark TIMESTAMPTZ, operation VARCHAR`,
-	"partitions": `"table" VARCHAR, "partition" VARCHAR, month DATE, files INTEGER, "rows" BIGINT, bytes BIGINT, closed BOOLEAN,
-		compacted BOOLEAN, last_compaction TIMESTAMPTZ, newest_uncompacted TIMESTAMPTZ`,
-}
 
 func createSystemTables(ctx context.Context, conn *sql.Conn, catalog string) error {
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s.system", meterstore.QuoteIdent(catalog))); err != nil {
 		return fmt.Errorf("create schema system: %w", err)
 	}
-	for name, cols := range systemTables {
+	for name, cols := range plan.SystemTables {
 		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.system.%s (%s)", meterstore.QuoteIdent(catalog), name, cols)
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create system.%s: %w", name, err)
@@ -159,7 +135,7 @@ func writeSystemTables(ctx context.Context, db *sql.DB, catalog string, rows map
 		return err
 	}
 	defer tx.Rollback()
-	for name := range systemTables {
+	for name := range plan.SystemTables {
 		full := meterstore.QuoteIdent(catalog) + ".system." + name
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+full); err != nil {
 			return fmt.Errorf("refresh system.%s: %w", name, err)

@@ -6,33 +6,19 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/meterstore/meterstore/engine/plan"
 )
 
 // ReadMode says which tiers a session reads.
-type ReadMode uint8
+type ReadMode = plan.ReadMode
 
 const (
-	// Unified reads both tiers split at the watermark (the default).
-	Unified ReadMode = iota
-	// Historical reads Iceberg only and never touches PostgreSQL.
-	Historical
-	// Operational reads the hot window only.
-	Operational
-	// AsOf reads Iceberg pinned to one snapshot, optionally under a version ceiling.
-	AsOfMode
+	Unified     = plan.Unified
+	Historical  = plan.Historical
+	Operational = plan.Operational
+	AsOfMode    = plan.AsOfMode
 )
-
-func (m ReadMode) String() string {
-	switch m {
-	case Historical:
-		return "historical"
-	case Operational:
-		return "operational"
-	case AsOfMode:
-		return "as-of"
-	}
-	return "unified"
-}
 
 // ErrScope is wrapped by every refusal to confine a session.
 var ErrScope = errors.New("scope refused")

@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/meterstore/meterstore"
+)
+
+// coldScanPath streams a cold half's files through meter_cold_scan, a Go table
+// function reading them with the warehouse's own file IO (arrow-go's Parquet
+// reader over iceberg-go's object-store client): the path for files DuckDB
+// cannot open itself, object storage without the httpfs extension. Like the
+// hot scan it is handed its files by a token that lives only while the
+// statement runs, so a statement cannot name a file of its own.
+type coldScanPath struct {
+	ctx context.Context
+	pl  *planning
+	ref *reference
+}
+
+// MeterColdScan is the table function a cold half reads through where
+// DuckDB cannot open its files (Input.Paths: object storage without httpfs).
+const MeterColdScan = "meter_cold_scan"
+
+func (coldScanPath) Name() string { return MeterColdScan }
+
+func (p coldScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []ColdFile) (string, error) {
+	scans := make([]HotScan, len(files))
+	for i, f := range files {
+		scans[i] = HotScan{Table: f.Path}
+	}
+	ps := &Scan{Ctx: p.ctx, Config: cfg, Scans: scans, Rows: &RowCounter{}, What: "cold scan"}
+	ps.Pager = coldFiles{cold: p.ref.rel.table.Cold, ps: ps}
+	tok := p.pl.out.register(ps)
+	proj := typedProjection(cfg)
+	for _, f := range files {
+		if !f.BalancingDay {
+			// equal to the stored column row for row, where a file holds it
+			proj = computedDayProjection(cfg)
+		}
+	}
+	return fmt.Sprintf("SELECT * FROM (SELECT %s FROM meter_cold_scan('%s'))%s", proj, tok, c.where), nil
+}
+
+// coldFiles pages planned data files, one scan per file, opened with the
+// statement's context.
+type coldFiles struct {
+	cold ColdTier
+	ps   *Scan
+}
+
+func (c coldFiles) Pages(req HotScan) (RowPages, error) {
+	return c.cold.ReadFile(c.ps.Ctx, req.Table)
+}
+
+// coldPathFor is how a cold half reads files: the engine's chosen path where
+// DuckDB can open them (the local file system, object storage through
+// httpfs), the Go reader where it cannot. A confined database opens only
+// files below its allowed directories, with read_parquet; any other file of
+// the half sends the half through the Go reader.
+func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []ColdFile) ColdPath {
+	if pl.in.View.Confined {
+		dirs := ConfinedDirs(pl.in.Tables, pl.in.View.Scope)
+		for _, f := range files {
+			if !readableBelow(f.Path, dirs) {
+				return coldScanPath{ctx: ctx, pl: pl, ref: ref}
+			}
+		}
+		return readParquetPath{}
+	}
+	if pl.in.Paths.HTTPFS {
+		return pl.in.Paths.Cold
+	}
+	for _, f := range files {
+		if isRemote(f.Path) {
+			return coldScanPath{ctx: ctx, pl: pl, ref: ref}
+		}
+	}
+	return pl.in.Paths.Cold
+}
+
+// isRemote is whether path names a file on object storage (a URL other than
+// file://) rather than the local file system.
+func isRemote(path string) bool {
+	scheme, _, ok := strings.Cut(path, "://")
+	return ok && !strings.EqualFold(scheme, "file")
+}

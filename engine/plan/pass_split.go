@@ -1,0 +1,133 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// coldHalf is a reference's read of Iceberg: [lo, min(hi, W)), the files
+// iceberg-go planned for it, and how elide or resolve reads them.
+type coldHalf struct {
+	rng   timeRange
+	where string // the filter every cold read carries (coldFilter)
+	plan  ColdPlan
+	path  ColdPath
+	read  coldRead
+	// pathNote says why the half reads through path rather than the
+	// engine's cold path ("" when it does not).
+	pathNote string
+}
+
+// hotHalf is a reference's read of PostgreSQL: [max(lo, W), hi), from the
+// parent and from each partition detached for archival but not yet covered by
+// the watermark. It is always resolved.
+type hotHalf struct {
+	rng   timeRange
+	scans []HotScan
+	path  HotPath
+}
+
+// splitTiers decides, per reference, which tiers hold rows of its range: cold
+// below the pinned watermark (never in operational mode), hot at or above it
+// (never in historical or as-of mode), each with the scope's equalities and the
+// handle's ceilings — and plans the cold files.
+func splitTiers(ctx context.Context, pl *planning) error {
+	for _, ref := range pl.refs {
+		ref.eq = scoped(ref.eq, pl.in.View.Scope)
+		if err := pl.splitCold(ctx, ref); err != nil {
+			return err
+		}
+		if err := pl.splitHot(ctx, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scoped is the statement's equalities with the handle's scope over them: a
+// statement asking for another scope's rows gets none of them.
+func scoped(eq, scope map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range eq {
+		out[k] = v
+	}
+	for k, v := range scope {
+		out[k] = v
+	}
+	return out
+}
+
+func (pl *planning) splitCold(ctx context.Context, ref *reference) error {
+	v, w := pl.in.View, ref.pin.watermark
+	rng := ref.rng
+	rng.lowerHi(w)
+	if v.Mode == Operational || w.IsZero() || rng.empty() {
+		return nil
+	}
+	var lo, hi time.Time
+	if rng.lo != nil {
+		lo = *rng.lo
+	}
+	if rng.hi != nil {
+		hi = *rng.hi
+	}
+	t := ref.rel.table
+	cp, err := t.Cold.Plan(ctx, ref.pin.snapshot, lo, hi, ref.eq)
+	if err != nil {
+		return fmt.Errorf("plan cold files of %s: %w", t.Config.Name(), err)
+	}
+	prov := &pl.out.Provenance
+	prov.Tiers |= Cold
+	prov.ColdFiles += len(cp.Files)
+	prov.SnapshotIDs = appendUnique(prov.SnapshotIDs, cp.SnapshotID)
+	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), plan: cp, path: pl.coldPathFor(ctx, ref, cp.Files)}
+	return nil
+}
+
+func (pl *planning) splitHot(ctx context.Context, ref *reference) error {
+	v, w, pin := pl.in.View, ref.pin.watermark, ref.pin
+	rng := ref.rng
+	if !w.IsZero() {
+		rng.raiseLo(w)
+	}
+	if v.Mode == Historical || v.Mode == AsOfMode || rng.empty() {
+		return nil
+	}
+	t := ref.rel.table
+	scan := HotScan{Table: t.Config.Name(), Eq: ref.eq, RecordedAtMax: v.KnownAt, MaxVersion: v.MaxVersion}
+	if rng.lo != nil {
+		scan.From = *rng.lo
+	}
+	if rng.hi != nil {
+		scan.To = *rng.hi
+	}
+	if pin.detached == nil {
+		det, err := t.Hot.Detached(ctx)
+		if err != nil {
+			return fmt.Errorf("list detached partitions of %s: %w", t.Config.Name(), err)
+		}
+		pin.detached = map[string]bool{}
+		for _, d := range det {
+			if !d.From.Before(w) {
+				pin.detached[d.Name] = true
+			}
+		}
+	}
+	scans := []HotScan{scan}
+	var names []string
+	for name := range pin.detached {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := scan
+		s.Table = name
+		scans = append(scans, s)
+	}
+	pl.out.hotTables[t] = *pin
+	pl.out.Provenance.Tiers |= Hot
+	ref.hot = &hotHalf{rng: rng, scans: scans, path: pl.hotPathFor()}
+	return nil
+}

@@ -1,0 +1,225 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/meterstore/meterstore"
+)
+
+// Tier is one of the two stores.
+type Tier uint8
+
+const (
+	Cold Tier = 1 << iota
+	Hot
+)
+
+func (t Tier) String() string {
+	switch t {
+	case Cold:
+		return "cold"
+	case Hot:
+		return "hot"
+	case Cold | Hot:
+		return "cold+hot"
+	}
+	return "none"
+}
+
+// ErrBoundaryMoved means an archival run moved a table's watermark (or detached
+// a partition) while a statement read the hot tier: some rows may have been in
+// neither place the statement looked. Nothing was returned; run it again.
+var ErrBoundaryMoved = errors.New("the tiering watermark moved while the statement ran; run it again")
+
+// Plan is one statement, rewritten: references replaced by tier-split
+// subqueries. Release it when the statement has ended.
+type Plan struct {
+	// SQL is the statement DuckDB runs.
+	SQL string
+	// Provenance is the boundary the statement reads, known before it runs.
+	Provenance Provenance
+	// Explain is EXPLAIN's text per reference (CompleteHotLines fills in
+	// what PostgreSQL receives).
+	Explain []string
+	// Scans are the scans the statement's table functions read, by token.
+	Scans []*Scan
+
+	hotLines  []hotLine // the lines of Explain CompleteHotLines completes with DuckDB's projection
+	hotTables map[*Table]tablePin
+	tokens    []string
+	registry  Registry
+}
+
+func relations(tables []*Table) map[string]relation {
+	out := map[string]relation{}
+	for _, t := range tables {
+		out[strings.ToLower(t.Config.Name())] = relation{table: t, resolved: false}
+		out[strings.ToLower(t.Config.ResolvedName())] = relation{table: t, resolved: true}
+	}
+	return out
+}
+
+// hotLine is the index in Plan.Explain of a reference's hot half line.
+type hotLine struct {
+	at  int
+	ref *reference
+}
+
+// Release ends the plan's scans: their tokens no longer name them.
+func (p *Plan) Release() {
+	for _, tok := range p.tokens {
+		p.registry.Remove(tok)
+	}
+	p.tokens = nil
+}
+
+// register hands s to the session's table functions under a token that
+// lives until Release.
+func (p *Plan) register(s *Scan) string {
+	tok := p.registry.Add(s)
+	p.tokens = append(p.tokens, tok)
+	p.Scans = append(p.Scans, s)
+	return tok
+}
+
+func appendUnique(xs []int64, x int64) []int64 {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+func appendUniqueString(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// SQLString is s as an SQL string literal.
+func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func sqlTime(t time.Time) string {
+	return "TIMESTAMPTZ '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'"
+}
+
+// coldFilter is the predicate every cold read carries: the range (which also
+// keeps the tiers disjoint at W), merge-key equalities and scope, and the
+// ceilings of an as-of or as-known-at read — all below resolution, so a
+// statement cannot escape them.
+func coldFilter(rng timeRange, eq map[string]string, v View) string {
+	var conds []string
+	if rng.lo != nil {
+		conds = append(conds, `"from" >= `+sqlTime(*rng.lo))
+	}
+	if rng.hi != nil {
+		conds = append(conds, `"from" < `+sqlTime(*rng.hi))
+	}
+	keys := make([]string, 0, len(eq))
+	for k := range eq {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		conds = append(conds, meterstore.QuoteIdent(k)+" = "+SQLString(eq[k]))
+	}
+	if v.MaxVersion != nil {
+		conds = append(conds, fmt.Sprintf(`"version" <= %d`, *v.MaxVersion))
+	}
+	if v.KnownAt != nil {
+		conds = append(conds, `"recorded_at" <= `+sqlTime(*v.KnownAt))
+	}
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// readParquet reads planned files with the table's exact column types. A file
+// carrying Iceberg field ids is read by id — a column renamed by another
+// engine, or written before a rename, is still the column it was, and one
+// added since reads as NULL — through read_parquet's field-id schema; a file
+// without them is read by name (read by id, each of its columns would read
+// as NULL). A file that does not prove it holds the stored balancing_day
+// gets the column computed, as the encoder computes it.
+func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) string {
+	type group struct{ byID, day bool }
+	paths := map[group][]string{}
+	for _, f := range files {
+		g := group{byID: f.FieldIDs, day: f.BalancingDay}
+		paths[g] = append(paths[g], SQLString(f.Path))
+	}
+	var parts []string
+	for _, g := range []group{{true, true}, {true, false}, {false, true}, {false, false}} {
+		list := paths[g]
+		if len(list) == 0 {
+			continue
+		}
+		proj := typedProjection(cfg)
+		if !g.day {
+			proj = computedDayProjection(cfg)
+		}
+		opts := "union_by_name = true"
+		if g.byID {
+			opts = "schema = " + fieldIDSchema(cfg)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], %s)%s", proj, strings.Join(list, ", "), opts, where))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// computedDayProjection is typedProjection with balancing_day computed from
+// "from" and sparte (meter_balancing_day, the calendar function the encoder
+// stores it from), for files that do not hold the column.
+func computedDayProjection(cfg meterstore.TableConfig) string {
+	cols := cfg.Columns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = typedColumn(c)
+	}
+	out[meterstore.ColBalancingDay] = `meter_balancing_day(CAST("from" AS TIMESTAMPTZ), CAST("sparte" AS VARCHAR)) AS "balancing_day"`
+	return strings.Join(out, ", ")
+}
+
+// fieldIDSchema is read_parquet's schema argument: each column's field id
+// mapped to its name and type, NULL where a file lacks it.
+func fieldIDSchema(cfg meterstore.TableConfig) string {
+	cols := cfg.Columns()
+	entries := make([]string, len(cols))
+	for i, c := range cols {
+		entries[i] = fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", c.FieldID, SQLString(c.Name), SQLString(c.Type.DuckDBType()))
+	}
+	return "MAP {" + strings.Join(entries, ", ") + "}"
+}
+
+func typedProjection(cfg meterstore.TableConfig) string {
+	cols := cfg.Columns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = typedColumn(c)
+	}
+	return strings.Join(out, ", ")
+}
+
+// typedColumn is column c cast to its type, under its name.
+func typedColumn(c meterstore.ColumnDef) string {
+	return fmt.Sprintf("CAST(%s AS %s) AS %s", meterstore.QuoteIdent(c.Name), c.Type.DuckDBType(), meterstore.QuoteIdent(c.Name))
+}
+
+// emptyRelation is a correctly typed relation with no rows.
+func emptyRelation(cfg meterstore.TableConfig) string {
+	cols := cfg.Columns()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", c.Type.DuckDBType(), meterstore.QuoteIdent(c.Name))
+	}
+	return "SELECT " + strings.Join(out, ", ") + " WHERE false"
+}

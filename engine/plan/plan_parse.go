@@ -1,0 +1,82 @@
+package plan
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meterstore/meterstore/internal/sqltree"
+)
+
+// ErrNotAQuery is returned for anything but a single SELECT: the session runs
+// queries only, and the statement is refused before anything is prepared (a
+// multi-statement string handed to prepare would execute all but its last part).
+var ErrNotAQuery = errors.New("only a single SELECT statement (or WITH … SELECT) may run here")
+
+// ErrUnknownRelation is a statement naming a relation the session does not
+// serve (a server answers it as PostgreSQL does a missing relation, 42P01).
+var ErrUnknownRelation = fmt.Errorf("%w: unknown relation", ErrNotAQuery)
+
+// ParseError is DuckDB's own parser rejecting the statement.
+type ParseError struct{ Message string }
+
+func (e *ParseError) Error() string { return "parse: " + e.Message }
+
+// serialize parses q with DuckDB's parser and returns its tree. It refuses
+// anything that is not exactly one SELECT.
+func serialize(ctx context.Context, conn *sql.Conn, q string) (*sqltree.Root, error) {
+	var out string
+	if err := conn.QueryRowContext(ctx, "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR", q).Scan(&out); err != nil {
+		return nil, fmt.Errorf("serialize statement: %w", err)
+	}
+	root, err := sqltree.Decode(out)
+	if err != nil {
+		return nil, err
+	}
+	if root.Error {
+		if root.ErrorType == "not implemented" || strings.Contains(root.ErrorMessage, "Only SELECT") {
+			return nil, refuseStatement(q)
+		}
+		position := -1
+		if p, ok := root.Rest["position"].(string); ok {
+			if n, err := strconv.Atoi(p); err == nil {
+				position = n
+			}
+		}
+		return nil, parseError(q, root.ErrorMessage, position)
+	}
+	switch n := len(root.Statements); {
+	case n == 0:
+		return nil, fmt.Errorf("%w: the statement is empty", ErrNotAQuery)
+	case n > 1:
+		return nil, fmt.Errorf("%w: %d statements were given; send them one at a time", ErrNotAQuery, n)
+	}
+	return root, nil
+}
+
+// deserialize turns a (rewritten) tree back into SQL text.
+func deserialize(ctx context.Context, conn *sql.Conn, root *sqltree.Root) (string, error) {
+	tree, err := sqltree.Encode(root)
+	if err != nil {
+		return "", err
+	}
+	var out string
+	if err := conn.QueryRowContext(ctx, "SELECT json_deserialize_sql(?::JSON)", tree).Scan(&out); err != nil {
+		return "", fmt.Errorf("deserialize rewritten statement: %w", err)
+	}
+	return out, nil
+}
+
+// subqueryOf serializes an engine-built query, to hang under a subquery reference.
+func subqueryOf(ctx context.Context, conn *sql.Conn, q string) (*sqltree.Statement, error) {
+	root, err := serialize(ctx, conn, q)
+	if err != nil {
+		return nil, fmt.Errorf("engine-built subquery %q: %w", q, err)
+	}
+	st := root.Statements[0]
+	st.Rest = sqltree.Fields{"named_param_map": []any{}}
+	return st, nil
+}
