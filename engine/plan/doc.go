@@ -68,7 +68,8 @@
 // (invariant 4). Elision is only ever proven from statistics (invariant 8) and
 // extraction only ever widens a range (invariant 10). What each statement
 // becomes is kept as golden files in testdata/rewrite (TestRewriteGoldens:
-// go test ./engine/plan -run TestRewriteGoldens -update, then read the diff);
-// the passes' tests plan against fixed tiers in a DuckDB that stands in for
-// the session (session_test.go).
+// go test ./engine/plan -run TestRewriteGoldens -update, then read the diff;
+// rewrite stop=PASS shows the plan as it stands after one pass, see
+// testdata/rewrite/stages); the passes' tests plan against fixed tiers in a
+// DuckDB that stands in for the session (session_test.go).
 package plan

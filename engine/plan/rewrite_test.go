@@ -179,7 +179,9 @@ func writeEmptyParquet(t *testing.T, cfg meterstore.TableConfig, path string, fi
 // plan runs rewrite (the plan) or explain (Explain's text without DuckDB's
 // own plan) on a handle derived by the case's arguments: mode=, asof= (a
 // snapshot id), maxversion=, knownat=, scope=column:value, isolated=, and
-// arg= for each parameter (t:… is a time, anything else a string).
+// arg= for each parameter (t:… is a time, anything else a string). With
+// stop=PASS (a pass's first word: find, extract, split, elide, …), rewrite
+// prints the plan as it stands after that pass (stopped).
 func (g *golden) plan(t *testing.T, c ddCase) string {
 	ctx := context.Background()
 	if g.sess == nil {
@@ -204,6 +206,11 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 		q = strings.TrimPrefix(q, "EXPLAIN ") // as Explain takes it
 	}
 	in := e.input(t, q, args...)
+	if c.arg("stop") != "" {
+		last, err := passIndex(c.arg("stop"))
+		require.NoError(t, err, "line %d", c.line)
+		return g.tokens(g.stopped(ctx, t, in, last))
+	}
 	p, err := Run(ctx, in)
 	if err != nil {
 		return "error: " + err.Error()
@@ -221,6 +228,12 @@ func (g *golden) plan(t *testing.T, c ddCase) string {
 	} else {
 		out = strings.Join(append(p.Explain, "provenance: "+p.Provenance.String(), g.readable(p.SQL)), "\n")
 	}
+	return g.tokens(out)
+}
+
+// tokens numbers the scan tokens of out, per table function, and names the
+// warehouse $WAREHOUSE: what is random or temporary in a plan.
+func (g *golden) tokens(out string) string {
 	n := map[string]int{}
 	out = scanToken.ReplaceAllStringFunc(out, func(m string) string {
 		fn := m[:strings.Index(m, "(")]
