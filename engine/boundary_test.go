@@ -197,32 +197,17 @@ func (c racingCold) Watermark(ctx context.Context, snapshot int64) (int64, time.
 // the parent the statement read nor the snapshot it pinned.
 func TestWindowArchivedDuringTheBoundaryCheck(t *testing.T) {
 	ctx := context.Background()
-	w := testkit.NewWorkload(25)
-	w.MaLos, w.Days, w.Tenants = 6, 2, 2
-	batch, err := w.Generate()
-	require.NoError(t, err)
-	spec := w.IntervalTable("readings_versions")
-	spec.PartitionStep, spec.ArchivalStep, spec.SettlementLag, spec.PartitionHeadroom = time.Hour, time.Hour, time.Hour, 6*time.Hour
-	cfg := spec.MustBuild()
-	oracle := testkit.NewOracle(cfg)
 	var race *archivalRace
-	s := storetest.Start(t, storetest.Options{Now: batch.Days[0].Time(), ArchiveHook: func(step archive.Step) error {
+	h := storetest.StartHourly(t, storetest.Options{ArchiveHook: func(step archive.Step) error {
 		if race == nil {
 			return nil
 		}
 		return race.hook(step)
-	}}, cfg)
-	tbl := s.Table()
-	ingest(t, tbl, batch.Deliveries)
-	_, err = oracle.RecordDeliveries(batch.Deliveries...)
-	require.NoError(t, err)
-	now := batch.Days[len(batch.Days)-1].Time().Add(48 * time.Hour)
-	out, err := tbl.Archiver.Archive(ctx, now, 3)
-	require.NoError(t, err)
-	w0 := out.Watermark
+	}}, 3)
+	tbl, cfg, now, w0 := h.Table, h.Table.Config, h.Now, h.Watermark
 	tenant01 := 0
 	inWindow := 0
-	for _, r := range oracle.Winners(time.Time{}, time.Time{}) {
+	for _, r := range h.Oracle.Winners(time.Time{}, time.Time{}) {
 		if len(r.Extra) > 0 && r.Extra[0] != nil && *r.Extra[0] == "tenant01" {
 			tenant01++
 			if !r.From.Before(w0) && r.From.Before(w0.Add(time.Hour)) {

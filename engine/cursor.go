@@ -53,20 +53,11 @@ func (e *Engine) Cursor(ctx context.Context, readAhead int, q string, args ...an
 }
 
 func (e *Engine) startCursor(ctx context.Context, readAhead int, q string, args []any) (*Cursor, error) {
-	rows, err := e.Rows(ctx, q, args...)
+	rows, d, err := e.describedRows(ctx, q, args)
 	if err != nil {
 		return nil, err
 	}
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		rows.Close()
-		return nil, err
-	}
-	c := &Cursor{rows: rows, Provenance: rows.Provenance}
-	for _, ct := range cts {
-		c.Columns = append(c.Columns, ct.Name())
-		c.Types = append(c.Types, ct.DatabaseTypeName())
-	}
+	c := &Cursor{rows: rows, Columns: d.Columns, Types: d.Types, Provenance: rows.Provenance}
 	for len(c.ahead) < readAhead {
 		row, ok, err := c.read()
 		if err != nil {

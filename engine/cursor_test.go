@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
@@ -21,19 +20,8 @@ func TestCursorRetriesOnlyBeforeItHandsOutRows(t *testing.T) {
 	h := storetest.StartHourly(t, storetest.Options{}, 2)
 	all := time.Time{}
 	winners := len(h.Oracle.Winners(all, all))
-	open := func(t *testing.T) (*engine.Engine, *storetest.ArchivalUnderScan) {
-		hot := &storetest.ArchivalUnderScan{HotTier: store.HotTierOf(h.Table.Hot), Archive: func() error {
-			_, err := h.Table.Archiver.Archive(ctx, h.Now, 1)
-			return err
-		}}
-		e, err := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: h.Table.Config, Cold: store.ColdTierOf(h.Table.Cold), Hot: hot}}})
-		require.NoError(t, err)
-		t.Cleanup(func() { e.Close() })
-		return e, hot
-	}
-
 	t.Run("held back", func(t *testing.T) {
-		e, hot := open(t)
+		e, hot := h.ArchivingEngine(t)
 		before, err := h.Table.Cold.Watermark(ctx)
 		require.NoError(t, err)
 		c, err := e.Cursor(ctx, winners+1, `SELECT malo_id FROM readings`)
@@ -50,7 +38,7 @@ func TestCursorRetriesOnlyBeforeItHandsOutRows(t *testing.T) {
 	})
 
 	t.Run("handed out", func(t *testing.T) {
-		e, hot := open(t)
+		e, hot := h.ArchivingEngine(t)
 		c, err := e.Cursor(ctx, 10, `SELECT malo_id FROM readings`)
 		require.NoError(t, err)
 		n := 0

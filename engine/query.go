@@ -142,6 +142,26 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	return r, nil
 }
 
+// describedRows starts q (see Rows) and describes its rows: columns, DuckDB
+// types and provenance.
+func (e *Engine) describedRows(ctx context.Context, q string, args []any) (*Rows, *Description, error) {
+	rows, err := e.Rows(ctx, q, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		rows.Close()
+		return nil, nil, err
+	}
+	d := &Description{Provenance: rows.Provenance}
+	for _, ct := range cts {
+		d.Columns = append(d.Columns, ct.Name())
+		d.Types = append(d.Types, ct.DatabaseTypeName())
+	}
+	return rows, d, nil
+}
+
 // movedOr returns err, or ErrBoundaryMoved with err when an archival moved the
 // boundary while the statement ran: a hot scan that failed because its partition
 // was detached or dropped under it is then retried by Query, not reported.

@@ -81,19 +81,9 @@ const (
 // Stream plans and starts one SELECT and returns its description; batches
 // follow through Next/Record.
 func (e *Engine) Stream(ctx context.Context, q string, args ...any) (*Stream, error) {
-	rows, err := e.Rows(ctx, q, args...)
+	rows, d, err := e.describedRows(ctx, q, args)
 	if err != nil {
 		return nil, err
-	}
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		rows.Close()
-		return nil, err
-	}
-	d := &Description{Provenance: rows.Provenance}
-	for _, ct := range cts {
-		d.Columns = append(d.Columns, ct.Name())
-		d.Types = append(d.Types, ct.DatabaseTypeName())
 	}
 	s := &Stream{rows: rows, mem: memory.NewGoAllocator(), BatchRows: DefaultStreamBatchRows, Description: d, Schema: d.ArrowSchema()}
 	for _, typ := range d.Types {

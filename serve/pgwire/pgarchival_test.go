@@ -12,66 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/serve/access"
 	"github.com/meterstore/meterstore/serve/internal/servetest"
 	"github.com/meterstore/meterstore/store"
-	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
-
-// hourlyStore is a store of hourly windows, most of them still in
-// PostgreSQL, so that every archival moves one window of what a statement reads.
-func hourlyStore(t *testing.T) (*storetest.Store, *testkit.Oracle, time.Time) {
-	t.Helper()
-	ctx := context.Background()
-	w := testkit.NewWorkload(25)
-	w.MaLos, w.Days, w.Tenants = 6, 2, 2
-	batch, err := w.Generate()
-	require.NoError(t, err)
-	spec := w.IntervalTable("readings_versions")
-	spec.PartitionStep, spec.ArchivalStep, spec.SettlementLag, spec.PartitionHeadroom = time.Hour, time.Hour, time.Hour, 6*time.Hour
-	cfg := spec.MustBuild()
-	oracle := testkit.NewOracle(cfg)
-	s := storetest.Start(t, storetest.Options{Now: batch.Days[0].Time()}, cfg)
-	var rows []meterstore.Row
-	for _, d := range batch.Deliveries {
-		rs, err := cfg.Encode(d.Series)
-		require.NoError(t, err)
-		rows = append(rows, rs...)
-	}
-	_, err = oracle.Record(rows...)
-	require.NoError(t, err)
-	for len(rows) > 0 {
-		n := min(len(rows), 20000)
-		_, err := s.Table().Hot.Write(ctx, rows[:n])
-		require.NoError(t, err)
-		rows = rows[n:]
-	}
-	now := batch.Days[len(batch.Days)-1].Time().Add(48 * time.Hour)
-	_, err = s.Table().Archiver.Archive(ctx, now, 2)
-	require.NoError(t, err)
-	return s, oracle, now
-}
-
-// archivalUnderScan archives one more window of the table when every other hot
-// scan starts, after the statement pinned its boundary: the statement meets an
-// archival, its run again does not.
-type archivalUnderScan struct {
-	engine.HotTier
-	scans   *atomic.Int64
-	archive func() error
-}
-
-func (h archivalUnderScan) Pages(req engine.HotScan) (engine.RowPages, error) {
-	if h.scans.Add(1)%2 == 1 {
-		if err := h.archive(); err != nil {
-			return nil, err
-		}
-	}
-	return h.HotTier.Pages(req)
-}
 
 // vanishedPartition reads, instead of what the statement planned, a partition
 // that an archival dropped: every hot scan fails the way a scan whose
@@ -104,23 +50,12 @@ func pgServerOver(t *testing.T, e *engine.Engine) string {
 // an input error.
 func TestPGWireStatementsMeetingAnArchival(t *testing.T) {
 	ctx := context.Background()
-	s, oracle, now := hourlyStore(t)
-	tbl := s.Table()
+	h := storetest.StartHourly(t, storetest.Options{}, 2)
+	tbl, oracle := h.Table, h.Oracle
 	all := time.Time{}
 
 	t.Run("retried inside the server", func(t *testing.T) {
-		scans := &atomic.Int64{}
-		archived := 0
-		e, err := engine.Open(ctx, engine.Config{Tables: []engine.Table{{Config: tbl.Config, Cold: store.ColdTierOf(tbl.Cold),
-			Hot: archivalUnderScan{HotTier: store.HotTierOf(tbl.Hot), scans: scans, archive: func() error {
-				out, err := tbl.Archiver.Archive(ctx, now, 1)
-				if err == nil && out.ArchivedAnything() {
-					archived++
-				}
-				return err
-			}}}}})
-		require.NoError(t, err)
-		defer e.Close()
+		e, hot := h.ArchivingEngine(t)
 		addr := pgServerOver(t, e)
 		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 			c := servetest.PGConnect(t, addr, "anyone", "", mode, nil)
@@ -141,7 +76,7 @@ func TestPGWireStatementsMeetingAnArchival(t *testing.T) {
 				require.EqualValues(t, oracle.RowCount(all, all), total)
 			}
 		}
-		require.GreaterOrEqual(t, archived, 6, "every statement met an archival")
+		require.GreaterOrEqual(t, hot.Archived(), int64(6), "every statement met an archival")
 	})
 
 	t.Run("what still fails is 40001", func(t *testing.T) {

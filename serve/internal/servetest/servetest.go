@@ -99,20 +99,7 @@ func NewWith(t testing.TB, opt storetest.Options) *Fixture {
 	opt.Now = batch.Days[0].Time()
 	f.Store = storetest.Start(t, opt, cfg)
 	tbl := f.Store.Table()
-	var rows []meterstore.Row
-	for _, d := range batch.Deliveries {
-		rs, err := cfg.Encode(d.Series)
-		require.NoError(t, err)
-		rows = append(rows, rs...)
-	}
-	_, err = f.Oracle.Record(rows...)
-	require.NoError(t, err)
-	for len(rows) > 0 {
-		n := min(len(rows), 20000)
-		_, err := tbl.Hot.Write(ctx, rows[:n])
-		require.NoError(t, err)
-		rows = rows[n:]
-	}
+	storetest.WriteHot(t, tbl, f.Oracle, batch.Deliveries)
 	f.Cut = batch.Days[len(batch.Days)-1].AddDays(-1).Time()
 	out, err := tbl.Archiver.Archive(ctx, f.Cut.Add(cfg.SettlementLag()), 0)
 	require.NoError(t, err)
