@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -170,11 +169,4 @@ func (e *Engine) Walled() *Engine {
 }
 
 // Scope returns the handle's scope as sorted "column=value" pairs.
-func (e *Engine) Scope() []string {
-	var out []string
-	for k, v := range e.view.scope {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
+func (e *Engine) Scope() []string { return plan.ScopePairs(e.view.scope) }
