@@ -99,6 +99,28 @@ func roundSQL(x string) string {
 	return "round(" + halfChecked(x, halfMessage("round()", "cast the argument to the type you mean, e.g. round(x::numeric(38,6))")) + ")"
 }
 
+// extractSecondSQL is extract(second FROM x) — and date_part('second', x) when
+// asFloat — with the fraction of the second: DuckDB's are whole seconds
+// (30 for 00:00:30.5), PostgreSQL's numeric 30.500000 and float8 30.5.
+func extractSecondSQL(x string, asFloat bool) string {
+	if asFloat {
+		return fmt.Sprintf("(date_part('microseconds', %s) / 1e6)", x)
+	}
+	return fmt.Sprintf("CAST(CAST(date_part('microseconds', %s) AS DECIMAL(18,0)) * 0.000001 AS DECIMAL(8,6))", x)
+}
+
+// extractField is the field of extract(field FROM …) or date_part('field', …)
+// at token i, lower case.
+func (t *translator) extractField(i int) string {
+	switch tok := t.toks[i]; tok.kind {
+	case tokWord:
+		return tok.word()
+	case tokString:
+		return strings.ToLower(tok.stringValue())
+	}
+	return ""
+}
+
 // integerTypes are the names of PostgreSQL's integer types.
 var integerTypes = map[string]bool{"int": true, "integer": true, "int2": true, "int4": true, "int8": true,
 	"smallint": true, "bigint": true}

@@ -149,6 +149,10 @@ func TestPGWireArithmeticAsPostgreSQL(t *testing.T) {
 		{sql: `SELECT avg(x) FILTER (WHERE x > 0)::int FROM (VALUES (2),(3)) t(x)`, want: refused, code: "0A000"},
 		{sql: `SELECT 2.5::float8::int`, want: refused, code: "0A000"},
 		{sql: `SELECT avg(x)::int, (sum(x)/2.0)::int FROM (VALUES (2),(4)) t(x)`},
+		// the fraction of a second
+		{sql: `SELECT extract(second FROM TIMESTAMPTZ '2025-01-01 00:00:30.5+00'), extract(SECOND FROM TIMESTAMP '2025-01-01 00:00:07.25'), extract(second FROM INTERVAL '90.5 seconds'), extract(second FROM TIME '10:00:30.5')`},
+		{sql: `SELECT date_part('second', TIMESTAMPTZ '2025-01-01 00:00:30.5+00'), date_part('second', INTERVAL '90.5 seconds')`},
+		{sql: `SELECT extract(second FROM "from"), extract(minute FROM "from"), extract(hour FROM "from") FROM readings ORDER BY malo_id, "from" LIMIT 3`},
 		// powers, precedence
 		{sql: `SELECT 2^3^2, -2^2, 2*3^2, 2.0::float8^0.5`},
 		{sql: `SELECT 1e3, 1.5e3, 2.5e-3`, want: scale},

@@ -574,6 +574,16 @@ func (t *translator) call(qual, name string, args []span) (out string, ok bool) 
 			return out, true
 		}
 		return t.integerCast(args)
+	case "extract":
+		if len(args) != 1 || args[0].hi-args[0].lo < 3 || t.extractField(args[0].lo) != "second" || !t.toks[args[0].lo+1].is("from") {
+			return "", false
+		}
+		return extractSecondSQL(t.emit(args[0].lo+2, args[0].hi), false), true
+	case "date_part":
+		if len(args) != 2 || args[0].hi-args[0].lo != 1 || t.toks[args[0].lo].kind != tokString || t.extractField(args[0].lo) != "second" {
+			return "", false
+		}
+		return extractSecondSQL(t.arg(args[1]), true), true
 	case "round":
 		if len(args) != 1 {
 			return "", false
