@@ -46,9 +46,16 @@ const (
 // Compaction defaults.
 const (
 	DefaultCompactTargetBytes = 128 << 20
+	// compactRowGroupRows: a compacted file's row group ends at the first
+	// malo_id boundary after this many rows — about five meter-months of two
+	// quarter-hour channels. A read of one meter (malo_id = …) then decodes
+	// the row group or two holding it, and the reader skips the others by
+	// their malo_id bounds (the file is sorted by malo_id), where a row group
+	// of RowGroupRows held some 44 meters' months and was decoded whole.
+	compactRowGroupRows = 32_768
 	// compactRowGroups bounds a compacted file's row groups, and so its footer
-	// state while it is written (see maxRowGroupsPerFile): 8 M rows.
-	compactRowGroups    = 32
+	// state while it is written (see maxRowGroupsPerFile): about 2 M rows.
+	compactRowGroups    = 64
 	compactProgressRows = 100_000
 )
 
@@ -429,7 +436,7 @@ func (t *Table) compactPartition(ctx context.Context, p Partition, opt CompactOp
 		return out, fmt.Errorf("file system: %w", err)
 	}
 	fan, err := t.newFanout(ctx, tbl, fileBounds{versions: 2, rowGroups: compactRowGroups, footerRowGroups: 2 * compactRowGroups,
-		targetBytes: opt.TargetFileBytes, maloBoundary: true, openRows: 2 * RowGroupRows})
+		targetBytes: opt.TargetFileBytes, maloBoundary: true, openRows: 2 * RowGroupRows, rowGroupRows: compactRowGroupRows})
 	if err != nil {
 		return out, err
 	}

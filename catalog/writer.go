@@ -36,8 +36,10 @@ import (
 // say) come from the footer just written, exactly as iceberg-go's own writer
 // records them.
 //
-// Footer facts: ZSTD level 3; row groups of RowGroupRows rows (fewer when a
-// write has many version files open at once: openRowGroupRows); statistics and
+// Footer facts: ZSTD level 3; timestamp columns DELTA_BINARY_PACKED (no
+// dictionary); row groups of RowGroupRows rows (fewer when a write has many
+// version files open at once: openRowGroupRows; compaction ends them at a
+// malo_id boundary after compactRowGroupRows); statistics and
 // the page index on every column; split-block bloom filters on malo_id and
 // obis_code at 1 % false-positive probability — malo_id sized to the distinct
 // ids the row group actually holds (arrow-go's adaptive filter: the smallest
@@ -61,6 +63,12 @@ const (
 var BloomColumns = []string{"malo_id", "obis_code"}
 
 func writerProperties(cfg meterstore.TableConfig) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(writerOptions(cfg)...)
+}
+
+// writerOptions are the data files' writer properties, in order (a later
+// option overrides an earlier one).
+func writerOptions(cfg meterstore.TableConfig) []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionLevel(3),
@@ -88,6 +96,13 @@ func writerProperties(cfg meterstore.TableConfig) *parquet.WriterProperties {
 	colIdx := map[string]int{}
 	for i, c := range cols {
 		colIdx[c.Name] = i
+		if c.Type == meterstore.TypeTimestamp {
+			// A meter's instants step by its resolution, so their deltas pack
+			// into a few bits; a dictionary of them is repeated in every row
+			// group and costs most of a small one.
+			props = append(props, parquet.WithDictionaryFor(c.Name, false), parquet.WithEncodingFor(c.Name, parquet.Encodings.DeltaBinaryPacked))
+			continue
+		}
 		// Like iceberg-go: high-cardinality columns fall back from dictionary to plain.
 		props = append(props, parquet.WithDictionaryCostFallbackFor(c.Name, true))
 	}
@@ -95,8 +110,7 @@ func writerProperties(cfg meterstore.TableConfig) *parquet.WriterProperties {
 	for _, name := range SortOrderColumns {
 		sorting = append(sorting, parquet.SortingColumn{ColumnIdx: int32(colIdx[name]), Descending: false, NullsFirst: true})
 	}
-	props = append(props, parquet.WithSortingColumns(sorting))
-	return parquet.NewWriterProperties(props...)
+	return append(props, parquet.WithSortingColumns(sorting))
 }
 
 // partitioner computes a row's partition from the table's spec.
@@ -293,6 +307,11 @@ type fileBounds struct {
 	footerRowGroups int   // row groups in all open files
 	targetBytes     int64 // a file is closed once it holds this many bytes (checked as a row group ends); 0 = no bound
 	openRows        int   // rows in the row groups in the making of all files; 0 = openRowGroupRows
+	// rowGroupRows: a row group ends at the first malo_id boundary after it
+	// holds this many rows (0: only at RowGroupRows), so that a meter's rows
+	// of the file sit in one small row group whose malo_id statistics let a
+	// reader skip every other one.
+	rowGroupRows int
 	// maloBoundary: a file due to close takes the rest of its last malo_id
 	// first, so the files of a partition have disjoint malo_id bounds (the
 	// engine groups runs by them).
@@ -655,6 +674,9 @@ func (f *fanout) add(r *meterstore.Row, s uint64) error {
 	}
 	cur.last, cur.seen = sortKey{malo: r.MaloID, obis: r.ObisCode, from: r.From}, true
 	w, err := f.writerFor(cur, s)
+	if err == nil && f.rowGroupDue(w, r) {
+		err = f.flush(w, true)
+	}
 	if err == nil && w.due && w.lastMalo != r.MaloID {
 		err = f.finish(w)
 	}
@@ -681,6 +703,12 @@ func (f *fanout) add(r *meterstore.Row, s uint64) error {
 		return fmt.Errorf("cold table %s: %w", name, err)
 	}
 	return nil
+}
+
+// rowGroupDue reports whether w's row group ends before r: r starts another
+// malo_id and the row group reached bounds.rowGroupRows.
+func (f *fanout) rowGroupDue(w *partWriter, r *meterstore.Row) bool {
+	return f.bounds.rowGroupRows > 0 && w.file != nil && !w.due && w.lastMalo != r.MaloID && w.file.open() >= f.bounds.rowGroupRows
 }
 
 // close finishes every open file and returns all files written, per writer in
