@@ -153,6 +153,18 @@ func TestPGWireArithmeticAsPostgreSQL(t *testing.T) {
 		{sql: `SELECT extract(second FROM TIMESTAMPTZ '2025-01-01 00:00:30.5+00'), extract(SECOND FROM TIMESTAMP '2025-01-01 00:00:07.25'), extract(second FROM INTERVAL '90.5 seconds'), extract(second FROM TIME '10:00:30.5')`},
 		{sql: `SELECT date_part('second', TIMESTAMPTZ '2025-01-01 00:00:30.5+00'), date_part('second', INTERVAL '90.5 seconds')`},
 		{sql: `SELECT extract(second FROM "from"), extract(minute FROM "from"), extract(hour FROM "from") FROM readings ORDER BY malo_id, "from" LIMIT 3`},
+		// functions and aggregates
+		{sql: `SELECT mod(7, 2), mod(-7, 3), trunc(2.567, 2), trunc(-2.5), ceil(2.1), floor(-2.1), ceiling(2.5)`},
+		{sql: `SELECT sqrt(2), abs(-2.5), sign(-2.5), exp(1), ln(10), log(100), log10(1000), cbrt(27), pi(), degrees(pi())`},
+		{sql: `SELECT stddev(value), variance(value), stddev_pop(value) FROM readings`, want: float8},
+		{sql: `SELECT count(DISTINCT malo_id), sum(DISTINCT value), max(value) - min(value), sum(value) FILTER (WHERE value > 0.1) FROM readings`},
+		{sql: `SELECT 10 / 3 * 3, 10 % 3, -10 / 3, 2 + 3 * 4 / 2, '10'::int / 4, '7'::bigint / 2, length('abcd') / 3`},
+		{sql: `SELECT 10 / -3.0, 5::numeric(10,2) / 2, sum(value) / 1000, sum(value) * 0.001, sum(value * 0.25) FROM readings`, want: float8},
+		{sql: `SELECT extract(epoch FROM INTERVAL '15 minutes') / 3600, extract(epoch FROM TIMESTAMPTZ '2025-01-01 00:00:00+00')`, want: float8},
+		{sql: `SELECT extract(dow FROM DATE '2025-01-05'), extract(isodow FROM DATE '2025-01-05'), extract(week FROM DATE '2025-01-01'), extract(doy FROM DATE '2025-12-31')`},
+		{sql: `SELECT 3 / 2.0::float8, 3::float8 / 2, round(1.005, 2), round(2.675, 2), round(-1.5)`},
+		{sql: `SELECT 5 BETWEEN 1 AND 10, 1 IN (1.0, 2), 1 = 1.0, 0.1 + 0.2 = 0.3, 0.1::float8 + 0.2::float8 = 0.3::float8`},
+		{sql: `SELECT greatest(1, 2.5), least(1, 2.5), coalesce(NULL, 1.50)`, want: scale},
 		// powers, precedence
 		{sql: `SELECT 2^3^2, -2^2, 2*3^2, 2.0::float8^0.5`},
 		{sql: `SELECT 1e3, 1.5e3, 2.5e-3`, want: scale},
