@@ -11,6 +11,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/internal/duckstream"
 	"github.com/meterstore/meterstore/metering"
 )
 
@@ -81,11 +82,11 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	for i, c := range cols {
 		sel[i] = "CAST(" + sqlIdent(c.name) + " AS VARCHAR)"
 	}
-	rows, err := im.db.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+src)
+	rows, closeRows, err := im.stream(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+src)
 	if err != nil {
 		return refuseFile(fmt.Errorf("%s: %w", what, err))
 	}
-	defer rows.Close()
+	defer closeRows()
 	system := im.opt.System
 	if system == "" {
 		system = baseName(name)
@@ -180,6 +181,34 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 		out = append(out, g.batch)
 	}
 	return out, nil
+}
+
+// stream runs query on a connection of its own as a DuckDB stream
+// (internal/duckstream): rows reach the importer a chunk at a time while the
+// reader runs, where duckdb-go's QueryContext materialises the whole result —
+// every field of the file as text — before the first row. closeRows closes
+// the rows, the stream and the connection.
+func (im *importer) stream(ctx context.Context, query string) (_ *sql.Rows, closeRows func(), err error) {
+	conn, err := im.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sdb, err := duckstream.Open(conn, nil)
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	rows, err := sdb.QueryContext(ctx, query)
+	if err != nil {
+		sdb.Close()
+		conn.Close()
+		return nil, nil, err
+	}
+	return rows, func() {
+		rows.Close()
+		sdb.Close()
+		conn.Close()
+	}, nil
 }
 
 // check encodes a batch's deliveries as the write path will, so a batch the
