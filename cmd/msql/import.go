@@ -183,8 +183,14 @@ func finishImport(rep ingest.Report, bar *progressBar, err error, io stdio) erro
 	return nil
 }
 
-// add sums two reports.
+// add sums two reports. The stamp of the first part that stamped rows is
+// the one the summed report names (each part reads the store's clock at its
+// own start: files before and after a - are two parts).
 func add(t *ingest.Report, r ingest.Report) {
+	if t.StampedAt.IsZero() || t.Stamped == 0 && r.Stamped > 0 {
+		t.StampedAt, t.StampClock = r.StampedAt, r.StampClock
+	}
+	t.Stamped += r.Stamped
 	t.Files += r.Files
 	t.Batches += r.Batches
 	t.Rows += r.Rows

@@ -37,6 +37,7 @@ func TestImportCommand(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "imported 6 rows from 2 files (2 of 2 batches)")
 	require.Contains(t, r.stdout, "6 inserted, 0 superseded, 0 shadowed, 0 duplicate")
+	require.Regexp(t, `recorded_at: 6 rows stamped 20\d\d-\d\d-\d\dT[0-9:.]+Z by the store's clock, 0 carried their own`, r.stdout)
 	require.Contains(t, r.stderr, "b.parquet: files 2/2 · batches 2 · rows 6")
 	q := msql(t, "", append(dep, "--format", "csv", "-c", `SELECT tenant, count(*) AS n, sum(value) AS total FROM readings GROUP BY tenant`)...)
 	require.Equal(t, 0, q.code, q.stderr)
