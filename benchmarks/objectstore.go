@@ -48,7 +48,7 @@ func (w *warehouseStore) close() {
 // of both, alternated: archival throughput, the cold aggregate and one meter's
 // series — s3:// read by the Go reader (meter_cold_scan) and, where the
 // extensions are installed, by DuckDB's httpfs — with DuckDB's caches on and
-// off (enable_object_cache, Parquet metadata; enable_http_metadata_cache,
+// off (parquet_metadata_cache, Parquet footers; enable_http_metadata_cache,
 // httpfs's object metadata).
 func (b *bench) objectStore() ([]result, error) {
 	srv, err := s3local.Start(b.ctx, "meterstore-bench")
@@ -160,7 +160,7 @@ func (b *bench) objectStore() ([]result, error) {
 // setCaches turns DuckDB's Parquet metadata cache, and httpfs's object
 // metadata cache where httpfs is loaded, on or off.
 func setCaches(ctx context.Context, st *store.Store, on bool) error {
-	qs := []string{fmt.Sprintf("SET GLOBAL enable_object_cache = %v", on)}
+	qs := []string{fmt.Sprintf("SET GLOBAL parquet_metadata_cache = %v", on)}
 	if strings.Contains(st.Engine().Extensions().ObjectStore, "httpfs") {
 		qs = append(qs, fmt.Sprintf("SET GLOBAL enable_http_metadata_cache = %v", on))
 	}

@@ -212,6 +212,9 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 		if err := e.setTimeZone(ctx, conn); err != nil {
 			return err
 		}
+		if err := cacheParquetMetadata(ctx, conn); err != nil {
+			return err
+		}
 		if err := e.loadExtensions(ctx, conn, e.db == nil); err != nil {
 			return err
 		}
