@@ -328,12 +328,6 @@ func ParseSubstitutionMethod(s string) (SubstitutionMethod, error) {
 	return SubstitutionMethod(v), err
 }
 
-// ParseSubstitutionMethodLenient also accepts the STS+Z32 codes and any case.
-func ParseSubstitutionMethodLenient(s string) (SubstitutionMethod, error) {
-	v, err := substitutionList.lenient(s)
-	return SubstitutionMethod(v), err
-}
-
 // String returns the canonical spelling.
 func (m SubstitutionMethod) String() string { return substitutionList.name(uint8(m)) }
 

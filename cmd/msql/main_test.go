@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -89,17 +88,6 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "missing golden file; run go test ./cmd/msql -update")
 	require.Equal(t, string(want), got, "output differs from %s (go test ./cmd/msql -run %s -update to accept)", path, t.Name())
-}
-
-var (
-	snapshotIDs = regexp.MustCompile(`snapshot \d+`)
-	durations   = regexp.MustCompile(`\d+(\.\d+)?(ms|s|µs)\b`)
-)
-
-// stable masks what changes from run to run (snapshot ids, durations).
-func stable(s string) string {
-	s = snapshotIDs.ReplaceAllString(s, "snapshot N")
-	return durations.ReplaceAllString(s, "T")
 }
 
 // deploymentArgs returns --dsn and --warehouse of a fresh database and warehouse.

@@ -32,8 +32,6 @@ func (s *splitter) feed(text string) []string {
 // pending is the unfinished statement, if any.
 func (s *splitter) pending() string { return strings.TrimSpace(s.buf.String()) }
 
-func (s *splitter) reset() { s.buf.Reset() }
-
 // splitAll splits a whole script; a final statement without ";" counts too.
 func splitAll(script string) []string {
 	var s splitter

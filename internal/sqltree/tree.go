@@ -244,27 +244,3 @@ func isNil(n Node) bool {
 	}
 	return false
 }
-
-// Clone is a deep copy of n.
-func Clone[N Node](n N) (N, error) {
-	var zero N
-	var b bytes.Buffer
-	if err := encode(&b, n); err != nil {
-		return zero, err
-	}
-	dec := json.NewDecoder(&b)
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return zero, err
-	}
-	c, err := lift(v)
-	if err != nil {
-		return zero, err
-	}
-	out, ok := c.(N)
-	if !ok {
-		return zero, fmt.Errorf("clone: %T became %T", n, c)
-	}
-	return out, nil
-}

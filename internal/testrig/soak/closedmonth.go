@@ -122,10 +122,3 @@ func (c *closedMonth) check(ctx context.Context, tbl *store.Table, start time.Ti
 			first.Sub(start).Round(time.Second), files, compacted, rows)
 	}
 }
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
