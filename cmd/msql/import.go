@@ -170,6 +170,10 @@ func importPaths(ctx context.Context, st *store.Store, opt ingest.Options, paths
 
 func finishImport(rep ingest.Report, bar *progressBar, err error, io stdio) error {
 	bar.done()
+	if errors.Is(err, ingest.ErrOptions) && rep.Files == 0 {
+		// A bad command line: nothing was read, so no report of nothing.
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	fmt.Fprintln(io.out, rep.String())
 	if err != nil {
 		if errors.Is(err, ingest.ErrOptions) {

@@ -64,6 +64,11 @@ func TestImportCommand(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "imported 2 rows from 1 files")
 
+	r = msql(t, "", append([]string{"import", "--set", "tenant=t1", "--set", "tenat=t2", csv}, dep...)...)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "--set tenat: table readings_versions has no such column")
+	require.Empty(t, r.stdout, "a bad command line imports nothing and prints no report")
+
 	r = msql(t, "", append([]string{"import", "--format", "xls", csv}, dep...)...)
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "Try: --format csv")
