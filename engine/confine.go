@@ -6,39 +6,35 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/meterstore/meterstore/engine/plan"
 )
 
 // A confined handle (Scoped, Isolated or Walled) runs its statements in a
 // DuckDB database of its own kind, walled off by DuckDB itself:
 //
-//	no extension loaded, no database attached, no secret (the hot half through
-//	                              meter_hot_scan, files on object storage through meter_cold_scan)
-//	allowed_directories          = per visible table, the directory that holds only what the
-//	                              handle may see: a scoped handle's partition directory
-//	                              (<location>/data/tenant=T/), an unscoped one's table location;
-//	                              none for a warehouse on object storage
-//	enable_external_access       = false (no other file, no ATTACH, no INSTALL/LOAD of a path)
+//	no extension loaded, no database attached, no secret
+//	allowed_directories          = none: the database opens no file at all
+//	enable_external_access       = false (no file, no URL, no ATTACH, no INSTALL/LOAD of a path)
 //	autoinstall/autoload of extensions off
 //	lock_configuration           = true  (no SET/RESET/PRAGMA can undo the above)
 //
-// The gate (one SELECT, no file-reading table function, no unknown relation,
-// no setting) runs first and gives the clear refusal; this wall is the
-// boundary. A statement that slipped past the gate still reaches no file of
-// another tenant: the engine's own relations hand the database every other
-// row — a cold file outside the allowed directory through the Go reader, the
-// hot tier through the Go page scan — with the scope applied below them.
-// Databases are keyed by their allowed directories (one per scope in use);
-// at most Config.ConfinedDatabases are open at once, each with its share of
-// the memory limit (makeRoomForConfined).
+// Rows reach it only through relations the engine hands it, with the scope
+// applied below them: the hot half through meter_hot_scan (the Go page scan,
+// scope pushed into PostgreSQL's WHERE), the cold half through meter_fed_scan
+// from the engine's own database, which reads the planned files with the
+// scope and range in the file reader's filter (confine_feed.go). The gate (one
+// SELECT, no file-reading table function, no unknown relation, no setting)
+// runs first and gives the clear refusal; this wall is the boundary: a
+// statement that slipped past the gate reaches no file, not even its own
+// tenant's.
+// Databases are keyed by the handle's scope and isolation (one per scope in
+// use); at most Config.ConfinedDatabases are open at once, each with its share
+// of the memory limit (makeRoomForConfined).
 // Both settings are database-wide and lock_configuration cannot be lifted, so
 // the wall cannot live in the database that also serves the unrestricted
 // handle DB() (its COPY … TO and read_parquet of arbitrary paths must keep
 // working).
 func (e *Engine) confined(ctx context.Context) (*sql.Conn, *duckDB, error) {
-	dirs := e.confinedDirs()
-	key := strings.Join(dirs, "\x00")
+	key := e.confinedKey()
 	s := e.shared
 	s.confinedMu.Lock()
 	defer s.confinedMu.Unlock()
@@ -48,7 +44,7 @@ func (e *Engine) confined(ctx context.Context) (*sql.Conn, *duckDB, error) {
 			return nil, nil, err
 		}
 		var err error
-		if d, err = s.openConfined(ctx, key, dirs); err != nil {
+		if d, err = s.openConfined(ctx, key); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -60,27 +56,19 @@ func (e *Engine) confined(ctx context.Context) (*sql.Conn, *duckDB, error) {
 	return c, d, err
 }
 
-// confinedDirs are the directories the handle's confined database may read
-// files below (plan.ConfinedDirs).
-func (e *Engine) confinedDirs() []string {
-	return plan.ConfinedDirs(e.planTables(), e.view.scope)
+// confinedKey names the handle's confined database: its scope and the table
+// it is isolated to. Handles that see the same rows share one.
+func (e *Engine) confinedKey() string {
+	return strings.Join(e.Scope(), "\x00") + "\x01" + e.view.isolated
 }
 
-// openConfined opens the confined database of the allowed directories dirs
-// with the system tables last refreshed and keeps it under key.
-func (s *Engine) openConfined(ctx context.Context, key string, dirs []string) (*duckDB, error) {
+// openConfined opens a confined database with the system tables last
+// refreshed and keeps it under key.
+func (s *Engine) openConfined(ctx context.Context, key string) (*duckDB, error) {
 	extra := []string{
 		"SET GLOBAL memory_limit = " + sqlString(s.confinedMemory),
 		"SET GLOBAL autoinstall_known_extensions = false",
 		"SET GLOBAL autoload_known_extensions = false",
-	}
-	quoted := make([]string, len(dirs))
-	for i, d := range dirs {
-		quoted[i] = sqlString(d)
-	}
-	// An empty list is DuckDB's default: no directory.
-	if len(dirs) > 0 {
-		extra = append(extra, "SET GLOBAL allowed_directories = ["+strings.Join(quoted, ", ")+"]")
 	}
 	// The wall limits what a statement may reach, never how DuckDB plans
 	// it: the optimizers are the main database's (top_n_window_elimination
@@ -90,6 +78,10 @@ func (s *Engine) openConfined(ctx context.Context, key string, dirs []string) (*
 	extra = append(extra, "SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
 	d, err := s.openDuckDB(ctx, "", extra)
 	if err != nil {
+		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
+	}
+	if err := registerOn(ctx, d.db, func(c *sql.Conn) error { return s.registerFedScan(c, key) }); err != nil {
+		d.db.Close()
 		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
 	}
 	s.sysMu.Lock()
@@ -195,10 +187,6 @@ func (e *Engine) confinementLine() string {
 	if len(who) == 0 {
 		who = append(who, "walled")
 	}
-	files := "no directory: every cold file through meter_cold_scan"
-	if dirs := e.confinedDirs(); len(dirs) > 0 {
-		files = "read_parquet below " + strings.Join(dirs, ", ") + " only, any other cold file through meter_cold_scan"
-	}
-	return fmt.Sprintf("session: confined (%s) — a DuckDB database without extensions, attached databases or secrets, external access off, configuration locked; hot tier through meter_hot_scan; %s",
-		strings.Join(who, "; "), files)
+	return fmt.Sprintf("session: confined (%s) — a DuckDB database without extensions, attached databases or secrets, external access off, configuration locked; no file readable; hot tier through meter_hot_scan; cold tier read by the engine's database and fed through meter_fed_scan",
+		strings.Join(who, "; "))
 }

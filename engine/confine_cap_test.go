@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,4 +77,4 @@ func TestConfinedDatabaseInUseStaysOpen(t *testing.T) {
 	require.True(t, t2Open)
 }
 
-func keyOf(e *Engine) string { return strings.Join(e.confinedDirs(), "\x00") }
+func keyOf(e *Engine) string { return e.confinedKey() }

@@ -122,7 +122,8 @@ type Engine struct {
 	tablesMu sync.RWMutex
 	tables   []*tableState
 	scans    scanRegistry
-	view     view // the read mode and confinement of this handle
+	fed      fedRegistry // confined statements' cold halves (confine_feed.go)
+	view     view        // the read mode and confinement of this handle
 	shared   *Engine
 	cfg      Config
 

@@ -50,9 +50,19 @@ func (e *Engine) plan(ctx context.Context, conn *sql.Conn, catalog string, q str
 			Scope: v.scope, Isolated: v.isolated != "", Confined: e.Confined()},
 		Paths:      plan.Paths{Hot: s.ext.hot, Cold: s.ext.cold, HTTPFS: s.ext.httpfs},
 		Scans:      &s.scans,
+		Feeder:     e.feeder(),
 		SystemRows: e.systemRows,
 		TimeZone:   e.TimeZone(),
 	})
+}
+
+// feeder runs a confined handle's cold halves in the engine's database; nil
+// for an unrestricted handle, whose database reads them itself.
+func (e *Engine) feeder() plan.Feeder {
+	if !e.Confined() {
+		return nil
+	}
+	return feeder{e}
 }
 
 // planTables are the handle's visible tables as the planner reads them.

@@ -57,19 +57,9 @@ func (c coldFiles) Pages(req HotScan) (RowPages, error) {
 
 // coldPathFor is how a cold half reads files: the engine's chosen path where
 // DuckDB can open them (the local file system, object storage through
-// httpfs), the Go reader where it cannot. A confined database opens only
-// files below its allowed directories, with read_parquet; any other file of
-// the half sends the half through the Go reader.
+// httpfs), the Go reader where it cannot. A confined statement's cold half
+// takes the same path: the engine's database runs it (Feeder).
 func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []ColdFile) ColdPath {
-	if pl.in.View.Confined {
-		dirs := ConfinedDirs(pl.in.Tables, pl.in.View.Scope)
-		for _, f := range files {
-			if !readableBelow(f.Path, dirs) {
-				return coldScanPath{ctx: ctx, pl: pl, ref: ref}
-			}
-		}
-		return readParquetPath{}
-	}
 	if pl.in.Paths.HTTPFS {
 		return pl.in.Paths.Cold
 	}

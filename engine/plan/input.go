@@ -22,6 +22,9 @@ type Input struct {
 	Paths  Paths
 	// Scans registers the scans the rendered statement's table functions read.
 	Scans Registry
+	// Feeder, when set, runs each cold half elsewhere and hands it to the
+	// statement (a confined session's).
+	Feeder Feeder
 	// SystemRows are a system table's rows as last refreshed (nil: none).
 	SystemRows func(name string) [][]any
 	// TimeZone is the session time zone, for the provenance.
@@ -39,7 +42,7 @@ type View struct {
 	Scope      map[string]string
 	Isolated   bool // the session sees one table of several
 	// Confined: the statement runs in the walled DuckDB database, which
-	// attaches nothing and opens files only below ConfinedDirs.
+	// attaches nothing and opens no file (Input.Feeder reads its cold halves).
 	Confined bool
 }
 

@@ -53,7 +53,7 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 		if err != nil {
 			return "", nil, err
 		}
-		parts = append(parts, sql...)
+		parts = append(parts, pl.coldParts(ctx, cfg, sql)...)
 		prov.ColdPath = c.path.Name()
 		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s; through %s",
 			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.Name()+c.pathWhy()))

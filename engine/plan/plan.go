@@ -52,6 +52,8 @@ type Plan struct {
 	hotTables map[*Table]tablePin
 	tokens    []string
 	registry  Registry
+	fed       []string // tokens of the cold halves the Feeder runs
+	feeder    Feeder
 }
 
 func relations(tables []*Table) map[string]relation {
@@ -75,6 +77,10 @@ func (p *Plan) Release() {
 		p.registry.Remove(tok)
 	}
 	p.tokens = nil
+	for _, tok := range p.fed {
+		p.feeder.Unfeed(tok)
+	}
+	p.fed = nil
 }
 
 // register hands s to the session's table functions under a token that

@@ -7,4 +7,12 @@
 //
 //	db, err := duckstream.Open(conn, onEnd) // *sql.DB over conn's DuckDB connection
 //	rows, err := db.QueryContext(ctx, query, args...)
+//
+// A Source streams one query of a DuckDB connection into a table function of
+// another database: the function's output vectors reference the source's
+// result chunks, so a database that may open no file reads rows another one
+// read for it, without a copy.
+//
+//	src, err := duckstream.OpenSource(ctx, conn, query)
+//	n, err := src.Fill(out) // in the table function's FillChunk; src.Close() after
 package duckstream
