@@ -170,9 +170,13 @@ func importPaths(ctx context.Context, st *store.Store, opt ingest.Options, paths
 
 func finishImport(rep ingest.Report, bar *progressBar, err error, io stdio) error {
 	bar.done()
-	if errors.Is(err, ingest.ErrOptions) && rep.Files == 0 {
-		// A bad command line: nothing was read, so no report of nothing.
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err != nil && rep.Files == 0 {
+		// A bad command line or a first file that cannot be read: nothing
+		// was read, so no report of nothing.
+		if errors.Is(err, ingest.ErrOptions) {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		return err
 	}
 	fmt.Fprintln(io.out, rep.String())
 	if err != nil {

@@ -69,6 +69,11 @@ func TestImportCommand(t *testing.T) {
 	require.Contains(t, r.stderr, "--set tenat: table readings_versions has no such column")
 	require.Empty(t, r.stdout, "a bad command line imports nothing and prints no report")
 
+	r = msql(t, "", append([]string{"import", "--set", "tenant=t1", filepath.Join(dir, "missing.csv")}, dep...)...)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "missing.csv: no such file or directory")
+	require.Empty(t, r.stdout, "nothing read: no report")
+
 	r = msql(t, "", append([]string{"import", "--format", "xls", csv}, dep...)...)
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "Try: --format csv")
