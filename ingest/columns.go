@@ -161,8 +161,13 @@ func inZone(w time.Time, s string, tz *time.Location) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: %q does not exist in %s (the clocks skip it); write the offset", metering.ErrInvalid, s, tz)
 	}
 	for _, d := range []time.Duration{-time.Hour, time.Hour, -30 * time.Minute, 30 * time.Minute} {
-		if wall(t.Add(d)).Equal(w) {
-			return time.Time{}, fmt.Errorf("%w: %q occurs twice in %s (the clocks go back); write the offset", metering.ErrInvalid, s, tz)
+		if other := t.Add(d); wall(other).Equal(w) {
+			first, second := t, other
+			if d < 0 {
+				first, second = other, t
+			}
+			return time.Time{}, fmt.Errorf("%w: %q occurs twice in %s (the clocks go back); write the offset: %s (the first) or %s (the second)",
+				metering.ErrInvalid, s, tz, first.In(tz).Format(time.RFC3339), second.In(tz).Format(time.RFC3339))
 		}
 	}
 	return t.UTC(), nil

@@ -183,6 +183,7 @@ func TestNaiveTimestampRefusedUnlessZoneGiven(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Refused, 1)
 	require.Contains(t, rep.Refused[0].Error(), "occurs twice in Europe/Berlin")
+	require.Contains(t, rep.Refused[0].Error(), "2025-10-26T02:30:00+02:00 (the first) or 2025-10-26T02:30:00+01:00 (the second)")
 }
 
 // A quantity stored as a binary float is refused, naming the column: its
