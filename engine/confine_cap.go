@@ -16,6 +16,18 @@ const DefaultConfinedDatabases = 4
 // not open while every open one, as many as the cap allows, runs a statement.
 var ErrConfinedBusy = errors.New("every confined database is running a statement")
 
+// ConfinedBusyError is ErrConfinedBusy with the cap that was reached, so a
+// server can name it to its client.
+type ConfinedBusyError struct {
+	Cap int // Config.ConfinedDatabases in effect
+}
+
+func (e *ConfinedBusyError) Error() string {
+	return fmt.Sprintf("%v: all %d of them (engine.Config.ConfinedDatabases) run statements of other scopes; retry when a statement ends, or raise the cap (each confined database then gets a smaller share of memory_limit)", ErrConfinedBusy, e.Cap)
+}
+
+func (e *ConfinedBusyError) Unwrap() error { return ErrConfinedBusy }
+
 // maxConfined is the cap on open confined databases.
 func (e *Engine) maxConfined() int {
 	if n := e.cfg.ConfinedDatabases; n > 0 {
@@ -51,7 +63,7 @@ func (s *Engine) makeRoomForConfined() error {
 			}
 		}
 		if lru == nil {
-			return fmt.Errorf("engine: %w: all %d of them (engine.Config.ConfinedDatabases) run statements of other scopes; retry when a statement ends, or raise the cap (each confined database then gets a smaller share of memory_limit)", ErrConfinedBusy, limit)
+			return fmt.Errorf("engine: %w", &ConfinedBusyError{Cap: limit})
 		}
 		delete(s.confinedDBs, lruKey)
 		lru.db.Close()

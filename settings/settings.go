@@ -36,6 +36,8 @@ import (
 //	time_zone = "UTC"                # what a timestamp without an offset means
 //	extension_directory = "/opt/meterstore/duckdb-extensions"  # DuckDB's postgres and iceberg extensions
 //	hot_path = "default"             # or "go", "extension"; cold_path likewise
+//	[serve]                          # msql serve's limits (docs/runbook.md); its flags override them
+//	confined_databases = 4           # scoped users' DuckDB databases open at once
 //	[[tables]]
 //	name = "readings_versions"
 //	extra_columns = [{ name = "tenant", identity = true }, { name = "bilanzkreis", check = "EIC:X" }]
@@ -45,6 +47,7 @@ type Settings struct {
 	Hot    HotSettings              `toml:"hot"`
 	Cold   ColdSettings             `toml:"cold"`
 	Engine EngineSettings           `toml:"engine"`
+	Serve  ServeSettings            `toml:"serve"`
 	Tables []meterstore.TableConfig `toml:"-"`
 	Users  []UserSettings           `toml:"users"`
 }
@@ -184,6 +187,7 @@ type fileSettings struct {
 	Hot    HotSettings     `toml:"hot"`
 	Cold   ColdSettings    `toml:"cold"`
 	Engine EngineSettings  `toml:"engine"`
+	Serve  ServeSettings   `toml:"serve"`
 	Tables []tableSettings `toml:"tables"`
 	Users  []UserSettings  `toml:"users"`
 }
@@ -318,7 +322,10 @@ func ParseSettings(src string, lookup func(string) (string, bool)) (Settings, er
 	if err := fs.Cold.S3.Validate(); err != nil {
 		return Settings{}, err
 	}
-	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Engine: fs.Engine, Users: fs.Users}
+	if err := fs.Serve.validate(); err != nil {
+		return Settings{}, err
+	}
+	out := Settings{Hot: fs.Hot, Cold: fs.Cold, Engine: fs.Engine, Serve: fs.Serve, Users: fs.Users}
 	for _, ts := range fs.Tables {
 		cfg, err := ts.build()
 		if err != nil {

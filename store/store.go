@@ -46,6 +46,10 @@ type Config struct {
 	// MemoryLimit caps the engine's DuckDB database, confined ones a share
 	// of it (engine.Config.MemoryLimit); empty is DuckDB's default.
 	MemoryLimit string
+	// ConfinedDatabases caps the confined (scoped or walled) DuckDB databases
+	// the engine keeps open at once (engine.Config.ConfinedDatabases); 0 is
+	// engine.DefaultConfinedDatabases.
+	ConfinedDatabases int
 	// TempDirectory is where the engine's DuckDB databases spill
 	// (engine.Config.TempDirectory); empty is the system's temporary directory.
 	TempDirectory string
@@ -153,7 +157,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			ext.Also = append(slices.Clip(ext.Also), "httpfs")
 		}
 	}
-	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, TempDirectory: cfg.TempDirectory, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
+	eng, err := engine.Open(ctx, engine.Config{DuckDBPath: cfg.DuckDBPath, Tables: et, Threads: cfg.Threads, MemoryLimit: cfg.MemoryLimit, ConfinedDatabases: cfg.ConfinedDatabases, TempDirectory: cfg.TempDirectory, TimeZone: cfg.TimeZone, Extensions: ext, Log: cfg.Log})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -35,6 +35,9 @@ type deployFlags struct {
 	// serverBudget defaults an unset limit to serverMemoryBudget.
 	memoryLimit  string
 	serverBudget bool
+	// confinedDatabases overrides [serve] confined_databases (msql serve
+	// --confined-databases); 0 keeps it.
+	confinedDatabases int
 	// log receives the engine's start-up line (the paths each tier takes);
 	// the long-running commands set it to their structured log. The one-shot
 	// commands and the shell leave it nil: the line would precede every
@@ -78,6 +81,7 @@ type deployment struct {
 	timeZone  string     // [engine] time_zone; empty is UTC
 	memory    string     // [engine] memory_limit (or --memory-limit); empty is DuckDB's default
 	spill     string     // [engine] temp_directory; empty is the system's temporary directory
+	confined  int        // [serve] confined_databases (or --confined-databases); 0 is the engine's default
 	// extensions are DuckDB's postgres and iceberg extensions: [engine]
 	// extension_directory, hot_path, cold_path, else the environment's.
 	extensions engine.Extensions
@@ -225,6 +229,7 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 			return nil, withHint(errors.New("the configuration declares no [[tables]]"), "add a [[tables]] section with name = \"readings_versions\"")
 		}
 		d.timeZone, d.memory, d.spill, engineSettings = s.Engine.TimeZone, s.Engine.MemoryLimit, s.Engine.TempDirectory, s.Engine
+		d.confined = s.Serve.ConfinedDatabases
 		if dsn == "" {
 			dsn = s.Hot.URL
 		}
@@ -274,6 +279,9 @@ func (f *deployFlags) connect(ctx context.Context, io stdio) (*deployment, error
 		return nil, withHint(fmt.Errorf("connect to PostgreSQL %s: %w", redact(dsn), err), "check --dsn / [hot] url, and that the server runs")
 	}
 	f.budgetMemory(ctx, d)
+	if f.confinedDatabases > 0 {
+		d.confined = f.confinedDatabases
+	}
 	opt := catalog.Options{Kind: catKind, DSN: dsn, Warehouse: warehouse, S3: s3, Namespace: namespace, Pool: pool}
 	if catKind == "rest" {
 		opt.URI = catURI
@@ -324,7 +332,7 @@ func (d *deployment) openStore(ctx context.Context, progress func(archive.Progre
 }
 
 func (d *deployment) newStore(ctx context.Context, zone string, progress func(archive.Progress)) (*store.Store, error) {
-	return store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: zone, MemoryLimit: d.memory, TempDirectory: d.spill, ArchiveProgress: progress,
+	return store.Open(ctx, store.Config{Pool: d.pool, Catalog: d.cat, Tables: d.tables, TimeZone: zone, MemoryLimit: d.memory, ConfinedDatabases: d.confined, TempDirectory: d.spill, ArchiveProgress: progress,
 		Extensions: d.extensions, Log: d.engineLog()})
 }
 

@@ -26,7 +26,7 @@ const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest A
            [--tls-cert FILE --tls-key FILE] [--system-refresh DURATION] [--statement-timeout DURATION]
            [--memory-limit SIZE] [--max-statement-bytes N] [--max-parameters N]
            [--max-nesting N] [--max-result-rows N] [--max-statements-per-user N]
-           [--flight-session-idle DURATION]
+           [--flight-session-idle DURATION] [--confined-databases N]
            [--log-format text|json] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
@@ -56,8 +56,12 @@ text, parameters and nesting are bounded before anything parses it, and its
 result rows as they are sent (pgwire and Flight; SQLSTATE 54000/54001 naming
 the limit). A user runs at most max_statements statements at once ([[users]],
 default --max-statements-per-user; pgwire and Flight together): one more is
-refused with SQLSTATE 53300, not queued. A failed login slows the next one
-for that user and that address (0.25 s doubling to 8 s; a success resets).
+refused with SQLSTATE 53300, not queued. Scoped users run in walled-off
+DuckDB databases, one per scope, at most --confined-databases ([serve]
+confined_databases, default 4) open at once; a scope's statement while all
+of them run other scopes' statements is refused with SQLSTATE 53300 too.
+A failed login slows the next one for that user and that address (0.25 s
+doubling to 8 s; a success resets).
 Flight SQL bearer tokens and prepared statement handles expire after
 --flight-session-idle unused (default 30m); --statement-timeout and a user's
 statement_timeout apply to Flight SQL statements too.`
@@ -82,6 +86,8 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&deploy.memoryLimit, "memory-limit", "",
 		"DuckDB's memory_limit, e.g. 4GB (overrides [engine] memory_limit; default: half of the machine's memory beside PostgreSQL's shared_buffers)")
 	deploy.serverBudget = true
+	fs.IntVar(&deploy.confinedDatabases, "confined-databases", 0,
+		"how many scoped users' DuckDB databases may be open at once, each with a share of the memory budget (overrides [serve] confined_databases; default 4); a scope's statement while all run others' is refused with SQLSTATE 53300")
 	limits := access.DefaultLimits
 	fs.IntVar(&limits.MaxStatementBytes, "max-statement-bytes", limits.MaxStatementBytes, "refuse a statement (a simple query's whole text) longer than this, before parsing it")
 	fs.IntVar(&limits.MaxParameters, "max-parameters", limits.MaxParameters, "refuse a statement with more $n parameters than this")
@@ -93,6 +99,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.Int64Var(&limits.MaxResultRows, "max-result-rows", 0, "fail a statement whose result exceeds this many rows; 0: no bound (results stream)")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
+	}
+	if deploy.confinedDatabases < 0 {
+		return fmt.Errorf("%w: --confined-databases %d: want a number ≥ 1 (0 or absent: [serve] confined_databases, else 4)", errUsage, deploy.confinedDatabases)
 	}
 	if limits.MaxStatementBytes <= 0 || limits.MaxParameters <= 0 || limits.MaxNesting <= 0 || limits.MaxResultRows < 0 || perUser < 0 || flightIdle <= 0 {
 		return fmt.Errorf("%w: --max-statement-bytes, --max-parameters and --max-nesting want a number > 0, --max-result-rows and --max-statements-per-user ≥ 0, --flight-session-idle > 0", errUsage)

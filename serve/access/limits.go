@@ -1,8 +1,11 @@
 package access
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/meterstore/meterstore/engine"
 )
 
 // Refusal is a statement refused by one of the server's limits or rules,
@@ -15,14 +18,38 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.Message }
 
+// ResourceRefusal is the refusal of a statement the engine could not run for
+// want of a shared resource — the memory budget (53200) or a confined
+// database (53300) — naming the setting that bounds it, or nil.
+func ResourceRefusal(err error) *Refusal {
+	if r := outOfMemory(err); r != nil {
+		return r
+	}
+	return confinedBusy(err)
+}
+
+// confinedBusy is the refusal of a scoped statement while every confined
+// database the engine may open runs another scope's statement, or nil:
+// SQLSTATE 53300 (too_many_connections), at once rather than queued.
+func confinedBusy(err error) *Refusal {
+	var busy *engine.ConfinedBusyError
+	if !errors.As(err, &busy) {
+		return nil
+	}
+	return &Refusal{Code: "53300",
+		Message: fmt.Sprintf("too many tenants at once: all %d confined databases (confined_databases) are running statements of other scopes", busy.Cap),
+		Hint: "Retry when a statement ends. The operator raises the cap with [serve] confined_databases or msql serve --confined-databases; " +
+			"each confined database then gets a smaller share of the memory budget."}
+}
+
 // duckOOM marks DuckDB's refusal of an allocation over its memory_limit.
 const duckOOM = "Out of Memory Error: "
 
-// OutOfMemory is the refusal of a statement that did not fit the engine's
+// outOfMemory is the refusal of a statement that did not fit the engine's
 // memory budget, or nil: SQLSTATE 53200 with DuckDB's account of the
 // allocation, the setting that bounds it and what to do. Only that statement
 // fails; DuckDB has released its memory by the time the error arrives.
-func OutOfMemory(err error) *Refusal {
+func outOfMemory(err error) *Refusal {
 	if err == nil {
 		return nil
 	}

@@ -16,8 +16,8 @@ import (
 // nil.
 func limitStatus(err error) error {
 	var pe *access.Refusal
-	if oom := access.OutOfMemory(err); oom != nil {
-		pe = oom
+	if r := access.ResourceRefusal(err); r != nil {
+		pe = r
 	} else if !errors.As(err, &pe) || !strings.HasPrefix(pe.Code, "53") && !strings.HasPrefix(pe.Code, "54") {
 		return nil
 	}

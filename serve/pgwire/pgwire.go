@@ -591,8 +591,8 @@ type pgError struct {
 func (e *pgError) Error() string { return e.msg }
 
 func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
-	if oom := access.OutOfMemory(err); oom != nil {
-		err = oom
+	if r := access.ResourceRefusal(err); r != nil {
+		err = r
 	}
 	code, msg, hint := "XX000", err.Error(), ""
 	var pe *pgError

@@ -70,6 +70,9 @@ type Options struct {
 	Threads     int    // DuckDB's worker threads (engine.Config.Threads); 0 = DuckDB's default
 	TimeZone    string // the engine's session time zone (engine.Config.TimeZone); "" = UTC
 	MemoryLimit string // each engine database's memory_limit (engine.Config.MemoryLimit); "" = DuckDB's default
+	// ConfinedDatabases caps the confined databases open at once
+	// (engine.Config.ConfinedDatabases); 0 = engine.DefaultConfinedDatabases.
+	ConfinedDatabases int
 	// Prepare runs on the fresh database before anything opens it (a
 	// database-level setting such as log_statement, say).
 	Prepare     func(dsn string)
@@ -118,7 +121,7 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	s.Store, err = store.Open(testhooks.With(ctx, testhooks.Hooks{Archive: opt.ArchiveHook}), store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
 		// The clock stays at Options.Now while a workload's deliveries carry
 		// their own recorded_at days later: the future check is off.
-		Now: func() time.Time { return now }, RecordedAtSkew: -1, Threads: opt.Threads, TimeZone: opt.TimeZone, MemoryLimit: opt.MemoryLimit,
+		Now: func() time.Time { return now }, RecordedAtSkew: -1, Threads: opt.Threads, TimeZone: opt.TimeZone, MemoryLimit: opt.MemoryLimit, ConfinedDatabases: opt.ConfinedDatabases,
 		Extensions: ext, Log: opt.Log, HotBatchRows: opt.HotBatchRows})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })
