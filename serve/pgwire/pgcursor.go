@@ -241,7 +241,8 @@ func (sess *pgSession) closeCursors(which func(*pgPortal) bool) {
 
 // fetch sends a FETCH's rows from its cursor (or skips them for MOVE), at most
 // maxRows of them before PortalSuspended; the cursor stays open at its new
-// position until CLOSE or the end of its transaction.
+// position until CLOSE or the end of its transaction. A row past
+// max_result_rows of the cursor's statement fails the FETCH.
 func (sess *pgSession) fetch(ctx context.Context, p *pgPortal, maxRows int64) error {
 	cur := p.source
 	if cur.stop != nil {
@@ -266,6 +267,11 @@ func (sess *pgSession) fetch(ctx context.Context, p *pgPortal, maxRows int64) er
 		}
 		if !ok {
 			break
+		}
+		// The cursor's statement is bounded as a plain query is: by the rows
+		// it yields over all its FETCHes and MOVEs.
+		if err := sess.srv.Limits.CheckRows(cur.sent - 1); err != nil {
+			return err
 		}
 		if !p.move {
 			dr, err := sess.dataRow(p, vals)
