@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/meterstore/meterstore/engine"
@@ -56,6 +57,20 @@ func (u *Users) Lookup(name string) (settings.UserSettings, bool) {
 	}
 	us, ok := u.users[name]
 	return us, ok
+}
+
+// Names are the configured users' names, sorted: the roles a server shows
+// (never their passwords or scopes). None without authentication.
+func (u *Users) Names() []string {
+	if u == nil {
+		return nil
+	}
+	names := make([]string, 0, len(u.users))
+	for n := range u.users {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // check verifies a plain password (basic auth on Flight SQL and REST).

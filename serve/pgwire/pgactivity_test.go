@@ -14,7 +14,8 @@ import (
 	"github.com/meterstore/meterstore/settings"
 )
 
-// TestPGWireRolesAndActivity: psql's \du lists the session's role;
+// TestPGWireRolesAndActivity: psql's \du and pg_roles list every configured
+// user, without password or scope;
 // pg_stat_activity lists a user's own sessions with what they run (a user
 // without a scope sees every session); pg_cancel_backend(pid) cancels a
 // statement of the user's own session and is refused for another user's.
@@ -31,8 +32,25 @@ func TestPGWireRolesAndActivity(t *testing.T) {
 	t.Run("psql du", func(t *testing.T) {
 		out := newPsql(t, addr, "alice", "alice-pw").ok(t, nil, "-c", `\du`)
 		require.Contains(t, out, "List of roles")
-		require.Regexp(t, `alice\s+\|`, out)
+		for _, role := range []string{"admin", "alice", "bob"} {
+			require.Regexp(t, role+`\s+\|`, out, "every [[users]] entry is a role")
+		}
+		for _, secret := range []string{"admin-pw", "alice-pw", "bob-pw", "tenant0"} {
+			require.NotContains(t, out, secret)
+		}
 		require.NotContains(t, out, "ERROR")
+		c := servetest.PGConnect(t, addr, "bob", "bob-pw", pgx.QueryExecModeSimpleProtocol, nil)
+		rows, err := c.Query(ctx, `SELECT rolname, rolpassword FROM pg_roles ORDER BY rolname`)
+		require.NoError(t, err)
+		var names []string
+		for rows.Next() {
+			var name, password string
+			require.NoError(t, rows.Scan(&name, &password))
+			require.Equal(t, "********", password, "as PostgreSQL shows it")
+			names = append(names, name)
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, []string{"admin", "alice", "bob"}, names)
 	})
 
 	t.Run("pg_stat_activity and pg_cancel_backend", func(t *testing.T) {

@@ -92,7 +92,7 @@ func (sess *pgSession) translate(ctx context.Context, q string) (string, error) 
 }
 
 func (sess *pgSession) vsession() vsession {
-	return vsession{user: sess.user, database: sess.database, params: sess.parameters(), cursors: sess.cursors(),
+	return vsession{user: sess.user, roles: sess.srv.Users.Names(), database: sess.database, params: sess.parameters(), cursors: sess.cursors(),
 		activity: sess.srv.activity(sess)}
 }
 

@@ -109,6 +109,7 @@ const (
 	oidPublic             = 2200
 	oidInformationSchema  = 13000
 	oidBootstrapSuperuser = 10
+	oidFirstRole          = 16384 // the roles beside the session's own
 	oidDefaultCollation   = 100
 )
 
@@ -195,6 +196,7 @@ func virtualRelation(schema, name string) string {
 // is connected to which database, with which settings.
 type vsession struct {
 	user, database string
+	roles          []string // the configured users (none without authentication)
 	params         map[string]string
 	cursors        []vcursor
 	activity       []vactivity
@@ -361,12 +363,23 @@ var virtualBuilders = map[string]func(c *pgCatalog, s vsession) vrelation{
 			{16383, s.database, oidBootstrapSuperuser, 6, "c", false, true, -1, 1663, "C", "C", nil, nil, nil},
 		}}
 	},
+	// Every configured user is a role, as PostgreSQL shows every role to
+	// every session; the session's own owns everything (oid 10), the others
+	// follow in name order. Passwords show as PostgreSQL's mask.
 	"pg_roles": func(c *pgCatalog, s vsession) vrelation {
-		return vrelation{cols(`rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN,
+		v := vrelation{cols: cols(`rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN,
 			rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, rolconnlimit INTEGER, rolpassword VARCHAR,
-			rolvaliduntil TIMESTAMPTZ, rolbypassrls BOOLEAN, rolconfig VARCHAR[], oid INTEGER`), [][]any{
-			{s.user, false, true, false, false, true, false, -1, "********", nil, false, nil, oidBootstrapSuperuser},
-		}}
+			rolvaliduntil TIMESTAMPTZ, rolbypassrls BOOLEAN, rolconfig VARCHAR[], oid INTEGER`)}
+		role := func(name string, oid int) {
+			v.rows = append(v.rows, []any{name, false, true, false, false, true, false, -1, "********", nil, false, nil, oid})
+		}
+		role(s.user, oidBootstrapSuperuser)
+		for i, name := range s.roles {
+			if name != s.user {
+				role(name, oidFirstRole+i)
+			}
+		}
+		return v
 	},
 	"pg_stat_activity": func(c *pgCatalog, s vsession) vrelation { return statActivity(s) },
 	// No role is a member of another.

@@ -170,7 +170,7 @@ func TestPGWire(t *testing.T) {
 				rows(`SELECT pg_get_userbyid(relowner), current_database(), current_catalog, current_user, session_user, relname::name
 					FROM pg_class WHERE relname = 'readings'`))
 			require.Equal(t, [][]any{{"admin", "meterstore", "readings", "readings_versions", int64(0), nil}},
-				rows(`SELECT (SELECT rolname FROM pg_roles), (SELECT datname FROM pg_database), (SELECT min(tablename) FROM pg_tables),
+				rows(`SELECT (SELECT rolname FROM pg_roles WHERE oid = 10), (SELECT datname FROM pg_database), (SELECT min(tablename) FROM pg_tables),
 					(SELECT max(tablename) FROM pg_tables), (SELECT count(*) FROM pg_views), pg_catalog.pg_get_constraintdef(1)`))
 			require.Equal(t, [][]any{{"readings", "BASE TABLE"}, {"readings_versions", "BASE TABLE"}},
 				rows(`SELECT table_name, table_type FROM information_schema.tables ORDER BY 1`))
