@@ -62,6 +62,7 @@ type ops struct {
 	mu        sync.Mutex
 	sampled   time.Time // last successful sample
 	sampleErr error     // the last sample's failure, nil after a success
+	pgDown    time.Time // the first failed ping of the current outage; zero while PostgreSQL answers
 }
 
 // newOps installs the metrics SDK (the process's instruments record into it
@@ -110,8 +111,11 @@ func (o *ops) ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := o.d.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("PostgreSQL: %w", err)
+		since := o.postgresDown(time.Now())
+		return fmt.Errorf("PostgreSQL unreachable since %s (%s; reconnecting by itself): %w",
+			since.UTC().Format(time.RFC3339), time.Since(since).Round(time.Second), err)
 	}
+	o.postgresDown(time.Time{})
 	if o.betweenRuns {
 		return o.readySampled()
 	}
@@ -129,6 +133,18 @@ func (o *ops) ready(ctx context.Context) error {
 		return o.readyToo(ctx)
 	}
 	return nil
+}
+
+// postgresDown records a failed ping at now and returns when the outage
+// began (its first failed ping); a zero now records a ping that answered,
+// ending the outage.
+func (o *ops) postgresDown(now time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if now.IsZero() || o.pgDown.IsZero() {
+		o.pgDown = now
+	}
+	return o.pgDown
 }
 
 // readySampled is readiness from the state sampled after the last run: the

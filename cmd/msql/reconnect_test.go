@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,7 +20,7 @@ import (
 )
 
 // TestServeOutlivesPostgreSQLGoingAway: msql serve whose PostgreSQL goes away
-// answers /readyz 503 naming PostgreSQL, and once PostgreSQL is back /readyz
+// answers /readyz 503 naming PostgreSQL and since when, and once PostgreSQL is back /readyz
 // is 200 again and a client's next statement on its open connection answers —
 // without restarting serve.
 func TestServeOutlivesPostgreSQLGoingAway(t *testing.T) {
@@ -52,11 +54,24 @@ extra_columns = [{ name = "tenant", identity = true }]
 	var before int64
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM readings`).Scan(&before))
 
+	down := time.Now().Truncate(time.Second)
 	proxy.Down()
+	var body string
 	srv.await(t, "/readyz 503 naming PostgreSQL", func() bool {
-		code, body := httpStatus("http://" + health + "/readyz")
+		var code int
+		code, body = httpStatus("http://" + health + "/readyz")
 		return code == 503 && strings.Contains(body, "PostgreSQL")
 	})
+	// It says why and since when (RFC 3339): the first failed check, not
+	// the latest one.
+	m := regexp.MustCompile(`PostgreSQL unreachable since (\S+) `).FindStringSubmatch(body)
+	require.NotNil(t, m, "/readyz: %s", body)
+	since, err := time.Parse(time.RFC3339, m[1])
+	require.NoError(t, err, "/readyz: %s", body)
+	require.False(t, since.Before(down) || since.After(time.Now()), "since %s, taken down at %s", since, down)
+	time.Sleep(1100 * time.Millisecond)
+	_, again := httpStatus("http://" + health + "/readyz")
+	require.Contains(t, again, "since "+m[1]+" ", "the same outage")
 	// While it is away a statement fails as PostgreSQL's own "cannot connect
 	// now" (57P03), which clients and poolers retry — not as an internal error.
 	var during int64
