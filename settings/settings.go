@@ -36,7 +36,9 @@ import (
 //	time_zone = "UTC"                # what a timestamp without an offset means
 //	extension_directory = "/opt/meterstore/duckdb-extensions"  # DuckDB's postgres and iceberg extensions
 //	hot_path = "default"             # or "go", "extension"; cold_path likewise
-//	[serve]                          # msql serve's limits (docs/runbook.md); its flags override them
+//	[serve]                          # msql serve's limits (ServeSettings, docs/runbook.md); its flags override them
+//	statement_timeout = "5m"
+//	max_result_rows = 1000000
 //	confined_databases = 4           # scoped users' DuckDB databases open at once
 //	[[tables]]
 //	name = "readings_versions"

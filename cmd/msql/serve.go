@@ -64,7 +64,18 @@ A failed login slows the next one for that user and that address (0.25 s
 doubling to 8 s; a success resets).
 Flight SQL bearer tokens and prepared statement handles expire after
 --flight-session-idle unused (default 30m); --statement-timeout and a user's
-statement_timeout apply to Flight SQL statements too.`
+statement_timeout apply to Flight SQL statements too.
+
+The limits can live in the configuration file's [serve] section, one key per
+flag (a flag given on the command line overrides its key; docs/runbook.md):
+
+  [serve]
+  statement_timeout = "5m"        max_statements_per_user = 4
+  max_statement_bytes = 1048576   max_parameters = 65535
+  max_nesting = 1000              max_result_rows = 1000000
+  flight_session_idle = "30m"     confined_databases = 4
+
+DuckDB's memory budget is [engine] memory_limit (--memory-limit).`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
@@ -100,6 +111,14 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
+	var file settings.Settings
+	if deploy.config != "" {
+		var err error
+		if file, err = settings.LoadSettings(deploy.config); err != nil {
+			return err
+		}
+		fromServeSection(fs, file.Serve, serveLimitFlags{statementTimeout: &statementTimeout, perUser: &perUser, flightIdle: &flightIdle, limits: &limits})
+	}
 	if deploy.confinedDatabases < 0 {
 		return fmt.Errorf("%w: --confined-databases %d: want a number ≥ 1 (0 or absent: [serve] confined_databases, else 4)", errUsage, deploy.confinedDatabases)
 	}
@@ -131,14 +150,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	var userSettings []settings.UserSettings
-	if deploy.config != "" {
-		s, err := settings.LoadSettings(deploy.config)
-		if err != nil {
-			return err
-		}
-		userSettings = s.Users
-	}
+	userSettings := file.Users
 	// Refuse a public address without users before opening anything.
 	if len(userSettings) == 0 {
 		for _, a := range []string{pgAddr, flightAddr, restAddr, healthAddr} {
