@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -248,6 +249,29 @@ func (im *importer) describe(ctx context.Context, src string) ([]srcColumn, erro
 	return out, rows.Err()
 }
 
+// ErrNotDelivery: a file none of whose columns is one of the table's — a
+// README or a licence in a delivery folder, or an empty file.
+var ErrNotDelivery = errors.New("not a delivery")
+
+// someColumnFits refuses a file of which no column (renamed by --map) is a
+// column of the table: it is no delivery, and a --map for its first line is
+// no fix.
+func (im *importer) someColumnFits(cols []srcColumn) error {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		target := c.name
+		if t, ok := im.opt.Map[c.name]; ok {
+			target = t
+		}
+		if settable(im.cfg, target) {
+			return nil
+		}
+		names[i] = strconv.Quote(c.name)
+	}
+	return fmt.Errorf("%w: no column of its header (%s) is a column of table %s (columns: %s); a CSV or Parquet delivery names them in its header (docs/import.md), an MSCONS interchange starts with UNA or UNB",
+		ErrNotDelivery, strings.Join(names, ", "), im.cfg.Name(), strings.Join(inputColumns(im.cfg), ", "))
+}
+
 // mapColumns names the table column each file column fills and refuses a
 // layout no row of which could go in: an unknown column, one filled twice,
 // a float quantity, a naive timestamp type without a zone, a required
@@ -258,6 +282,9 @@ func (im *importer) mapColumns(cols []srcColumn) error {
 		if !slices.ContainsFunc(cols, func(c srcColumn) bool { return c.name == src }) {
 			return fmt.Errorf("%w: --map %s=%s: the file has no column %q", ErrOptions, src, im.opt.Map[src], src)
 		}
+	}
+	if err := im.someColumnFits(cols); err != nil {
+		return err
 	}
 	for i := range cols {
 		c := &cols[i]
