@@ -77,6 +77,9 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 		return refuseFile(fmt.Errorf("%s: %w", what, err))
 	}
 	if err := im.mapColumns(cols); err != nil {
+		if what == "query" && errors.Is(err, ErrFloat) {
+			err = fmt.Errorf("%w; in the query: CAST(value AS DECIMAL(18,6)) or read_csv(…, all_varchar = true)", err)
+		}
 		return refuseFile(err)
 	}
 	sel := make([]string, len(cols))
