@@ -20,5 +20,5 @@ func TestQueryFloatRefusalNamesTheSQLFix(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Refused, 1, rep.String())
 	require.ErrorIs(t, rep.Refused[0], ingest.ErrFloat)
-	require.Contains(t, rep.Refused[0].Error(), "CAST(value AS DECIMAL(18,6)) or read_csv(…, all_varchar = true)")
+	require.Contains(t, rep.Refused[0].Error(), "in the query: cast it, CAST(… AS DECIMAL(18,6)), or read_csv(…, all_varchar = true)")
 }

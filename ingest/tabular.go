@@ -78,7 +78,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	}
 	if err := im.mapColumns(cols); err != nil {
 		if what == "query" && errors.Is(err, ErrFloat) {
-			err = fmt.Errorf("%w; in the query: CAST(value AS DECIMAL(18,6)) or read_csv(…, all_varchar = true)", err)
+			err = fmt.Errorf("%w; in the query: cast it, CAST(… AS DECIMAL(18,6)), or read_csv(…, all_varchar = true)", err)
 		}
 		return refuseFile(err)
 	}
