@@ -115,10 +115,13 @@ var ErrNaiveTimestamp = fmt.Errorf("%w: timestamp without an offset", metering.E
 var ErrFloat = fmt.Errorf("%w: binary float column", metering.ErrInvalid)
 
 var (
+	// offsetLayouts start with DuckDB's text of a TIMESTAMPTZ (what CSV and
+	// Parquet columns are read as), so an instant is parsed at the first try.
 	offsetLayouts = []string{
+		"2006-01-02 15:04:05Z07",
 		"2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05Z07:00",
 		"2006-01-02T15:04:05Z0700", "2006-01-02 15:04:05Z0700",
-		"2006-01-02T15:04:05Z07", "2006-01-02 15:04:05Z07",
+		"2006-01-02T15:04:05Z07",
 		"2006-01-02T15:04Z07:00", "2006-01-02 15:04Z07:00",
 	}
 	naiveLayouts = []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04"}
@@ -128,9 +131,6 @@ var (
 // time in tz, refusing a wall clock tz skips or repeats; with tz nil,
 // ErrNaiveTimestamp.
 func parseInstant(s string, tz *time.Location) (time.Time, error) {
-	if t, ok := quickInstant(s); ok {
-		return t, nil
-	}
 	for _, l := range offsetLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t.UTC(), nil
