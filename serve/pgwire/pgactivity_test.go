@@ -39,6 +39,7 @@ func TestPGWireRolesAndActivity(t *testing.T) {
 			require.NotContains(t, out, secret)
 		}
 		require.NotContains(t, out, "ERROR")
+		require.Regexp(t, `(?m)^ alice\s+\|[^|]*\| \{\}\s*$`, out, "no role is a member of another: an empty array, as PostgreSQL writes it")
 		c := servetest.PGConnect(t, addr, "bob", "bob-pw", pgx.QueryExecModeSimpleProtocol, nil)
 		rows, err := c.Query(ctx, `SELECT rolname, rolpassword FROM pg_roles ORDER BY rolname`)
 		require.NoError(t, err)

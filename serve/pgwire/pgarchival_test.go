@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/serve/access"
 	"github.com/meterstore/meterstore/serve/internal/servetest"
+	"github.com/meterstore/meterstore/serve/pgwire"
 	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
@@ -97,4 +99,60 @@ func TestPGWireStatementsMeetingAnArchival(t *testing.T) {
 			require.EqualValues(t, 3, scans.Load()-before, "mode %v: run, then run again twice", mode)
 		}
 	})
+}
+
+// TestPGWireLongResultReadsThroughAnArchival: a result of over a thousand
+// rows, spanning the cold and the hot tier, during which an archival moves a
+// window comes whole and equal to the oracle's winners — the client sees no
+// error — whether the rows held back until the boundary check stay in memory
+// or go to the spool's file. A result past the spool's limit is sent as it
+// comes, and then the archival is SQLSTATE 40001, after rows were sent.
+func TestPGWireLongResultReadsThroughAnArchival(t *testing.T) {
+	ctx := context.Background()
+	h := storetest.StartHourly(t, storetest.Options{}, 2)
+	all := time.Time{}
+	want := map[string]int{}
+	for _, r := range h.Oracle.Winners(all, all) {
+		want[r.MaloID+" "+r.ObisCode+" "+r.From.UTC().Format(time.RFC3339)+" "+r.Value.String()]++
+	}
+	require.Greater(t, len(want), 1000, "a result of over a thousand rows, past the rows sent in one flush")
+	read := func(t *testing.T, memory int, limit int64, mode pgx.QueryExecMode) (map[string]int, error) {
+		e, hot := h.ArchivingEngine(t)
+		users, err := access.NewUsers(e, nil)
+		require.NoError(t, err)
+		srv := &pgwire.Server{Users: users, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		pgwire.SetSpool(srv, memory, limit)
+		c := servetest.PGConnect(t, servetest.ServePGOn(t, srv, "127.0.0.1:0"), "anyone", "", mode, nil)
+		rows, err := c.Query(ctx, `SELECT malo_id, obis_code, "from", CAST(value AS VARCHAR) FROM readings`)
+		require.NoError(t, err)
+		got := map[string]int{}
+		for rows.Next() {
+			var malo, obis, value string
+			var from time.Time
+			require.NoError(t, rows.Scan(&malo, &obis, &from, &value))
+			d, err := decimal.NewFromString(value)
+			require.NoError(t, err)
+			got[malo+" "+obis+" "+from.UTC().Format(time.RFC3339)+" "+d.String()]++
+		}
+		require.EqualValues(t, 1, hot.Archived(), "mode %v: the statement met an archival", mode)
+		return got, rows.Err()
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run("held in memory/"+mode.String(), func(t *testing.T) {
+			got, err := read(t, 0, 0, mode)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+		t.Run("held in the spool's file/"+mode.String(), func(t *testing.T) {
+			got, err := read(t, 4<<10, 0, mode)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+		t.Run("past the spool's limit/"+mode.String(), func(t *testing.T) {
+			got, err := read(t, 4<<10, 16<<10, mode)
+			require.Error(t, err)
+			require.Equal(t, "40001", servetest.PGCode(err), "%v", err)
+			require.NotEmpty(t, got, "rows were sent before the boundary check")
+		})
+	}
 }

@@ -51,7 +51,7 @@ func ask(t *testing.T, c *pgx.Conn, q string) answer {
 
 // TestPGWireAnswersLikePostgreSQL sends the same statements to a real
 // PostgreSQL and to msql serve (both in UTC) and compares the text each sends —
-// intervals, time, timestamptz, ±infinity, numeric, float, boolean — and the
+// intervals, time, timestamptz, ±infinity, numeric, float, boolean, arrays — and the
 // SQLSTATE of each error. msql's error messages carry no stage words of its
 // own layers ("run: ", "database/sql/driver: API error: ").
 func TestPGWireAnswersLikePostgreSQL(t *testing.T) {
@@ -71,6 +71,7 @@ func TestPGWireAnswersLikePostgreSQL(t *testing.T) {
 		`SELECT 0.1::float8 + 0.2::float8, 1e300::float8, 1e15::float8, 1e14::float8, 0.0001::float8, 0.00001::float8, -2.5e-7::float8`,
 		`SELECT 'Infinity'::float8, '-Infinity'::float8, 'NaN'::float8, 0::float8, 1.5::float4, 1e6::float4, 123456::float4`,
 		`SELECT true, false, NULL::text, 'it''s', 42, -7::bigint`,
+		`SELECT ARRAY(SELECT 'x' WHERE false), ARRAY['a', 'b c', '', 'NULL', 'x"y', 'back\slash', '{}', 'a,b'], ARRAY[1, 2, NULL], ARRAY[ARRAY[1, 2], ARRAY[3, 4]]`,
 	}
 	for _, q := range values {
 		want, got := ask(t, ref, q), ask(t, ms, q)

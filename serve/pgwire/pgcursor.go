@@ -285,7 +285,7 @@ func (sess *pgSession) fetch(ctx context.Context, p *pgPortal, maxRows int64) er
 		if p.left > 0 {
 			p.left--
 		}
-		if p.sent%sess.flushRows() == 0 {
+		if p.sent%flushRows == 0 {
 			if err := sess.be.Flush(); err != nil {
 				return err
 			}

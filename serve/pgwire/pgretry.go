@@ -18,9 +18,11 @@ const archivalRetries = 2
 // An archival that moves a window from PostgreSQL to Iceberg while a statement
 // reads the hot tier ends the statement with engine.ErrBoundaryMoved: its rows
 // may miss the window. The statement is then run again, as long as none of its
-// rows has reached the client: rows are held back until FlushRows of them are
-// ready (or the statement ends), so a result smaller than that — every
-// aggregate — is retried whole, and the client never sees the archival.
+// rows has reached the client: rows are held back (spooled, spool.go) until the
+// statement has passed its boundary check, so a result of up to the spool's
+// limit (256 MiB on the wire) is retried whole and the client never sees the
+// archival. A longer one, and a portal executed with a row limit, is sent as
+// it comes once it passes the limit; an archival after that is SQLSTATE 40001.
 
 // startRows starts a statement's rows, running it again (at most
 // archivalRetries times for the portal) when an archival moved the boundary
@@ -55,15 +57,17 @@ func (sess *pgSession) streamRows(ctx context.Context, p *pgPortal, maxRows int6
 		if !sess.retryArchival(ctx, p, err) {
 			return err
 		}
-		p.held, p.sent, p.rows, p.finished = nil, 0, nil, false
+		p.spool.discard()
+		p.sent, p.rows, p.finished = 0, nil, false
 		if err := sess.prepare(ctx, p); err != nil {
 			return err
 		}
 	}
 }
 
-// sendRows reads the portal's rows into DataRows, holding them until
-// FlushRows are ready.
+// sendRows reads the portal's rows into DataRows, holding them back until the
+// statement ends or the spool's limit is reached; from then on they are sent
+// every flushRows rows.
 func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64) error {
 	rows := p.rows
 	n := len(p.cols)
@@ -72,15 +76,21 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	flushEvery := sess.flushRows()
+	p.spool.memory = sess.srv.spoolMemory
 	if p.copy != nil {
 		maxRows = 0 // a copy is sent whole
-		p.held = append(p.held, sess.beginCopy(p)...)
+		for _, msg := range sess.beginCopy(p) {
+			if err := p.spool.add(msg); err != nil {
+				return sess.finish(ctx, p, err)
+			}
+		}
 	}
 	var batch int64
 	for {
 		if maxRows > 0 && batch >= maxRows {
-			sess.release(p)
+			if err := sess.release(p); err != nil {
+				return sess.finish(ctx, p, err)
+			}
 			sess.be.Send(&pgproto3.PortalSuspended{})
 			return nil
 		}
@@ -88,7 +98,10 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 			break
 		}
 		if err := sess.srv.Limits.CheckRows(p.sent); err != nil {
-			sess.release(p) // the rows within the bound, as PostgreSQL sends rows before an error
+			// the rows within the bound, as PostgreSQL sends rows before an error
+			if rerr := sess.release(p); rerr != nil {
+				err = rerr
+			}
 			return sess.finish(ctx, p, err)
 		}
 		for i := range vals {
@@ -101,11 +114,15 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 		if err != nil {
 			return sess.finish(ctx, p, err)
 		}
-		p.held = append(p.held, msg)
+		if err := p.spool.add(msg); err != nil {
+			return sess.finish(ctx, p, err)
+		}
 		p.sent++
 		batch++
-		if p.sent%flushEvery == 0 {
-			sess.release(p)
+		if sess.sendsNow(p) {
+			if err := sess.release(p); err != nil {
+				return sess.finish(ctx, p, err)
+			}
 			if err := sess.be.Flush(); err != nil {
 				return sess.finish(ctx, p, err)
 			}
@@ -114,12 +131,23 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 	return sess.finish(ctx, p, nil)
 }
 
+// sendsNow reports whether the rows held back are sent now: every flushRows
+// rows once the portal's rows have reached the client, and when the spool
+// reaches its limit.
+func (sess *pgSession) sendsNow(p *pgPortal) bool {
+	if p.flushed {
+		return p.sent%flushRows == 0
+	}
+	limit := sess.srv.spoolLimit
+	if limit <= 0 {
+		limit = spoolLimit
+	}
+	return p.spool.size() >= limit
+}
+
 // release sends the rows held back: from here on the statement cannot be run
 // again unseen.
-func (sess *pgSession) release(p *pgPortal) {
-	for _, msg := range p.held {
-		sess.be.Send(msg)
-	}
-	p.held = nil
+func (sess *pgSession) release(p *pgPortal) error {
 	p.flushed = true
+	return p.spool.sendTo(sess.be)
 }

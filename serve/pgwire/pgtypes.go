@@ -178,6 +178,8 @@ func pgValue(oid uint32, v any) any {
 			return x
 		case []byte:
 			return string(x)
+		case []any:
+			return arrayText(x)
 		default:
 			return fmt.Sprint(x)
 		}
@@ -237,4 +239,51 @@ func decodeParam(m *pgtype.Map, loc *time.Location, oid uint32, format int16, sr
 		return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16]), nil
 	}
 	return v, nil
+}
+
+// arrayText is a DuckDB LIST as PostgreSQL writes an array: {a,"b c",NULL},
+// nested lists as {{1,2},{3,4}}, the empty list as {}.
+func arrayText(list []any) string {
+	var b strings.Builder
+	writeArray(&b, list)
+	return b.String()
+}
+
+func writeArray(b *strings.Builder, list []any) {
+	b.WriteByte('{')
+	for i, v := range list {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		switch x := v.(type) {
+		case nil:
+			b.WriteString("NULL")
+		case []any:
+			writeArray(b, x)
+		case string:
+			writeArrayElement(b, x)
+		default:
+			writeArrayElement(b, fmt.Sprint(x))
+		}
+	}
+	b.WriteByte('}')
+}
+
+// writeArrayElement writes one element, double-quoted where PostgreSQL's
+// array_out quotes it: empty, NULL in any case, or holding a delimiter,
+// brace, quote, backslash or white space; a quote and a backslash inside
+// quotes are escaped with a backslash.
+func writeArrayElement(b *strings.Builder, s string) {
+	if s != "" && !strings.EqualFold(s, "NULL") && !strings.ContainsAny(s, "{},\"\\ \t\n\r\v\f") {
+		b.WriteString(s)
+		return
+	}
+	b.WriteByte('"')
+	for _, r := range s {
+		if r == '"' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
 }

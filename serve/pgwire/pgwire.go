@@ -33,9 +33,10 @@ import (
 // (TLS when configured), SCRAM-SHA-256 against the configured users,
 // BackendKeyData + CancelRequest, each statement's provenance at level LOG
 // and in SHOW meterstore.provenance (pgmessages.go). Results stream row by
-// row from engine.Rows, flushed every FlushRows rows: memory is bounded
-// whatever the result size; a statement that meets an archival before its
-// first flush is run again (pgretry.go).
+// row from engine.Rows, held back — in memory, then in a temporary file —
+// until the statement has passed its boundary check, so that a statement that
+// meets an archival is run again unseen; a result past the spool's limit
+// (256 MiB on the wire) is sent as it comes from there on (pgretry.go).
 //
 // A statement's work ends with its client: a CancelRequest, its
 // statement_timeout (StatementTimeout, the user's, or SET statement_timeout)
@@ -55,15 +56,20 @@ import (
 // translated and every error sent: what a client really sends, which is how
 // the client corpora in testdata were captured.
 type Server struct {
-	Users     *access.Users
-	TLS       *tls.Config // nil: SSLRequest is answered 'N'
-	Log       *slog.Logger
-	FlushRows int // rows per flush of the socket; default 512
+	Users *access.Users
+	TLS   *tls.Config // nil: SSLRequest is answered 'N'
+	Log   *slog.Logger
 	// StatementTimeout is every session's statement_timeout unless its user
 	// has one ([[users]] statement_timeout) or it sets its own; 0 = none.
 	StatementTimeout time.Duration
 	// Limits bound each statement's text, parameters and result (access.Limits).
 	Limits access.Limits
+
+	// spoolLimit bounds the bytes of a result held back until its boundary
+	// check, of which spoolMemory stay in memory (pgretry.go, pgspool.go); 0
+	// is the default.
+	spoolLimit  int64
+	spoolMemory int
 
 	mu       sync.Mutex
 	sessions map[uint32]*pgSession
@@ -166,9 +172,9 @@ type pgPortal struct {
 	started  time.Time
 	prov     *engine.Provenance
 	finished bool
-	held     []pgproto3.BackendMessage // rows not yet sent (pgretry.go)
-	flushed  bool                      // rows of this portal have reached the client
-	retries  int                       // runs again after meeting an archival
+	spool    spool // rows not yet sent (pgretry.go)
+	flushed  bool  // rows of this portal have reached the client
+	retries  int   // runs again after meeting an archival
 
 	copy        *copyOut      // COPY … TO STDOUT (pgcopy.go)
 	copyStarted bool          // its CopyOutResponse is sent
@@ -1050,13 +1056,9 @@ func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) erro
 	return sess.streamRows(ctx, p, maxRows)
 }
 
-// flushRows is how many rows are sent between flushes of a long result.
-func (sess *pgSession) flushRows() int64 {
-	if sess.srv.FlushRows > 0 {
-		return int64(sess.srv.FlushRows)
-	}
-	return 512
-}
+// flushRows is how many rows are sent between flushes of a result that is
+// no longer held back (pgretry.go) and of a declared cursor's FETCH.
+const flushRows = 512
 
 // finish completes a portal's query and reports its completion.
 func (sess *pgSession) finish(ctx context.Context, p *pgPortal, err error) error {
@@ -1082,10 +1084,12 @@ func (sess *pgSession) complete(ctx context.Context, p *pgPortal, err error) err
 	sess.clearCancel(p)
 	access.StatementLog(sess.srv.Log, "pgwire", sess.user, p.stmt.sql, p.prov, p.sent, time.Since(p.started), err)
 	if err != nil {
-		p.held = nil
+		p.spool.discard()
 		return err
 	}
-	sess.release(p)
+	if err := sess.release(p); err != nil {
+		return err
+	}
 	sess.provenance(p.prov)
 	return nil
 }
