@@ -397,12 +397,18 @@ func (b *bench) serveAgrees(p *serveProcess) error {
 	return nil
 }
 
-// sampleRSS samples the server's resident memory every second until stop.
+// rssLogEvery is how often the RSS sampled is logged: the curve over a long
+// run, readable from the log even when the run is stopped before its table.
+const rssLogEvery = time.Minute
+
+// sampleRSS samples the server's resident memory every second until stop,
+// and logs it every rssLogEvery.
 func (p *serveProcess) sampleRSS() {
 	p.sampling = time.Now()
 	p.sampled.Add(1)
 	go func() {
 		defer p.sampled.Done()
+		logged := time.Now()
 		for {
 			if kb, err := rssKB(p.cmd.Process.Pid); err == nil {
 				p.mu.Lock()
@@ -411,7 +417,12 @@ func (p *serveProcess) sampleRSS() {
 				}
 				p.rssEnd, p.rssPeak = kb, max(p.rssPeak, kb)
 				p.samples++
+				peak := p.rssPeak
 				p.mu.Unlock()
+				if time.Since(logged) >= rssLogEvery {
+					logged = time.Now()
+					logf("pgbench: msql serve RSS %d MiB (peak so far %d MiB) after %s", kb/1024, peak/1024, time.Since(p.sampling).Round(time.Second))
+				}
 			}
 			select {
 			case <-p.stopSampling:

@@ -40,14 +40,29 @@ type Cursor struct {
 }
 
 // Cursor plans and starts one SELECT, reads up to readAhead rows of it, and
-// runs it again (statementAttempts times in all) while an archival moves the
-// boundary under those rows. Parameters ($1, ?, $name) are bound, never
-// concatenated.
-func (e *Engine) Cursor(ctx context.Context, readAhead int, q string, args ...any) (*Cursor, error) {
+// runs it again (Rerun) while an archival moves the boundary under those
+// rows. Parameters ($1, ?, $name) are bound, never concatenated.
+func (e *Engine) Cursor(ctx context.Context, readAhead int, q string, args ...any) (c *Cursor, err error) {
+	err = Rerun(ctx, func() error {
+		c, err = e.startCursor(ctx, readAhead, q, args)
+		return err
+	})
+	return c, err
+}
+
+// Rerun runs fn, and runs it again — statementAttempts times in all — while
+// it fails with ErrBoundaryMoved and ctx is live. It is the policy for a
+// consumer that keeps a statement's output aside until the statement has
+// ended (rows held back, a file written aside and renamed into place): a run
+// an archival moved the boundary under is then discarded unseen. What still
+// fails after the last attempt is ErrBoundaryMoved.
+//
+//	err := engine.Rerun(ctx, func() error { return writeReport(ctx, eng, out) })
+func Rerun(ctx context.Context, fn func() error) error {
 	for attempt := 1; ; attempt++ {
-		c, err := e.startCursor(ctx, readAhead, q, args)
+		err := fn()
 		if !errors.Is(err, ErrBoundaryMoved) || attempt == statementAttempts || ctx.Err() != nil {
-			return c, err
+			return err
 		}
 	}
 }

@@ -113,15 +113,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	params := []any{o.tenant, month.AddDate(0, 0, -1), month.AddDate(0, 1, 1), month.Format("2006-01-02")}
 	// A stream whose hot half an archival moved under reports
-	// ErrBoundaryMoved at its end; the file is then incomplete and is
-	// written again from a fresh plan.
+	// ErrBoundaryMoved at its end; the file, written aside, is then discarded
+	// and written again from a fresh plan (engine.Rerun's policy).
 	var rep report
-	for attempt := 0; ; attempt++ {
+	err = engine.Rerun(ctx, func() (err error) {
 		rep, err = writeReport(ctx, st.Engine(), o.out, params)
-		if !errors.Is(err, engine.ErrBoundaryMoved) || attempt == 2 {
-			break
-		}
-	}
+		return err
+	})
 	if err != nil {
 		return err
 	}
