@@ -66,3 +66,52 @@ func TestReferenceClausesKeepNumbers(t *testing.T) {
 		require.ErrorContains(t, err, "AT (", q)
 	}
 }
+
+// TestColumnAliasesNeverMoveABound: a column alias list on readings that
+// gives a column the name of another of the relation's columns is refused —
+// the planner reads bounds and equalities by column name, so "from" standing
+// for the relation's "to" would prune by the wrong column and answer short
+// without an error. Aliases that name no column of the relation, and the
+// same renaming in an outer query, answer as written.
+func TestColumnAliasesNeverMoveABound(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(37)
+	w.MaLos, w.Tenants = 3, 1
+	a := newArchivedStore(t, w)
+	eng := a.s.Engine
+	count := func(q string) int64 {
+		t.Helper()
+		res, err := eng.Query(ctx, q)
+		require.NoError(t, err, q)
+		require.Len(t, res.Rows, 1)
+		n, ok := res.Rows[0][0].(int64)
+		require.True(t, ok, "%T", res.Rows[0][0])
+		return n
+	}
+	at := "TIMESTAMPTZ '" + a.cut.UTC().Format("2006-01-02 15:04:05") + "+00'"
+	toFrom := count(`SELECT count(*) FROM readings WHERE "to" >= ` + at)
+	fromFrom := count(`SELECT count(*) FROM readings WHERE "from" >= ` + at)
+	require.Greater(t, toFrom, fromFrom, "intervals end at the watermark")
+	var obis string
+	res, err := eng.Query(ctx, `SELECT min(obis_code) FROM readings`)
+	require.NoError(t, err)
+	obis = res.Rows[0][0].(string)
+
+	for _, q := range []string{
+		`SELECT count(*) FROM readings AS r(a, b, c, d, "to", "from") WHERE "from" >= ` + at,
+		`SELECT count(*) FROM readings_versions r(a, b, c, d, "TO", "FROM") WHERE r."from" >= ` + at,
+		`SELECT count(*) FROM readings AS r(obis_code, b, malo_id) WHERE malo_id = '` + obis + `'`,
+		`SELECT count(*) FROM (SELECT 1 AS k) s JOIN readings AS r(a, b, c, d, "to", "from") ON true WHERE r."from" >= ` + at,
+	} {
+		res, err := eng.Query(ctx, q)
+		if err == nil {
+			t.Errorf("%s answered %v, want a refusal", q, res.Rows)
+			continue
+		}
+		require.ErrorIs(t, err, engine.ErrReferenceClause, q)
+		require.ErrorContains(t, err, "column alias", q)
+	}
+	require.EqualValues(t, toFrom, count(`SELECT count(*) FROM (SELECT * FROM readings) AS r(a, b, c, d, "to", "from") WHERE "from" >= `+at))
+	require.EqualValues(t, fromFrom, count(`SELECT count(*) FROM readings AS r(a, b, c, d, f) WHERE f >= `+at))
+	require.EqualValues(t, fromFrom, count(`SELECT count(*) FROM readings AS r(malo_id, m, obis_code) WHERE "from" >= `+at))
+}

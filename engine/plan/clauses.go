@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
@@ -62,6 +63,33 @@ func checkReferenceClauses(ref *sqltree.BaseTable) error {
 				ErrReferenceClause, ref.TableName, k, fieldText(v), ref.TableName)
 		case how == clauseRefused && !emptyField(v):
 			return refuseClause(ref, k, v)
+		}
+	}
+	return nil
+}
+
+// checkColumnAliases refuses column aliases on a reference to a configured
+// relation that give a column the name of another of its columns. The
+// planner reads bounds on "from", equalities on the merge key and the stored
+// balancing day by column name, so an alias list such as r(…, "to", "from")
+// would have it prune by the relation's "from" where the statement filters
+// its "to" — an answer short by every row the pruning dropped, without an
+// error. Aliases naming no column of the relation, or each its own, are kept.
+func checkColumnAliases(ref *sqltree.BaseTable, cfg meterstore.TableConfig) error {
+	aliases, _ := ref.Rest["column_name_alias"].([]any)
+	cols := cfg.Columns()
+	for i, a := range aliases {
+		if i >= len(cols) {
+			break // DuckDB refuses more aliases than columns
+		}
+		name, _ := a.(string)
+		for j, c := range cols {
+			if j != i && strings.EqualFold(name, c.Name) {
+				return fmt.Errorf("%w: column alias %q on %s names its column %q but stands for its column %q; "+
+					"the planner bounds and prunes by column name, so the statement would be filtered by another column than it says — "+
+					"give the columns names %s does not use, or rename in an outer query: SELECT … FROM (SELECT * FROM %s) AS %s(…)",
+					ErrReferenceClause, name, ref.TableName, c.Name, cols[i].Name, ref.TableName, ref.TableName, ref.Name())
+			}
 		}
 	}
 	return nil

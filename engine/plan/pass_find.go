@@ -86,6 +86,9 @@ func findReferences(_ context.Context, pl *planning) error {
 		switch kind, rel, _ := pl.classify(t, s); kind {
 		case baseConfigured:
 			refused = checkReferenceClauses(t)
+			if refused == nil {
+				refused = checkColumnAliases(t, rel.table.Config)
+			}
 			r := &reference{n: t, rel: rel}
 			byNode[t] = r
 			pl.refs = append(pl.refs, r)
