@@ -36,8 +36,18 @@ func ParseFormat(s string) (Format, error) {
 	case "", MSCONS, CSV, Parquet:
 		return f, nil
 	}
-	return "", fmt.Errorf("format %q: %w; use mscons, csv or parquet, or leave it out to tell from the content", s, ErrOptions)
+	return "", &FormatError{Format: s}
 }
+
+// FormatError is a format none of mscons, csv and parquet; it is an ErrOptions.
+type FormatError struct{ Format string }
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("--format %s: not a format msql import reads; use mscons, csv or parquet, or leave --format out to tell each file's format from its content", e.Format)
+}
+
+// Is makes a FormatError an ErrOptions without naming the category in its text.
+func (e *FormatError) Is(target error) bool { return target == ErrOptions }
 
 // ErrOptions: the options cannot work (an unknown table or column, a --set
 // the file also holds, a mapping onto nothing). Nothing was imported.

@@ -81,3 +81,17 @@ func TestImportCommand(t *testing.T) {
 	require.Equal(t, 0, r.code)
 	require.Contains(t, r.stderr, "Examples:")
 }
+
+// An unknown --format is a bad command line whose message says which value
+// is wrong and which are right, in words — no error category in the middle
+// of the sentence.
+func TestImportUnknownFormat(t *testing.T) {
+	csv := filepath.Join(t.TempDir(), "a.xml")
+	require.NoError(t, os.WriteFile(csv, []byte("<readings/>\n"), 0o644))
+	r := msql(t, "", "import", "--format", "xml", csv)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, `msql: usage: --format xml: not a format msql import reads; use mscons, csv or parquet, or leave --format out to tell each file's format from its content`)
+	require.NotContains(t, r.stderr, "import options")
+	require.Contains(t, r.stderr, "Try: --format csv")
+	require.Empty(t, r.stdout)
+}
