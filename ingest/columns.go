@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -152,25 +153,16 @@ func parseInstant(s string, tz *time.Location) (time.Time, error) {
 
 // inZone is the instant the wall clock w (parsed as UTC) shows in tz.
 func inZone(w time.Time, s string, tz *time.Location) (time.Time, error) {
-	t := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), tz)
-	wall := func(x time.Time) time.Time {
-		x = x.In(tz)
-		return time.Date(x.Year(), x.Month(), x.Day(), x.Hour(), x.Minute(), x.Second(), x.Nanosecond(), time.UTC)
-	}
-	if !wall(t).Equal(w) {
+	t, err := metering.InZone(w, tz)
+	var we *metering.WallClockError
+	switch {
+	case !errors.As(err, &we):
+		return t, err
+	case we.First.IsZero():
 		return time.Time{}, fmt.Errorf("%w: %q does not exist in %s (the clocks skip it); write the offset", metering.ErrInvalid, s, tz)
 	}
-	for _, d := range []time.Duration{-time.Hour, time.Hour, -30 * time.Minute, 30 * time.Minute} {
-		if other := t.Add(d); wall(other).Equal(w) {
-			first, second := t, other
-			if d < 0 {
-				first, second = other, t
-			}
-			return time.Time{}, fmt.Errorf("%w: %q occurs twice in %s (the clocks go back); write the offset: %s (the first) or %s (the second)",
-				metering.ErrInvalid, s, tz, first.In(tz).Format(time.RFC3339), second.In(tz).Format(time.RFC3339))
-		}
-	}
-	return t.UTC(), nil
+	return time.Time{}, fmt.Errorf("%w: %q occurs twice in %s (the clocks go back); write the offset: %s (the first) or %s (the second)",
+		metering.ErrInvalid, s, tz, we.First.In(tz).Format(time.RFC3339), we.Second.In(tz).Format(time.RFC3339))
 }
 
 // parseValue reads an exact decimal: digits, an optional sign and decimal

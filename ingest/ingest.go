@@ -68,8 +68,10 @@ type Options struct {
 	// column (value), e.g. {"Zeitpunkt": "from"}.
 	Map map[string]string
 	// TimeZone reads timestamps written without an offset as wall-clock time
-	// there (Europe/Berlin, say); nil refuses them, naming the column. A wall
-	// clock that zone skips or repeats (the DST switches) is refused either way.
+	// there (Europe/Berlin, say) — CSV and Parquet columns, and MSCONS DTMs in
+	// format 203/204 (mscons.Options.TimeZone); nil refuses them, naming the
+	// column or segment. A wall clock that zone skips or repeats (the DST
+	// switches) is refused either way.
 	TimeZone *time.Location
 	// DryRun reads, parses and checks everything and writes nothing; the
 	// report's tiers are where the rows would go.

@@ -25,7 +25,7 @@ func (im *importer) readMSCONS(ctx context.Context, name string, r io.Reader) ([
 		}
 		extra[col] = v
 	}
-	rd := mscons.NewReader(r, mscons.Options{Now: func() time.Time { return im.recordedAt }, MaloOf: im.opt.MaloOf})
+	rd := mscons.NewReader(r, mscons.Options{Now: func() time.Time { return im.recordedAt }, MaloOf: im.opt.MaloOf, TimeZone: im.opt.TimeZone})
 	var out []batch
 	for {
 		if err := ctx.Err(); err != nil {

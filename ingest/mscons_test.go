@@ -46,6 +46,7 @@ func TestPublicSamplesRefusedWithTheirReasons(t *testing.T) {
 	}
 	require.Contains(t, msgs[0], `MSCONS_TL_SAMPLE01.txt: mscons: message "1" (document 13337815E25-1), segment 3 DTM at line 1`)
 	require.Contains(t, msgs[0], `format "203" carries no UTC offset`)
+	require.Contains(t, msgs[0], "--time-zone Europe/Berlin", "the refusal names the way round it")
 	for _, m := range msgs[1:3] {
 		require.Contains(t, m, "MSCONS_TL_Multiple_LOC_SAMPLE.txt")
 		require.Contains(t, m, "segment 14 PIA")
@@ -57,20 +58,22 @@ func TestPublicSamplesRefusedWithTheirReasons(t *testing.T) {
 	}
 }
 
-// The first 80 values of SAMPLE01 with its three defects repaired in memory
-// (see mscons/samples_test.go) go in as history: 1 December 2015,
-// quarter-hours, total 11.262 summed from the file's text by hand.
-func TestRepairedSampleGoesIn(t *testing.T) {
-	ctx := context.Background()
-	st := start(t, nil)
+// sample01Day1 is the first 80 values of SAMPLE01 (see mscons/samples_test.go)
+// with its sender's check digit and its Prüfidentifikator repaired in memory,
+// and its document date given its offset too when repairDate; opt resolves
+// its MeLo to maloA.
+func sample01Day1(t *testing.T, repairDate bool) (text string, opt ingest.Options) {
 	b, err := os.ReadFile("../testdata/mscons/msconsconverter/MSCONS_TL_SAMPLE01.txt")
 	require.NoError(t, err)
-	text := string(b)
-	for old, new := range map[string]string{
-		"DTM+137:201601121347:203'":  "DTM+137:201601121347?+01:303'",
+	text = string(b)
+	repairs := map[string]string{
 		"NAD+MS+1234567889111::293'": "NAD+MS+1234567889115::293'",
 		"RFF+Z13:13008'":             "RFF+Z13:13018'",
-	} {
+	}
+	if repairDate {
+		repairs["DTM+137:201601121347:203'"] = "DTM+137:201601121347?+01:303'"
+	}
+	for old, new := range repairs {
 		require.Equal(t, 1, strings.Count(text, old), old)
 		text = strings.Replace(text, old, new, 1)
 	}
@@ -81,12 +84,21 @@ func TestRepairedSampleGoesIn(t *testing.T) {
 	require.NoError(t, err)
 	malo, err := metering.ParseMaloID(maloA)
 	require.NoError(t, err)
-	opt := ingest.Options{MaloOf: func(m metering.MeloID) (metering.MaloID, error) {
+	return text, ingest.Options{MaloOf: func(m metering.MeloID) (metering.MaloID, error) {
 		if m != melo {
 			return metering.MaloID{}, fmt.Errorf("MeLo %s unknown", m)
 		}
 		return malo, nil
 	}}
+}
+
+// The first 80 values of SAMPLE01 with its three defects repaired in memory
+// (see mscons/samples_test.go) go in as history: 1 December 2015,
+// quarter-hours, total 11.262 summed from the file's text by hand.
+func TestRepairedSampleGoesIn(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	text, opt := sample01Day1(t, true)
 
 	rep, err := ingest.Read(ctx, st.Store, opt, "sample01-day1.txt", strings.NewReader(text))
 	require.NoError(t, err)
@@ -102,6 +114,35 @@ func TestRepairedSampleGoesIn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 80, again.Duplicate)
 	require.False(t, again.Changed())
+}
+
+// SAMPLE01's document date as published — format 203, a local time without
+// an offset — goes in with Options.TimeZone Europe/Berlin (msql import
+// --time-zone): read as Berlin wall-clock time, 12:47 UTC, it derives the
+// version the date with its offset written out derives; without the option
+// the message is refused, naming it.
+func TestSampleLocalDocumentDateInAZone(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	text, opt := sample01Day1(t, false)
+	rep, err := ingest.Read(ctx, st.Store, opt, "sample01-day1.txt", strings.NewReader(text))
+	require.NoError(t, err)
+	require.Len(t, rep.Refused, 1)
+	require.Contains(t, rep.Refused[0].Error(), "segment 3 DTM")
+	require.Contains(t, rep.Refused[0].Error(), "--time-zone Europe/Berlin")
+	require.Zero(t, rep.Rows)
+
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	opt.TimeZone = berlin
+	rep, err = ingest.Read(ctx, st.Store, opt, "sample01-day1.txt", strings.NewReader(text))
+	require.NoError(t, err)
+	require.True(t, rep.OK(), rep.String())
+	require.Equal(t, 80, rep.Inserted)
+	// date -u -d 2016-01-12T12:47:00Z +%s = 1452602820: the document date in
+	// Unix milliseconds is the version of a message without DTM+293.
+	require.Equal(t, "1452602820000", scalar(t, st, `SELECT CAST(any_value(version) AS VARCHAR) FROM readings`))
+	require.Equal(t, "11.262000", decimalOf(t, scalar(t, st, `SELECT sum(value) FROM readings`)))
 }
 
 // Generated deliveries — corrections, redeliveries, gaps, substituted

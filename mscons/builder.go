@@ -122,7 +122,7 @@ func (b *builder) headerSegment(s segment) {
 	case "DTM":
 		switch s.get(0, 0) {
 		case "137":
-			t, err := parseDTM(s.get(0, 1), s.get(0, 2))
+			t, err := parseDTM(s.get(0, 1), s.get(0, 2), b.r.opt.TimeZone)
 			if err != nil {
 				b.refuse(s, "DTM+137 document date", "", err)
 				return
@@ -215,7 +215,7 @@ func (b *builder) versionOf(s segment) metering.Version {
 		b.refuse(s, fmt.Sprintf("DTM+293 version has format %q", f), "the MSCONS version is format 304, CCYYMMDDHHMMSS?+00", nil)
 		return metering.Version{}
 	}
-	t, err := parseDTM(s.get(0, 1), "304")
+	t, err := parseDTM(s.get(0, 1), "304", nil)
 	if err != nil {
 		b.refuse(s, "DTM+293 version", "", err)
 		return metering.Version{}
@@ -350,7 +350,7 @@ func (b *builder) dtm(s segment) {
 		b.refuse(s, "DTM+"+q+" twice in one value (QTY group)", "", nil)
 		return
 	}
-	t, err := parseDTM(s.get(0, 1), s.get(0, 2))
+	t, err := parseDTM(s.get(0, 1), s.get(0, 2), b.r.opt.TimeZone)
 	if err != nil {
 		b.refuse(s, "DTM+"+q, "", err)
 		return

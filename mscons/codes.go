@@ -129,25 +129,43 @@ func parseOffset(s string) (int, bool) {
 }
 
 // parseDTM reads a DTM value in format 303 (CCYYMMDDHHMM plus UTC offset)
-// or 304 (CCYYMMDDHHMMSS plus UTC offset) into a UTC instant. Formats
-// without an offset (203, 102) are refused: a local time without its offset
-// is ambiguous on the autumn DST night.
-func parseDTM(value, format string) (time.Time, error) {
+// or 304 (CCYYMMDDHHMMSS plus UTC offset) into a UTC instant. A local time
+// without an offset (203, 204) is read as wall-clock time in tz
+// (Options.TimeZone), refusing one the clocks skip or repeat there; with tz
+// nil it is refused, naming the option: it is ambiguous on the autumn DST
+// night, and nothing in the message says which zone it is in.
+func parseDTM(value, format string, tz *time.Location) (time.Time, error) {
 	var n int
+	local := false
 	switch format {
 	case "303":
 		n = 12
 	case "304":
 		n = 14
+	case "203", "204":
+		if tz == nil {
+			return time.Time{}, fmt.Errorf("format %q carries no UTC offset, and no time zone was named to read it in; write format 303 (CCYYMMDDHHMM?+ZZ) or 304 (CCYYMMDDHHMMSS?+ZZ), or name the zone the sender's local times are in: msql import --time-zone Europe/Berlin (Options.TimeZone)", format)
+		}
+		n, local = 12, true
+		if format == "204" {
+			n = 14
+		}
 	default:
 		return time.Time{}, fmt.Errorf("format %q carries no UTC offset or is not a point in time; an instant needs format 303 (CCYYMMDDHHMM?+ZZ) or 304 (CCYYMMDDHHMMSS?+ZZ)", format)
 	}
 	if len(value) < n || !digits(value[:n]) {
 		return time.Time{}, fmt.Errorf("%q is not format %s: it starts with %d digits", value, format, n)
 	}
-	off, ok := parseOffset(value[n:])
-	if !ok {
-		return time.Time{}, fmt.Errorf("%q has no UTC offset after the %d digits (write ?+00, ?+01 or ?+02)", value, n)
+	off := 0
+	if local {
+		if len(value) != n {
+			return time.Time{}, fmt.Errorf("%q is not format %s: %d digits and nothing after them", value, format, n)
+		}
+	} else {
+		var ok bool
+		if off, ok = parseOffset(value[n:]); !ok {
+			return time.Time{}, fmt.Errorf("%q has no UTC offset after the %d digits (write ?+00, ?+01 or ?+02)", value, n)
+		}
 	}
 	num := func(i, j int) int {
 		v := 0
@@ -163,6 +181,13 @@ func parseDTM(value, format string) (time.Time, error) {
 	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
 	if mo < 1 || mo > 12 || t.Day() != d || h > 23 || mi > 59 || sec > 59 {
 		return time.Time{}, fmt.Errorf("%q is not a calendar date and time", value)
+	}
+	if local {
+		u, err := metering.InZone(t, tz)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("format %s, local time in %s: %w; write format 303 with the offset the sender meant", format, tz, err)
+		}
+		return u, nil
 	}
 	return t.Add(-time.Duration(off) * time.Second), nil
 }

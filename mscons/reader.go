@@ -34,6 +34,12 @@ type Options struct {
 	// naming the MeLo, rather than stored without its MaLo.
 	MaloOf func(metering.MeloID) (metering.MaloID, error)
 
+	// TimeZone reads a DTM in a format without a UTC offset (203
+	// CCYYMMDDHHMM, 204 CCYYMMDDHHMMSS) as wall-clock time in that zone,
+	// refusing a wall clock the zone skips or repeats. Nil refuses such a
+	// DTM, naming this option.
+	TimeZone *time.Location
+
 	// MaxSegmentBytes bounds one segment; zero means
 	// DefaultMaxSegmentBytes, negative is an error. A longer segment ends
 	// the interchange with a *SyntaxError wrapping ErrLimit.

@@ -46,6 +46,71 @@ func TestSampleMsconsconverterLastgang(t *testing.T) {
 	require.Empty(t, res.msgs)
 	require.Len(t, res.refused, 1)
 	requireRefusal(t, res.refused[0], "1", "13337815E25-1", "DTM", 3, 1, `format "203" carries no UTC offset`)
+	require.Contains(t, res.refused[0].Error(), "--time-zone Europe/Berlin", "the refusal names the way round it")
+}
+
+// With Options.TimeZone the published SAMPLE01's document date, 12 January
+// 2016 13:47 without an offset, is read as Berlin wall-clock time (+01 in
+// January: 12:47 UTC), so the message gets past segment 3 to its next
+// defect: the sender 1234567889111 in NAD+MS (segment 5) fails its check
+// digit.
+func TestSampleMsconsconverterLastgangInAZone(t *testing.T) {
+	o := opts()
+	o.TimeZone = metering.Berlin()
+	res := readAll(t, strings.NewReader(sample(t, "msconsconverter/MSCONS_TL_SAMPLE01.txt")), o)
+	require.NoError(t, res.err)
+	require.Empty(t, res.msgs)
+	require.Len(t, res.refused, 1)
+	requireRefusal(t, res.refused[0], "1", "13337815E25-1", "NAD", 5, 1, "1234567889111")
+}
+
+// The first day of SAMPLE01 with only its sender and Prüfidentifikator
+// repaired — the document date left as published, format 203 — reads with
+// Options.TimeZone Europe/Berlin to the same document date, and so the same
+// derived version, as with the date's offset written out
+// (TestSampleMsconsconverterFirstDay).
+func TestSampleMsconsconverterLocalDocumentDate(t *testing.T) {
+	text := sample01Repaired(t)
+	text = strings.Replace(text, "DTM+137:201601121347?+01:303'", "DTM+137:201601121347:203'", 1)
+	cut := strings.Index(text, "QTY+220:0'DTM+163:201512012000?+01:303'")
+	require.Positive(t, cut)
+	text = text[:cut] + "UNT+254+1'UNZ+1+13337815E25'"
+	o := sample01Opts()
+	res := readAll(t, strings.NewReader(text), o)
+	require.Len(t, res.refused, 1, "without a zone the local date is refused")
+	requireRefusal(t, res.refused[0], "1", "13337815E25-1", "DTM", 3, 1, "--time-zone")
+
+	o.TimeZone = metering.Berlin()
+	res = readAll(t, strings.NewReader(text), o)
+	require.NoError(t, res.err)
+	require.Empty(t, res.refused)
+	require.Len(t, res.msgs, 1)
+	m := res.msgs[0]
+	require.Equal(t, utc("2016-01-12T12:47:00Z"), m.DocumentDate)
+	require.Equal(t, "1452602820000", m.Deliveries[0].Version.String())
+	require.Len(t, m.Deliveries[0].Intervals, 80)
+}
+
+// A value's local time (format 203) the zone shows twice — 02:30 on the
+// night the clocks go back — names no single instant: refused, with both
+// readings, even with a zone; one the clocks skip likewise.
+func TestLocalTimeTheZoneRepeatsOrSkips(t *testing.T) {
+	text := sample01Repaired(t)
+	cut := strings.Index(text, "QTY+220:0'DTM+163:201512010100?+01:303'")
+	require.Positive(t, cut)
+	head := text[:cut]
+	o := sample01Opts()
+	o.TimeZone = metering.Berlin()
+	for local, rule := range map[string]string{
+		"201510250230": "2015-10-25 02:30:00 occurs twice in Europe/Berlin (the clocks go back): 2015-10-25T02:30:00+02:00 or 2015-10-25T02:30:00+01:00",
+		"201503290230": "2015-03-29 02:30:00 does not exist in Europe/Berlin (the clocks skip it)",
+	} {
+		in := head + "QTY+220:1'DTM+163:" + local + ":203'DTM+164:201512010115?+01:303'UNT+29+1'UNZ+1+13337815E25'"
+		res := readAll(t, strings.NewReader(in), o)
+		require.NoError(t, res.err)
+		require.Len(t, res.refused, 1, local)
+		requireRefusal(t, res.refused[0], "1", "13337815E25-1", "DTM", 27, 1, rule)
+	}
 }
 
 // sample01Repaired is SAMPLE01 with three defects repaired in memory: the

@@ -38,7 +38,7 @@ Examples:
   msql import --set tenant=t1 history.parquet          a tenant for every row
   msql import --map Zeitpunkt=from --map Ende=to --map Menge=value \
               --set operator=9910125000002 export.csv  another system's column names
-  msql import --time-zone Europe/Berlin local.csv      timestamps written without an offset
+  msql import --time-zone Europe/Berlin local.csv      timestamps written without an offset (CSV, MSCONS)
   msql import --malo-of melo-malo.csv deliveries/      MSCONS naming MeLos: their MaLos from a file
   msql import --dry-run big.parquet                    check everything, write nothing
   cat 2026-03.edi | msql import -                      from a pipe`
@@ -84,7 +84,7 @@ func (f *importFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.format, "format", "", "mscons, csv or parquet (default: from each file's content)")
 	fs.Var(&f.set, "set", "column=value for every row (repeatable), e.g. --set tenant=t1")
 	fs.Var(&f.mapping, "map", "source=column: read the file's column source as column (repeatable)")
-	fs.StringVar(&f.zone, "time-zone", "", "read timestamps without an offset as wall-clock time in this zone, e.g. Europe/Berlin")
+	fs.StringVar(&f.zone, "time-zone", "", "read timestamps without an offset (CSV and Parquet columns, MSCONS DTM format 203) as wall-clock time in this zone, e.g. Europe/Berlin")
 	fs.StringVar(&f.maloOf, "malo-of", "", "CSV file with columns melo_id,malo_id: the MaLo of each MeLo an MSCONS message names in LOC+172")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "read and check everything, write nothing")
 }
