@@ -26,6 +26,25 @@ import (
 // interrupted archival: moving the watermark over such a row would put it
 // where no query looks (invariant 1).
 func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterstore.Row) (Window, int, error) {
+	return a.backfill(ctx, until, func(ctx context.Context, f catalog.Fence, held []meterstore.Row) (catalog.CommitResult, int, error) {
+		return a.cold.CommitHistory(ctx, f, append(rows, held...), until)
+	})
+}
+
+// BackfillFrom is Backfill for history too large to hold: src yields the rows
+// in catalog.CompareHistoryOrder, and they are checked and written as they
+// come (catalog.Table.CommitHistoryFrom), in one commit all the same.
+func (a *Archiver) BackfillFrom(ctx context.Context, until time.Time, src catalog.RowSource) (Window, int, error) {
+	return a.backfill(ctx, until, func(ctx context.Context, f catalog.Fence, held []meterstore.Row) (catalog.CommitResult, int, error) {
+		return a.cold.CommitHistoryFrom(ctx, f, catalog.MergeHistory(src, held), until)
+	})
+}
+
+// historyCommit commits a history under the fence f, with held, the rows a
+// writer put below its end since it was checked, joining it.
+type historyCommit func(ctx context.Context, f catalog.Fence, held []meterstore.Row) (catalog.CommitResult, int, error)
+
+func (a *Archiver) backfill(ctx context.Context, until time.Time, commit historyCommit) (Window, int, error) {
 	var win Window
 	var dups int
 	out, err := a.underLease(ctx, func(r *run, out *Outcome) error {
@@ -53,7 +72,7 @@ func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterst
 				a.cfg.Name(), until.UTC().Format(time.RFC3339), n, ErrInvariant)
 		}
 		start := time.Now()
-		res, d, err := a.commitHistory(ctx, r, rows, until)
+		res, d, err := a.commitHistory(ctx, r, until, commit)
 		if err != nil {
 			return fmt.Errorf("backfill %s: %w", a.cfg.Name(), err)
 		}
@@ -73,12 +92,13 @@ func (a *Archiver) Backfill(ctx context.Context, until time.Time, rows []meterst
 // joins the commit, and its partition is dropped after it. A commit that fails
 // withdraws the claim to the watermark then committed; a partition holding
 // such a row stays detached, for the next archival run to recover.
-func (a *Archiver) commitHistory(ctx context.Context, r *run, rows []meterstore.Row, until time.Time) (catalog.CommitResult, int, error) {
+func (a *Archiver) commitHistory(ctx context.Context, r *run, until time.Time, commit historyCommit) (catalog.CommitResult, int, error) {
 	claimed, err := a.hot.ClaimBelow(ctx, r.lease, until)
 	if err != nil {
 		return catalog.CommitResult{}, 0, err
 	}
 	var held []hot.Partition
+	var rows []meterstore.Row
 	for _, p := range claimed {
 		n, err := a.hot.CountRows(ctx, p.Name)
 		if err != nil {
@@ -99,7 +119,7 @@ func (a *Archiver) commitHistory(ctx context.Context, r *run, rows []meterstore.
 			return catalog.CommitResult{}, 0, err
 		}
 	}
-	res, dups, err := a.cold.CommitHistory(ctx, r.fence, rows, until)
+	res, dups, err := commit(ctx, r.fence, rows)
 	if err != nil {
 		return res, dups, errors.Join(err, a.withdrawClaim(ctx, r))
 	}

@@ -405,6 +405,11 @@ func (im *importer) file(ctx context.Context, path string) error {
 	if format == MSCONS {
 		return im.done(ctx, path)(im.readMSCONS(ctx, path, f))
 	}
+	if format == Parquet && !im.opt.DryRun {
+		if handled, err := im.streamHistory(ctx, path); handled || err != nil {
+			return err
+		}
+	}
 	return im.done(ctx, path)(im.readTabularAs(ctx, path, path, format))
 }
 

@@ -193,7 +193,12 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 // every field of the file as text — before the first row. closeRows closes
 // the rows, the stream and the connection.
 func (im *importer) stream(ctx context.Context, query string) (_ *sql.Rows, closeRows func(), err error) {
-	conn, err := im.db.Conn(ctx)
+	return streamOn(ctx, im.db, query)
+}
+
+// streamOn runs query on a connection of db's own as a DuckDB stream.
+func streamOn(ctx context.Context, db *sql.DB, query string) (_ *sql.Rows, closeRows func(), err error) {
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

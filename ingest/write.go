@@ -226,24 +226,9 @@ func (im *importer) appendRetrying(ctx context.Context, series []meterstore.Stor
 // boundary, as windows end at one). until is where the commit moves the
 // watermark: the end of the partition of the latest row taken, not past B.
 func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk, rest []batch, until time.Time, err error) {
-	h := im.tbl.Hot()
-	limit := h.PartitionStart(im.opt.Now().Add(-im.cfg.SettlementLag()))
-	parts, err := h.Partitions(ctx)
+	limit, err := im.bulkLimit(ctx)
 	if err != nil {
 		return nil, nil, time.Time{}, err
-	}
-	for _, p := range parts {
-		if !p.From.Before(limit) {
-			break
-		}
-		n, err := h.CountRows(ctx, p.Name)
-		if err != nil {
-			return nil, nil, time.Time{}, err
-		}
-		if n > 0 {
-			limit = p.From
-			break
-		}
 	}
 	var latest time.Time
 	for _, b := range bs {
@@ -259,7 +244,31 @@ func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk
 	if len(bulk) == 0 {
 		return nil, bs, time.Time{}, nil
 	}
-	return bulk, rest, h.PartitionStart(latest).Add(im.cfg.PartitionStep()), nil
+	return bulk, rest, im.tbl.Hot().PartitionStart(latest).Add(im.cfg.PartitionStep()), nil
+}
+
+// bulkLimit is where the bulk history path ends: the lower of the first
+// partition PostgreSQL holds a row in and now minus the settlement lag.
+func (im *importer) bulkLimit(ctx context.Context) (time.Time, error) {
+	h := im.tbl.Hot()
+	limit := h.PartitionStart(im.opt.Now().Add(-im.cfg.SettlementLag()))
+	parts, err := h.Partitions(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, p := range parts {
+		if !p.From.Before(limit) {
+			break
+		}
+		n, err := h.CountRows(ctx, p.Name)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if n > 0 {
+			return p.From, nil
+		}
+	}
+	return limit, nil
 }
 
 // writeBulk commits the batches as history (store.Table.Backfill): one
@@ -294,29 +303,31 @@ func (im *importer) writeBulk(ctx context.Context, bs []batch, until time.Time) 
 // Inserted and every higher one Superseded, as if written in version order.
 func (im *importer) readings(series []meterstore.StoredSeries) int {
 	seen := map[string]struct{}{}
-	var ident []string
-	for _, c := range im.cfg.IdentityColumns() {
-		ident = append(ident, c.Name)
-	}
 	for _, s := range series {
-		d := s.Delivery
-		var k strings.Builder
-		fmt.Fprintf(&k, "%s|%s|%s|", d.MaloID, d.Obis, d.Scope)
-		if im.cfg.IdentifyByMelo() {
-			fmt.Fprintf(&k, "%s|", d.MeloID)
-		}
-		for _, c := range ident {
-			fmt.Fprintf(&k, "%q|", strings.ToUpper(s.Extra[c]))
-		}
-		p := k.String()
-		for _, iv := range d.Intervals {
+		p := im.readingPrefix(s)
+		for _, iv := range s.Intervals {
 			seen[p+iv.From.UTC().String()] = struct{}{}
 		}
-		for _, r := range d.Readings {
+		for _, r := range s.Readings {
 			seen[p+r.At.UTC().String()] = struct{}{}
 		}
 	}
 	return len(seen)
+}
+
+// readingPrefix is the reading key of the delivery's rows but "from": its
+// merge key and version scope.
+func (im *importer) readingPrefix(s meterstore.StoredSeries) string {
+	d := s.Delivery
+	var k strings.Builder
+	fmt.Fprintf(&k, "%s|%s|%s|", d.MaloID, d.Obis, d.Scope)
+	if im.cfg.IdentifyByMelo() {
+		fmt.Fprintf(&k, "%s|", d.MeloID)
+	}
+	for _, c := range im.cfg.IdentityColumns() {
+		fmt.Fprintf(&k, "%q|", strings.ToUpper(s.Extra[c.Name]))
+	}
+	return k.String()
 }
 
 // writeBatch writes one batch through the routed write path. A batch the
