@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,4 +115,33 @@ func TestColumnAliasesNeverMoveABound(t *testing.T) {
 	require.EqualValues(t, toFrom, count(`SELECT count(*) FROM (SELECT * FROM readings) AS r(a, b, c, d, "to", "from") WHERE "from" >= `+at))
 	require.EqualValues(t, fromFrom, count(`SELECT count(*) FROM readings AS r(a, b, c, d, f) WHERE f >= `+at))
 	require.EqualValues(t, fromFrom, count(`SELECT count(*) FROM readings AS r(malo_id, m, obis_code) WHERE "from" >= `+at))
+}
+
+// TestRenamedColumnIsNotTheReferences: a column an alias list renamed away
+// is no longer the reference's, so a name in the statement that spells it
+// binds elsewhere — here to the outer query's column — and must neither bound
+// nor prune the reference, nor become its stored balancing day.
+func TestRenamedColumnIsNotTheReferences(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(38)
+	w.MaLos, w.Tenants = 2, 1
+	a := newArchivedStore(t, w)
+	eng := a.s.Engine
+	for _, c := range []struct{ q, want string }{
+		{`SELECT count(*) FROM (SELECT TIMESTAMPTZ '2031-01-01 00:00:00+00' AS "from") o
+			WHERE EXISTS (SELECT 1 FROM readings AS r(a, b, c, d, f) WHERE "from" >= TIMESTAMPTZ '2030-01-01 00:00:00+00')`, "1"},
+		{`SELECT count(*) FROM (SELECT TIMESTAMPTZ '2031-01-01 00:00:00+00' AS "from", 'x' AS malo_id) o
+			WHERE EXISTS (SELECT 1 FROM readings AS r(m, b, c, d, f) WHERE malo_id = 'x')`, "1"},
+		{`SELECT count(*) FROM (SELECT DATE '2031-01-01' AS balancing_day) o
+			WHERE EXISTS (SELECT 1 FROM readings AS r(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o2, p, bd) WHERE balancing_day = DATE '2031-01-01')`, "1"},
+		{`SELECT count(*) FROM (SELECT TIMESTAMPTZ '2031-01-01 00:00:00+00' AS "from", 'STROM' AS sparte) o
+			WHERE EXISTS (SELECT 1 FROM readings AS r(a, b, c, s, f) WHERE meter_balancing_day("from", sparte) = DATE '2031-01-01')`, "1"},
+	} {
+		res, err := eng.Query(ctx, c.q)
+		require.NoError(t, err, c.q)
+		require.Len(t, res.Rows, 1)
+		if got := fmt.Sprint(res.Rows[0][0]); got != c.want {
+			t.Errorf("%s answered %s, want %s", c.q, got, c.want)
+		}
+	}
 }

@@ -95,6 +95,26 @@ func checkColumnAliases(ref *sqltree.BaseTable, cfg meterstore.TableConfig) erro
 	return nil
 }
 
+// owns reports whether column (lower case) still names one of the
+// reference's columns: a column its alias list renamed is the reference's
+// under the new name only, and the old name binds elsewhere — to an outer
+// query's column in a correlated subquery — so it neither bounds the
+// reference nor becomes its stored balancing day.
+func (r *reference) owns(column string) bool {
+	aliases, _ := r.n.Rest["column_name_alias"].([]any)
+	cols := r.rel.table.Config.Columns()
+	for i, a := range aliases {
+		if i >= len(cols) {
+			break
+		}
+		name, _ := a.(string)
+		if strings.EqualFold(cols[i].Name, column) && !strings.EqualFold(name, column) {
+			return false
+		}
+	}
+	return true
+}
+
 // refuseClause is the refusal of a set refused clause, naming what to use.
 func refuseClause(ref *sqltree.BaseTable, key string, v any) error {
 	if key != "at_clause" {

@@ -136,7 +136,7 @@ func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 	} else {
 		target = named(lv.mine, qual)
 	}
-	if target == nil {
+	if target == nil || !target.owns(column) {
 		return
 	}
 	if column == "from" {

@@ -99,16 +99,17 @@ func (lv level) balancingDayRef(fn *sqltree.Function) (*sqltree.ColumnRef, bool)
 	if !ok1 || !ok2 || c1 != "from" || c2 != "sparte" || !strings.EqualFold(q1, q2) {
 		return nil, false
 	}
-	if q1 == "" {
-		if lv.total != 1 || len(lv.mine) != 1 {
-			return nil, false
-		}
-		return sqltree.NewColumnRef("balancing_day"), true
+	target := named(lv.mine, q1)
+	if q1 == "" && lv.total == 1 && len(lv.mine) == 1 {
+		target = lv.mine[0]
 	}
-	if named(lv.mine, q1) == nil {
+	if target == nil || !target.owns("from") || !target.owns("sparte") || !target.owns(balancingDayColumn) {
 		return nil, false
 	}
-	return sqltree.NewColumnRef(q1, "balancing_day"), true
+	if q1 == "" {
+		return sqltree.NewColumnRef(balancingDayColumn), true
+	}
+	return sqltree.NewColumnRef(q1, balancingDayColumn), true
 }
 
 // columnRef reads a one- or two-part column reference.
