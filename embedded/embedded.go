@@ -189,6 +189,9 @@ func Stop(ctx context.Context, home string) error {
 	}
 	defer u.release()
 	if !u.last() {
+		if hs := holders(home); len(hs) > 0 {
+			return fmt.Errorf("%w in %s: %s", ErrInUse, home, strings.Join(hs, ", "))
+		}
 		return fmt.Errorf("%w in %s", ErrInUse, home)
 	}
 	return stop(filepath.Join(home, "pg"))

@@ -2,6 +2,9 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -62,4 +65,29 @@ func TestClusterOutlivesItsStarter(t *testing.T) {
 	require.NoError(t, user.Close())
 	_, err = embedded.Find(home)
 	require.ErrorIs(t, err, embedded.ErrNotRunning, "the last user's Close stops the cluster")
+}
+
+// Stop refuses a cluster in use and names who uses it — pid and command line —
+// so the user knows what to quit; once that user closes, its name is gone and
+// Stop stops the cluster.
+func TestStopNamesTheProcessesUsingIt(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	user, err := embedded.Open(ctx, embedded.Options{Home: home, Throwaway: true, KeepRunning: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { // a failed check leaves no cluster running
+		_ = user.Close()
+		_ = embedded.Stop(ctx, home)
+	})
+	err = embedded.Stop(ctx, home)
+	require.ErrorIs(t, err, embedded.ErrInUse)
+	require.Contains(t, err.Error(), fmt.Sprintf("pid %d (%s", os.Getpid(), filepath.Base(os.Args[0])))
+
+	require.NoError(t, user.Close())
+	entries, err := os.ReadDir(filepath.Join(home, "pg.users.d"))
+	require.NoError(t, err)
+	require.Empty(t, entries, "a closed user's name is removed")
+	require.NoError(t, embedded.Stop(ctx, home))
+	_, err = embedded.Find(home)
+	require.ErrorIs(t, err, embedded.ErrNotRunning)
 }

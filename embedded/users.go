@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -17,9 +20,18 @@ import (
 // cluster another has just found running. A process that dies releases its
 // locks with it, so a crash never leaves the count wrong. The descriptors
 // are close-on-exec: PostgreSQL started by a holder does not inherit them.
+//
+// Each process counted also leaves a file named by its pid in
+// home/pg.users.d, holding its command line, so a Stop that finds the cluster
+// in use can say by whom; the locks count, the files only name. A file a
+// crash left behind names a process that no longer runs and is skipped.
 type users struct {
 	use, decide *os.File
+	named       string // this process's file in pg.users.d, "" when none
 }
+
+// usersDir holds one file per process using home's cluster, named by its pid.
+func usersDir(home string) string { return filepath.Join(home, "pg.users.d") }
 
 func openUsers(home string) (*users, error) {
 	use, err := os.OpenFile(filepath.Join(home, "pg.users"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -50,7 +62,54 @@ func lockUsers(ctx context.Context, home string) (*users, error) {
 		u.release()
 		return nil, fmt.Errorf("lock %s: %w", u.use.Name(), err)
 	}
+	if err := u.name(home); err != nil {
+		u.release()
+		return nil, err
+	}
 	return u, nil
+}
+
+// name leaves this process's pid and command line in usersDir(home), readable
+// by its owner only: a command line may carry what others should not read.
+func (u *users) name(home string) error {
+	dir := usersDir(home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("name this process among the users: %w", err)
+	}
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	path := filepath.Join(dir, strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(path, []byte(strings.Join(args, " ")), 0o600); err != nil {
+		return fmt.Errorf("name this process among the users: %w", err)
+	}
+	u.named = path
+	return nil
+}
+
+// holders names the processes using home's cluster:
+// "pid 1234 (msql serve)", in pid order, skipping files of processes gone.
+func holders(home string) []string {
+	entries, err := os.ReadDir(usersDir(home))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	slices.Sort(pids)
+	out := make([]string, 0, len(pids))
+	for _, pid := range pids {
+		cmd, err := os.ReadFile(filepath.Join(usersDir(home), strconv.Itoa(pid)))
+		if err != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("pid %d (%s)", pid, cmd))
+	}
+	return out
 }
 
 func (u *users) lockDecide(ctx context.Context) error {
@@ -89,6 +148,9 @@ func (u *users) last() bool {
 }
 
 func (u *users) release() {
+	if u.named != "" {
+		os.Remove(u.named)
+	}
 	u.use.Close()
 	u.decide.Close()
 }

@@ -63,6 +63,7 @@ func TestServeOutlivesTheShellThatStartedPostgres(t *testing.T) {
 	r = msqlEnv(t, env, "", "stop")
 	require.NotEqual(t, 0, r.code, "msql stop refuses while msql serve uses the PostgreSQL")
 	require.Contains(t, r.stderr, "in use")
+	require.Contains(t, r.stderr, "(msql serve", "msql stop names the process that holds the PostgreSQL")
 	srv.stop(t)
 	r = msqlEnv(t, env, "", "status")
 	require.Equal(t, 0, r.code, r.stderr)

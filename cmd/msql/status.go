@@ -82,7 +82,8 @@ func shellQuote(s string) string {
 const stopUsage = `msql stop — stop the embedded default's PostgreSQL under $MSQL_HOME (or
 --home), which msql --keep-running, or a process that was killed, left
 running. It refuses while an msql process (a shell, msql serve, a job)
-uses it: quit those first, the last of them stops it anyway.`
+uses it, naming each by pid and command line: quit those first, the last
+of them stops it anyway.`
 
 func runStop(ctx context.Context, args []string, io stdio) error {
 	var home string
