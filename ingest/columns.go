@@ -206,10 +206,16 @@ func newDefaultSource(system string) *defaultSource {
 	return &defaultSource{source: src, json: string(b)}
 }
 
-// parseRecord turns a row into a delivery of one interval or reading. now is
-// recorded_at where the row has none; def is the source of a row without
-// source_detail.
+// parseRecord turns a row of text into a delivery of one interval or
+// reading. now is recorded_at where the row has none; def is the source of a
+// row without source_detail.
 func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now time.Time, def *defaultSource) (parsed, error) {
+	return parseRow(cfg, r, &native{}, tz, now, def)
+}
+
+// parseRow is parseRecord of a row whose text is r and whose values in
+// their own types are nv.
+func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Location, now time.Time, def *defaultSource) (parsed, error) {
 	var p parsed
 	var d metering.Delivery
 	fail := func(col string, err error) (parsed, error) { return parsed{}, &fieldError{col: col, err: err} }
@@ -219,6 +225,20 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 			return "", &fieldError{col: col, err: fmt.Errorf("%w: %s is empty", metering.ErrInvalid, col)}
 		}
 		return v, nil
+	}
+	instant := func(col string, v time.Time, ok bool) (time.Time, error) {
+		if ok {
+			return v, nil
+		}
+		s, err := need(col)
+		if err != nil {
+			return time.Time{}, err
+		}
+		t, err := parseInstant(s, tz)
+		if err != nil {
+			return time.Time{}, &fieldError{col: col, err: err}
+		}
+		return t, nil
 	}
 	var err error
 	s, err := need("malo_id")
@@ -256,19 +276,18 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 			return fail("resolution", err)
 		}
 	}
-	if s, err = need("from"); err != nil {
+	from, err := instant("from", nv.from, nv.hasFrom)
+	if err != nil {
 		return parsed{}, err
 	}
-	from, err := parseInstant(s, tz)
-	if err != nil {
-		return fail("from", err)
-	}
-	if s, err = need("value"); err != nil {
-		return parsed{}, err
-	}
-	value, err := parseValue(s)
-	if err != nil {
-		return fail("value", err)
+	value := nv.value
+	if !nv.hasValue {
+		if s, err = need("value"); err != nil {
+			return parsed{}, err
+		}
+		if value, err = parseValue(s); err != nil {
+			return fail("value", err)
+		}
 	}
 	if s, err = need("quality"); err != nil {
 		return parsed{}, err
@@ -278,7 +297,7 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 		return fail("quality", err)
 	}
 	if cfg.TimeModel() == meterstore.Point {
-		if s, ok := r.get("to"); ok && s != "" {
+		if s, ok := r.get("to"); ok && s != "" || nv.hasTo {
 			return fail("to", fmt.Errorf("%w: table %s holds register readings, which have no end; leave to empty", metering.ErrInvalid, cfg.Name()))
 		}
 		rd, err := metering.NewReading(from, value, q)
@@ -287,12 +306,9 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 		}
 		d.Readings = []metering.Reading{rd}
 	} else {
-		if s, err = need("to"); err != nil {
-			return parsed{}, err
-		}
-		to, err := parseInstant(s, tz)
+		to, err := instant("to", nv.to, nv.hasTo)
 		if err != nil {
-			return fail("to", err)
+			return parsed{}, err
 		}
 		iv, err := metering.NewInterval(from, to, value, q)
 		if err != nil {
@@ -300,10 +316,13 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 		}
 		d.Intervals = []metering.Interval{iv}
 	}
-	if s, err = need("version"); err != nil {
-		return parsed{}, err
+	version := nv.version
+	if !nv.hasVersion {
+		if version, err = need("version"); err != nil {
+			return parsed{}, err
+		}
 	}
-	if d.Version, err = metering.ParseVersion(s); err != nil {
+	if d.Version, err = metering.ParseVersion(version); err != nil {
 		return fail("version", err)
 	}
 	scope, scopeGiven := r.get("version_scope")
@@ -317,7 +336,7 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 		d.Scope = metering.ScopeFor(bc, from, d.Sparte)
 		if scopeGiven && scope != "" && scope != d.Scope.String() {
 			return fail("version_scope", fmt.Errorf("%w: version_scope %s, but operator %s and the %s balancing month of %s make %s",
-				metering.ErrScopeMismatch, scope, op, d.Sparte, s, d.Scope))
+				metering.ErrScopeMismatch, scope, op, d.Sparte, from.Format(time.RFC3339), d.Scope))
 		}
 	case scopeGiven && scope != "":
 		if d.Scope, err = metering.ParseVersionScope(scope); err != nil {
@@ -327,9 +346,9 @@ func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now ti
 		return fail(Operator, fmt.Errorf("%w: neither operator nor version_scope is given; add an operator column or --set operator=<13-digit Marktpartner-ID>", metering.ErrInvalid))
 	}
 	d.RecordedAt = now
-	if s, ok := r.get("recorded_at"); ok && s != "" {
-		if d.RecordedAt, err = parseInstant(s, tz); err != nil {
-			return fail("recorded_at", err)
+	if s, ok := r.get("recorded_at"); ok && s != "" || nv.hasRecordedAt {
+		if d.RecordedAt, err = instant("recorded_at", nv.recordedAt, nv.hasRecordedAt); err != nil {
+			return parsed{}, err
 		}
 	}
 	detail := def.json

@@ -85,6 +85,9 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		sel[i] = "CAST(" + sqlIdent(c.name) + " AS VARCHAR)"
+		if readNatively(c) {
+			sel[i] = sqlIdent(c.name)
+		}
 	}
 	rows, closeRows, err := im.stream(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+src)
 	if err != nil {
@@ -96,7 +99,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 		system = baseName(name)
 	}
 	source := newDefaultSource(system)
-	vals := make([]sql.NullString, len(cols))
+	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -119,15 +122,25 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 		for k, v := range im.opt.Set {
 			rec[k] = v
 		}
+		var nv native
 		for i, c := range cols {
-			if vals[i].Valid {
-				rec[c.target] = vals[i].String
+			switch v := vals[i].(type) {
+			case nil:
+			case string:
+				rec[c.target] = v
+			default:
+				if err := nv.set(c.target, v); err != nil {
+					return refuseFile(fmt.Errorf("row %d: %w", n, err))
+				}
 			}
 		}
-		p, perr := parseRecord(im.cfg, rec, im.opt.TimeZone, im.recordedAt, source)
+		p, perr := parseRow(im.cfg, rec, &nv, im.opt.TimeZone, im.recordedAt, source)
 		var fe *fieldError
 		if errors.As(perr, &fe) && errors.Is(perr, ErrNaiveTimestamp) {
 			return refuseFile(fmt.Errorf("row %d, column %s: %w", n, im.sourceName(cols, fe.col), perr))
+		}
+		if perr != nil {
+			nv.text(rec)
 		}
 		key, label := im.groupOf(rec, p, perr == nil)
 		g := groups[key]
