@@ -45,7 +45,7 @@ func (e *Engine) Completeness(ctx context.Context, from, to metering.Date, table
 	for i, c := range res.Columns {
 		idx[c] = i
 	}
-	t, err := plan.CompletenessTable(e.planTables(), table...)
+	t, err := plan.CompletenessTable(planTables(e.visibleTables()), table...)
 	if err != nil {
 		return nil, nil, err
 	}

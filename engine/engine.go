@@ -122,6 +122,7 @@ type Engine struct {
 	tablesMu sync.RWMutex
 	tables   []*tableState
 	scans    scanRegistry
+	plans    planCache
 	fed      fedRegistry // confined statements' cold halves (confine_feed.go)
 	view     view        // the read mode and confinement of this handle
 	shared   *Engine

@@ -58,6 +58,15 @@ func (ps Params) bind(ctx context.Context, db Parser, q string) ([]any, error) {
 	if err != nil || len(used) == 0 {
 		return nil, nil
 	}
+	return ps.bindNames(used)
+}
+
+// bindNames returns the arguments for the parameters used, named as DuckDB's
+// parser lists them, in their order (see bind).
+func (ps Params) bindNames(used []string) ([]any, error) {
+	if len(used) == 0 {
+		return nil, nil
+	}
 	args := make([]any, 0, len(used))
 	for i, name := range used {
 		v, ok := ps[name]
@@ -106,15 +115,21 @@ func parameterNames(ctx context.Context, db Parser, q string) ([]string, error) 
 // BindArgs returns args as the engine binds them to q: Params, given as the
 // only argument, become the arguments of the parameters q uses (see Params);
 // other arguments are returned as they are. Rows, Query and the rest bind so
-// themselves; BindArgs is for running q on a DuckDB without the engine. db
-// only parses q.
+// themselves, from the parse planning makes; BindArgs is for running q on a
+// DuckDB without the engine. db only parses q.
 func BindArgs(ctx context.Context, db Parser, q string, args []any) ([]any, error) {
-	if len(args) != 1 {
-		return args, nil
-	}
-	ps, ok := args[0].(Params)
+	ps, ok := onlyParams(args)
 	if !ok {
 		return args, nil
 	}
 	return ps.bind(ctx, db, q)
+}
+
+// onlyParams is args' Params when they are its only argument.
+func onlyParams(args []any) (Params, bool) {
+	if len(args) != 1 {
+		return nil, false
+	}
+	ps, ok := args[0].(Params)
+	return ps, ok
 }

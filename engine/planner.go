@@ -39,21 +39,47 @@ var (
 )
 
 // plan plans one statement on conn, a connection of the handle's database
-// whose catalog is catalog, with the handle's tables, view and paths.
+// whose catalog is catalog, with the handle's tables, view and paths — or
+// serves it again from the plan cache while the plan holds (planCache).
+// Params, given as the only argument, are bound from the planner's parse of
+// the statement; the plan's Args are what the statement runs with.
 func (e *Engine) plan(ctx context.Context, conn *sql.Conn, catalog string, q string, args []any) (*plan.Plan, error) {
+	s := e.shared
+	tables := e.visibleTables()
+	paths := plan.Paths{Hot: s.ext.hot, Cold: s.ext.cold, HTTPFS: s.ext.httpfs}
+	key, cached := e.planKey(catalog, q, args)
+	if cached {
+		p, err := s.plans.reusePlan(ctx, key, tables, paths)
+		if p != nil || err != nil {
+			return p, err
+		}
+	}
+	p, err := e.planAnew(ctx, conn, catalog, q, args, tables, paths)
+	if err == nil && cached {
+		s.plans.keep(key, tables, paths, p)
+	}
+	return p, err
+}
+
+// planAnew runs the planner over the statement.
+func (e *Engine) planAnew(ctx context.Context, conn *sql.Conn, catalog string, q string, args []any, tables []*tableState, paths plan.Paths) (*plan.Plan, error) {
 	v := e.view
 	s := e.shared
-	return plan.Run(ctx, plan.Input{
+	in := plan.Input{
 		Conn: conn, Catalog: catalog, SQL: q, Args: args,
-		Tables: e.planTables(),
+		Tables: planTables(tables),
 		View: plan.View{Mode: v.mode, Snapshot: v.snapshot, AsOfTime: v.asOfTime, MaxVersion: v.maxVersion, KnownAt: v.knownAt,
 			Scope: v.scope, Isolated: v.isolated != "", Confined: e.Confined()},
-		Paths:      plan.Paths{Hot: s.ext.hot, Cold: s.ext.cold, HTTPFS: s.ext.httpfs},
+		Paths:      paths,
 		Scans:      &s.scans,
 		Feeder:     e.feeder(),
 		SystemRows: e.systemRows,
 		TimeZone:   e.TimeZone(),
-	})
+	}
+	if ps, ok := onlyParams(args); ok {
+		in.Args, in.Bind = nil, ps.bindNames
+	}
+	return plan.Run(ctx, in)
 }
 
 // feeder runs a confined handle's cold halves in the engine's database; nil
@@ -65,9 +91,8 @@ func (e *Engine) feeder() plan.Feeder {
 	return feeder{e}
 }
 
-// planTables are the handle's visible tables as the planner reads them.
-func (e *Engine) planTables() []*plan.Table {
-	ts := e.visibleTables()
+// planTables are tables as the planner reads them.
+func planTables(ts []*tableState) []*plan.Table {
 	out := make([]*plan.Table, len(ts))
 	for i, t := range ts {
 		out[i] = &plan.Table{Config: t.cfg, Hot: t.hot, Cold: t.cold}

@@ -101,17 +101,13 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		cancel()
 		return nil, err
 	}
-	if args, err = BindArgs(ctx, conn, q, args); err != nil {
-		conn.Close()
-		cancel()
-		return nil, err
-	}
 	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		conn.Close()
 		cancel()
 		return nil, err
 	}
+	args = p.Args
 	for _, s := range p.Scans {
 		s.Ctx = ctx
 	}
@@ -239,14 +235,12 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 		return nil, err
 	}
 	defer conn.Close()
-	if args, err = BindArgs(ctx, conn, q, args); err != nil {
-		return nil, err
-	}
 	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Release()
+	args = p.Args
 	rows, err := conn.QueryContext(ctx, "DESCRIBE "+p.SQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
@@ -279,14 +273,12 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 		return "", err
 	}
 	defer conn.Close()
-	if args, err = BindArgs(ctx, conn, q, args); err != nil {
-		return "", err
-	}
 	p, err := e.plan(ctx, conn, catalog, q, args)
 	if err != nil {
 		return "", err
 	}
 	defer p.Release()
+	args = p.Args
 	if err := p.CompleteHotLines(ctx, conn, args); err != nil {
 		return "", fmt.Errorf("explain: %w", plan.InUserStatement(err, q, p.SQL))
 	}

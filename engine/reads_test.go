@@ -36,7 +36,7 @@ func newArchivedStore(t *testing.T, w testkit.Workload, extra ...meterstore.Tabl
 
 // newArchivedStoreWith is newArchivedStore with the store's options (Now is
 // the workload's first day).
-func newArchivedStoreWith(t *testing.T, w testkit.Workload, opt storetest.Options, extra ...meterstore.TableConfig) *archivedStore {
+func newArchivedStoreWith(t testing.TB, w testkit.Workload, opt storetest.Options, extra ...meterstore.TableConfig) *archivedStore {
 	t.Helper()
 	ctx := context.Background()
 	batch, err := w.Generate()

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // ingest writes deliveries the way Append routes them: below the committed
 // watermark to Iceberg, at or above it to PostgreSQL.
-func ingest(t *testing.T, tbl *storetest.Table, ds []testkit.Delivery) {
+func ingest(t testing.TB, tbl *storetest.Table, ds []testkit.Delivery) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, tbl.Cold.Refresh(ctx))

@@ -52,6 +52,9 @@ func (p *Plan) ExplainText(session ...string) string {
 	for _, l := range append(session, p.Explain...) {
 		b.WriteString(l + "\n")
 	}
+	if p.Provenance.Reused {
+		b.WriteString("plan: reused — made for an earlier run of this statement; its snapshots, watermarks and detached partitions re-read unchanged\n")
+	}
 	fmt.Fprintf(&b, "provenance: %s\n\nrewritten SQL:\n%s\n\n", p.Provenance.String(), p.SQL)
 	return b.String()
 }

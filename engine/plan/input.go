@@ -16,6 +16,12 @@ type Input struct {
 	Catalog string
 	SQL     string
 	Args    []any
+	// Bind, when set, binds the statement's parameters instead of Args: it
+	// is given their names as DuckDB's parser lists them (named_param_map:
+	// "malo" for $malo, "1" for $1 and the first ?), in order, and its
+	// answer is the arguments — a caller holding values by name binds them
+	// from the parse planning makes anyway.
+	Bind func(names []string) ([]any, error)
 	// Tables are the tables the session sees.
 	Tables []*Table
 	View   View

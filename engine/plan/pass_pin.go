@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -35,23 +34,9 @@ func (pl *planning) pin(ctx context.Context, t *Table) (*tablePin, error) {
 	if pin, ok := pl.pins[t]; ok {
 		return pin, nil
 	}
-	v := pl.in.View
-	want := v.Snapshot
-	if v.Mode == AsOfMode {
-		if v.AsOfTime != nil {
-			id, err := t.Cold.SnapshotAt(ctx, *v.AsOfTime)
-			if err != nil {
-				return nil, fmt.Errorf("as of %s, table %s: %w", v.AsOfTime.Format(time.RFC3339Nano), t.Config.Name(), err)
-			}
-			want = id
-		}
-		if want == 0 {
-			return nil, fmt.Errorf("as-of read of %s without a snapshot: %w", t.Config.Name(), ErrNoSnapshot)
-		}
-	}
-	snap, w, err := t.Cold.Watermark(ctx, want)
+	snap, w, err := pinTable(ctx, pl.in.View, t)
 	if err != nil {
-		return nil, fmt.Errorf("read watermark of %s: %w", t.Config.Name(), err)
+		return nil, err
 	}
 	pin := &tablePin{snapshot: snap, watermark: w}
 	pl.pins[t] = pin

@@ -104,16 +104,11 @@ func (pl *planning) splitHot(ctx context.Context, ref *reference) error {
 		scan.To = *rng.hi
 	}
 	if pin.detached == nil {
-		det, err := t.Hot.Detached(ctx)
+		det, err := detachedAtOrAbove(ctx, t, w)
 		if err != nil {
-			return fmt.Errorf("list detached partitions of %s: %w", t.Config.Name(), err)
+			return err
 		}
-		pin.detached = map[string]bool{}
-		for _, d := range det {
-			if !d.From.Before(w) {
-				pin.detached[d.Name] = true
-			}
-		}
+		pin.detached = det
 	}
 	scans := []HotScan{scan}
 	var names []string

@@ -55,6 +55,11 @@ func Run(ctx context.Context, in Input) (*Plan, error) {
 		pl.out.Release()
 		return nil, err
 	}
+	pl.out.view, pl.out.readsSystem, pl.out.Args = in.View, len(pl.system) > 0, pl.in.Args
+	pl.out.pins = make(map[*Table]tablePin, len(pl.pins))
+	for t, pin := range pl.pins {
+		pl.out.pins[t] = *pin
+	}
 	return pl.out, nil
 }
 
@@ -62,6 +67,11 @@ func newPlanning(ctx context.Context, in Input) (*planning, error) {
 	root, err := serialize(ctx, in.Conn, in.SQL)
 	if err != nil {
 		return nil, err
+	}
+	if in.Bind != nil {
+		if in.Args, err = in.Bind(parameterNames(root.Statements[0])); err != nil {
+			return nil, err
+		}
 	}
 	v := in.View
 	return &planning{in: in, conn: in.Conn, root: root, pins: map[*Table]*tablePin{},

@@ -47,13 +47,21 @@ type Plan struct {
 	Explain []string
 	// Scans are the scans the statement's table functions read, by token.
 	Scans []*Scan
+	// Args are the arguments the statement runs with: Input.Args, or what
+	// Input.Bind answered.
+	Args []any
 
 	hotLines  []hotLine // the lines of Explain CompleteHotLines completes with DuckDB's projection
 	hotTables map[*Table]tablePin
-	tokens    []string
-	registry  Registry
-	fed       []string // tokens of the cold halves the Feeder runs
-	feeder    Feeder
+	// pins are what the statement pinned of every table it references, and
+	// view the view it pinned them for: what Holds re-reads.
+	pins        map[*Table]tablePin
+	view        View
+	readsSystem bool
+	tokens      []string
+	registry    Registry
+	fed         []string // tokens of the cold halves the Feeder runs
+	feeder      Feeder
 }
 
 func relations(tables []*Table) map[string]relation {

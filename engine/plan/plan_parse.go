@@ -3,8 +3,10 @@ package plan
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -79,4 +81,32 @@ func subqueryOf(ctx context.Context, conn *sql.Conn, q string) (*sqltree.Stateme
 	st := root.Statements[0]
 	st.Rest = sqltree.Fields{"named_param_map": []any{}}
 	return st, nil
+}
+
+// parameterNames are the parameters of st as DuckDB's parser names them
+// (named_param_map): "malo" for $malo, "1" for $1 and the first ?, in the
+// order of their indexes.
+func parameterNames(st *sqltree.Statement) []string {
+	list, _ := st.Rest["named_param_map"].([]any)
+	type param struct {
+		name  string
+		index int64
+	}
+	ps := make([]param, 0, len(list))
+	for _, e := range list {
+		o, ok := e.(*sqltree.Object)
+		if !ok {
+			continue
+		}
+		name, _ := o.Get("key").(string)
+		n, _ := o.Get("value").(json.Number)
+		i, _ := n.Int64()
+		ps = append(ps, param{name, i})
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].index < ps[j].index })
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.name
+	}
+	return names
 }

@@ -39,7 +39,11 @@ type Provenance struct {
 	// ColdPath and HotPath name how each tier read was done: read_parquet or
 	// iceberg_scan, meter_hot_scan or postgres_query ("" for a tier not read).
 	ColdPath, HotPath string
-	hotRows           *RowCounter
+	// Reused: the plan was made for an earlier run of the same statement,
+	// arguments and view, and served again because the snapshots, watermarks
+	// and detached partitions it pinned were re-read unchanged.
+	Reused  bool
+	hotRows *RowCounter
 }
 
 // DefaultTimeZone is the session time zone a provenance leaves unsaid.
