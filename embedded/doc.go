@@ -16,6 +16,7 @@
 // keeps its PostgreSQL when the shell that started it quits. Find only looks:
 // the DSN of a cluster already running under a home, or ErrNotRunning; Stop
 // stops one no process uses (msql --keep-running leaves one running, as does
-// a process killed while it used it). The cluster runs from the system's
+// a process killed while it used it), and otherwise refuses, naming each user
+// by pid and command line (each leaves them in home/pg.users.d). The cluster runs from the system's
 // PostgreSQL binaries; nothing is downloaded.
 package embedded
