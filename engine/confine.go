@@ -44,7 +44,7 @@ func (e *Engine) confined(ctx context.Context) (*sql.Conn, *duckDB, error) {
 			return nil, nil, err
 		}
 		var err error
-		if d, err = s.openConfined(ctx, key); err != nil {
+		if d, err = s.openConfined(ctx, key, e.systemView()); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -63,8 +63,8 @@ func (e *Engine) confinedKey() string {
 }
 
 // openConfined opens a confined database with the system tables last
-// refreshed and keeps it under key.
-func (s *Engine) openConfined(ctx context.Context, key string) (*duckDB, error) {
+// refreshed, as far as sys shows them, and keeps it under key.
+func (s *Engine) openConfined(ctx context.Context, key string, sys *systemView) (*duckDB, error) {
 	extra := []string{
 		"SET GLOBAL memory_limit = " + sqlString(s.confinedMemory),
 		"SET GLOBAL autoinstall_known_extensions = false",
@@ -84,10 +84,11 @@ func (s *Engine) openConfined(ctx context.Context, key string) (*duckDB, error) 
 		d.db.Close()
 		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
 	}
+	d.system = sys
 	s.sysMu.Lock()
 	defer s.sysMu.Unlock()
 	if rows := s.lastSystem; rows != nil {
-		if err := writeSystemTables(ctx, d.db, d.catalog, rows); err != nil {
+		if err := writeSystemTables(ctx, d.db, d.catalog, sys.visible(rows)); err != nil {
 			d.db.Close()
 			return nil, err
 		}

@@ -148,7 +148,8 @@ type Engine struct {
 type duckDB struct {
 	db      *sql.DB
 	catalog string
-	lastUse uint64 // a confined database's last use, in confinedUses
+	lastUse uint64      // a confined database's last use, in confinedUses
+	system  *systemView // the system rows it holds; nil: every row
 }
 
 // Open creates the DuckDB database, registers the metering functions, the hot

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,11 +90,80 @@ func (e *Engine) RefreshSystemTables(ctx context.Context, now time.Time) error {
 	defer e.shared.sysMu.Unlock()
 	e.shared.lastSystem = rows
 	for _, db := range e.shared.databases() {
-		if err := writeSystemTables(ctx, db.db, db.catalog, rows); err != nil {
+		if err := writeSystemTables(ctx, db.db, db.catalog, db.system.visible(rows)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// systemView is which system rows a database may hold. The engine's own
+// database (nil view) holds every row; a confined one only its handle's
+// tables' rows, and a scoped one only what its scope splits: its partitions,
+// and what describes a table as a whole. A row a confined database does not
+// hold cannot reach its statements, whatever they name — not even as a row
+// count in its catalog (duckdb_tables().estimated_size, pg_class.reltuples).
+// The planner narrows references to system.* to the same rows and refuses, by
+// name, the tables a scope cannot split.
+type systemView struct {
+	tables map[string]bool   // the resolved names of the handle's tables
+	scope  map[string]string // column → value; nil when unscoped
+}
+
+// systemView is the view of the handle's confined database.
+func (e *Engine) systemView() *systemView {
+	v := &systemView{tables: map[string]bool{}, scope: e.view.scope}
+	for _, t := range e.visibleTables() {
+		v.tables[t.cfg.ResolvedName()] = true
+	}
+	return v
+}
+
+// visible are the rows of all that the view's database may hold.
+func (v *systemView) visible(all map[string][]systemRow) map[string][]systemRow {
+	if v == nil {
+		return all
+	}
+	out := map[string][]systemRow{}
+	for name, rows := range all {
+		if name == "tables" && len(v.scope) > 0 {
+			continue // counts rows of every tenant (invariant_violations, detached_partitions)
+		}
+		for _, r := range rows {
+			if table, _ := r[0].(string); v.tables[table] {
+				out[name] = append(out[name], r)
+			}
+		}
+	}
+	if len(v.scope) > 0 {
+		out["partitions"] = v.scopedPartitions(out["partitions"])
+	}
+	return out
+}
+
+// scopedPartitions are the partitions in the view's scope. A table with a
+// partition that is not split by every scoped column holds every value's rows
+// in it: none of its partitions is shown.
+func (v *systemView) scopedPartitions(rows []systemRow) []systemRow {
+	unsplit := map[string]bool{}
+	var in []systemRow
+	for _, r := range rows {
+		table, _ := r[0].(string)
+		part, _ := r[1].(string)
+		segs := strings.Split(part, "/")
+		all := true
+		for c, val := range v.scope {
+			prefix := plan.ScopeSegment(c, "")
+			if !slices.ContainsFunc(segs, func(s string) bool { return strings.HasPrefix(s, prefix) }) {
+				unsplit[table] = true
+			}
+			all = all && slices.Contains(segs, plan.ScopeSegment(c, val))
+		}
+		if all {
+			in = append(in, r)
+		}
+	}
+	return slices.DeleteFunc(in, func(r systemRow) bool { t, _ := r[0].(string); return unsplit[t] })
 }
 
 func partitionRow(table string, p PartitionInfo) systemRow {
@@ -129,15 +199,19 @@ func quarantineOf(c ColdTier) any {
 	return nil
 }
 
+// writeSystemTables replaces the system tables of db with rows, in one
+// transaction.
 func writeSystemTables(ctx context.Context, db *sql.DB, catalog string, rows map[string][]systemRow) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for name := range plan.SystemTables {
+	for name, cols := range plan.SystemTables {
 		full := meterstore.QuoteIdent(catalog) + ".system." + name
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+full); err != nil {
+		// Replaced, not emptied: a DELETE leaves the deleted rows in the
+		// table's row estimate (duckdb_tables().estimated_size).
+		if _, err := tx.ExecContext(ctx, "CREATE OR REPLACE TABLE "+full+" ("+cols+")"); err != nil {
 			return fmt.Errorf("refresh system.%s: %w", name, err)
 		}
 		for _, r := range rows[name] {

@@ -121,7 +121,7 @@ func (pl *planning) scopeSegments() ([]string, error) {
 	}
 	sort.Strings(cols)
 	for _, c := range cols {
-		segs = append(segs, url.QueryEscape(c)+"="+url.QueryEscape(scope[c]))
+		segs = append(segs, ScopeSegment(c, scope[c]))
 	}
 	visible := map[string]bool{}
 	for _, t := range pl.in.Tables {
@@ -138,13 +138,20 @@ func (pl *planning) scopeSegments() ([]string, error) {
 			continue
 		}
 		for _, c := range cols {
-			if !hasSegment(part, url.QueryEscape(c)+"=") {
+			if !hasSegment(part, ScopeSegment(c, "")) {
 				return nil, fmt.Errorf("%w: system.partitions of %s: partition %q is not split by %s, so it holds rows of every %s value; this session is scoped to %s",
 					ErrSystemScope, table, part, c, c, strings.Join(ScopePairs(scope), ", "))
 			}
 		}
 	}
 	return segs, nil
+}
+
+// ScopeSegment is the partition-path segment that names column = value: a
+// partition holds one scope's rows only when its path has the segment of every
+// scoped column (ScopeSegment(column, "") is the segment's prefix).
+func ScopeSegment(column, value string) string {
+	return url.QueryEscape(column) + "=" + url.QueryEscape(value)
 }
 
 // hasSegment is whether the partition path has a segment starting with prefix.

@@ -1,0 +1,11 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+)
+
+// ConfinedConn is a connection of the handle's confined database and its
+// catalog, bypassing the planner: what a statement that slipped past the gate
+// would reach.
+func ConfinedConn(ctx context.Context, e *Engine) (*sql.Conn, string, error) { return e.conn(ctx) }
