@@ -28,6 +28,7 @@ type Store struct {
 	known map[int64]bool // partition starts (Unix µs) confirmed attached
 	pk    []string       // the parent's actual primary key, read once
 	parts partitionList  // the attached partitions as Write's checks across partitions last listed them
+	cold  ColdRows       // the cold tier's rows for Write's checks across tiers (CheckAgainstCold)
 }
 
 // New returns the hot tier of cfg on pool. It does not touch the database.

@@ -26,7 +26,9 @@ import (
 // locks) fails the COPY with a unique violation, reported as
 // ErrConcurrentWrite — what the former INSERT … ON CONFLICT DO NOTHING reported
 // as a short count. Intervals crossing a partition boundary are then checked
-// against the neighbouring partitions (checkAcrossPartitions).
+// against the neighbouring partitions (checkAcrossPartitions), and every new
+// interval against the cold tier's rows reaching above the watermark
+// (checkAcrossTiers, when CheckAgainstCold is set).
 //
 // A row restating a different assertion under a stored (merge key, version) fails
 // the whole call with *RestatementError; an exclusion violation fails it with
@@ -38,7 +40,7 @@ func (s *Store) Write(ctx context.Context, rows []meterstore.Row) ([]meterstore.
 }
 
 // write is Write, calling lap after each of its steps with the step's name
-// (validate, partitions, begin, lock+prior, classify, copy, straddle, commit):
+// (validate, partitions, begin, lock+prior, classify, copy, straddle, tiers, commit):
 // the write benchmark's account of where a write's time goes.
 func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step string)) ([]meterstore.Displacement, error) {
 	if len(rows) == 0 {
@@ -89,6 +91,10 @@ func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step 
 			return nil, err
 		}
 		lap("straddle")
+		if err := s.checkAcrossTiers(ctx, tx, ds, fresh); err != nil {
+			return nil, err
+		}
+		lap("tiers")
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("write %s: commit: %w", s.cfg.Name(), s.mapWriteError(err))

@@ -8,7 +8,7 @@ import (
 )
 
 // WritePhases names Write's steps in order, as TimedWrite times them.
-var WritePhases = []string{"validate", "partitions", "begin", "lock+prior", "classify", "copy", "straddle", "commit"}
+var WritePhases = []string{"validate", "partitions", "begin", "lock+prior", "classify", "copy", "straddle", "tiers", "commit"}
 
 // TimedWrite is Write with each step's wall time added to d under its
 // WritePhases name: the benchmark's account of where a write's time goes.

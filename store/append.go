@@ -170,7 +170,7 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row, perTx int
 		}
 		h, c := split(pending, w)
 		// Cold first: the lease may time out, and then nothing has changed.
-		if err := t.writeCold(ctx, c, 1, &out); err != nil {
+		if err := t.writeCold(ctx, c, w, 1, &out); err != nil {
 			return out, err
 		}
 		n, err := t.writeHot(ctx, h, perTx, 1, &out)
@@ -200,7 +200,7 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row, perTx int
 		_, below := split(hotRows, w2)
 		if len(below) > 0 {
 			var second AppendOutcome
-			if err := t.writeCold(ctx, below, 2, &second); err != nil {
+			if err := t.writeCold(ctx, below, w2, 2, &second); err != nil {
 				return out, fmt.Errorf("append to %s: re-route %d rows after the watermark moved to %s: %w",
 					t.cfg.Name(), len(below), w2.Format(time.RFC3339), err)
 			}
@@ -263,11 +263,19 @@ func (t *Table) writeHot(ctx context.Context, rows []meterstore.Row, batch, roun
 	return written, nil
 }
 
-func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int, out *AppendOutcome) error {
+// writeCold appends rows, all below the watermark w, to Iceberg. Rows whose
+// interval reaches above w are checked against PostgreSQL's rows first, under
+// the readings' locks held through the commit (hot.Store.HoldReadings): the
+// cold tier's own checks see Iceberg's rows only.
+func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, w time.Time, round int, out *AppendOutcome) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	ds, err := t.cold.AppendCold(ctx, rows)
+	var ds []meterstore.Displacement
+	err := t.hot.HoldReadings(ctx, reachingAbove(rows, w), w, func(ctx context.Context) (err error) {
+		ds, err = t.cold.AppendCold(ctx, rows)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", t.cfg.Name(), err)
 	}
@@ -277,6 +285,26 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, round int,
 	}
 	out.ColdRows += len(rows)
 	return nil
+}
+
+// reachingAbove is the rows whose interval ends above w.
+func reachingAbove(rows []meterstore.Row, w time.Time) []meterstore.Row {
+	var out []meterstore.Row
+	for _, r := range rows {
+		if r.To != nil && r.To.After(w) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// coldReaching reads the cold rows a hot write compares its intervals with
+// (hot.ColdRows), from the catalog's current state.
+func (t *Table) coldReaching(ctx context.Context, malos []string, lo, hi time.Time) (time.Time, []meterstore.Row, error) {
+	if err := t.cold.Refresh(ctx); err != nil {
+		return time.Time{}, nil, err
+	}
+	return t.cold.Reaching(ctx, malos, lo, hi)
 }
 
 // HotWriter is the bulk path for steady-state ingest of current data. It reads

@@ -1,0 +1,232 @@
+package hot
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/pglock"
+)
+
+// ColdRows reads the cold tier's rows of the given MaLos that may overlap an
+// interval within [lo, hi): those starting before hi whose "to" lies above
+// lo, as of the cold tier's current state, and that state's watermark.
+type ColdRows func(ctx context.Context, malos []string, lo, hi time.Time) (watermark time.Time, rows []meterstore.Row, err error)
+
+// CheckAgainstCold makes Write compare its fresh intervals with the cold
+// tier's rows read by cold. Without it Write checks PostgreSQL's rows only —
+// and an interval archived with its "from" below the watermark may reach above
+// it (a gas day, 05:00Z–05:00Z, archived with the UTC day it starts in), where
+// no constraint of this tier sees it.
+func (s *Store) CheckAgainstCold(cold ColdRows) {
+	s.mu.Lock()
+	s.cold = cold
+	s.mu.Unlock()
+}
+
+func (s *Store) coldRows() ColdRows {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cold
+}
+
+// checkAcrossTiers refuses a fresh row overlapping an interval of the same
+// reading and version that the cold tier holds or an archival is moving
+// there. It runs after the COPY, under the readings' locks, so the rows it
+// reads are complete:
+//
+//   - a cold writer reaching above the watermark holds the same locks through
+//     its commit (HoldReadings), so its rows are committed or not yet checked;
+//   - an archival claims its window (ClaimBelow) with DDL on the parent, which
+//     waits for this transaction, so every claim it makes is older than the
+//     COPY. The claimed partitions stay in PostgreSQL, detached, until the
+//     archival's commit is in Iceberg: read first, then the cold tier, no
+//     window's rows fall between the two reads.
+func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore.Displacement, fresh []int) error {
+	cold := s.coldRows()
+	if cold == nil || !s.checksAcrossPartitions() || len(fresh) == 0 {
+		return nil
+	}
+	rows := make([]*meterstore.Row, len(fresh))
+	lo, hi := ds[fresh[0]].Row.From, *ds[fresh[0]].Row.To
+	malos := map[string]bool{}
+	for j, i := range fresh {
+		r := &ds[i].Row
+		rows[j] = r
+		lo, hi = minTime(lo, r.From), maxTime(hi, *r.To)
+		malos[r.MaloID] = true
+	}
+	names := slices.Sorted(maps.Keys(malos))
+	moving, err := s.detachedReaching(ctx, tx, names, lo, hi)
+	if err != nil {
+		return err
+	}
+	w, stored, err := cold(ctx, names, lo, hi)
+	if err != nil {
+		return fmt.Errorf("write %s: check intervals against the cold tier: %w", s.cfg.Name(), err)
+	}
+	pk, err := s.primaryKey(ctx, tx)
+	if err != nil {
+		return err
+	}
+	id := s.identityOf(identityOf(pk))
+	if o, r := firstOverlap(id, append(stored, moving...), rows); o != nil {
+		return s.tierOverlap(o, r, w)
+	}
+	return nil
+}
+
+// detachedReaching reads the rows of the MaLos in the table's detached
+// partitions — an archival's window on its way to Iceberg — that start before
+// hi and end after lo.
+func (s *Store) detachedReaching(ctx context.Context, q querier, malos []string, lo, hi time.Time) ([]meterstore.Row, error) {
+	names, err := s.detachedNames(ctx, q)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	cols := s.cfg.ColumnNames()
+	sel := meterstore.QuoteIdents(cols)
+	var branches []string
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		branches = append(branches, fmt.Sprintf(`SELECT %s FROM %s WHERE malo_id = ANY($1) AND "from" < $3 AND "to" > $2`, sel, meterstore.QuoteIdent(n)))
+	}
+	res, err := q.Query(ctx, strings.Join(branches, " UNION ALL "), malos, lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: read detached partitions: %w", s.cfg.Name(), err)
+	}
+	out, err := s.newDecoder(cols).readAll(res, nil)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: read detached partitions: %w", s.cfg.Name(), err)
+	}
+	return out, nil
+}
+
+// firstOverlap is a pair of an other row and a row of rows of one reading at
+// one version whose intervals overlap. Two rows with the same "from" are one
+// reading at that version — a duplicate or a restatement, which the tier
+// holding both decides — and are not compared.
+func firstOverlap(id identity, others []meterstore.Row, rows []*meterstore.Row) (*meterstore.Row, *meterstore.Row) {
+	if len(others) == 0 {
+		return nil, nil
+	}
+	byKey := map[string][]*meterstore.Row{}
+	var kb []byte
+	for i := range others {
+		o := &others[i]
+		if o.To == nil {
+			continue
+		}
+		kb = identVersionKey(kb[:0], id, o)
+		byKey[string(kb)] = append(byKey[string(kb)], o)
+	}
+	for _, r := range rows {
+		if r.To == nil {
+			continue
+		}
+		kb = identVersionKey(kb[:0], id, r)
+		for _, o := range byKey[string(kb)] {
+			if !o.From.Equal(r.From) && o.From.Before(*r.To) && o.To.After(r.From) {
+				return o, r
+			}
+		}
+	}
+	return nil, nil
+}
+
+// tierOverlap is the refusal of r, which overlaps o across the watermark w.
+func (s *Store) tierOverlap(o, r *meterstore.Row, w time.Time) error {
+	f := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	return &OverlapError{Table: s.cfg.Name(), Constraint: "no_overlap across tiers",
+		Detail: fmt.Sprintf("malo %s obis %s version %d: [%s, %s) and [%s, %s) lie on either side of the tiering watermark %s",
+			r.MaloID, r.ObisCode, r.Version, f(r.From), f(*r.To), f(o.From), f(*o.To), f(w))}
+}
+
+// HoldReadings runs write — a cold write of rows, all starting below the
+// watermark w — under the readings' locks Write takes, after refusing with an
+// *OverlapError a row that overlaps a row of PostgreSQL (attached or detached
+// by an archival under way) of the same reading at the same version. Rows
+// reaching above w are the ones to pass: no constraint of this tier sees them,
+// and a hot writer of their readings, which compares its rows with the cold
+// tier's under the same locks (CheckAgainstCold), waits for write to finish.
+// A table without the checks across partitions just runs write.
+func (s *Store) HoldReadings(ctx context.Context, rows []meterstore.Row, w time.Time, write func(context.Context) error) error {
+	if !s.checksAcrossPartitions() || len(rows) == 0 {
+		return write(ctx)
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", s.cfg.Name(), err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	ptrs := make([]*meterstore.Row, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	b := s.group(len(rows), func(i int) *meterstore.Row { return ptrs[i] })
+	if _, err := tx.Exec(ctx, "SELECT count(pg_advisory_xact_lock($1::int4, b)) FROM unnest($2::int4[]) AS b",
+		int32(pglock.Key("readings:"+s.cfg.Name())), b.buckets); err != nil {
+		return fmt.Errorf("write %s: lock readings: %w", s.cfg.Name(), err)
+	}
+	if err := s.checkAgainstHot(ctx, tx, ptrs, w); err != nil {
+		return err
+	}
+	return write(ctx)
+}
+
+// checkAgainstHot refuses a row of rows overlapping a row PostgreSQL holds,
+// attached or detached, of the same reading at the same version.
+func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*meterstore.Row, w time.Time) error {
+	lo, hi := rows[0].From, rows[0].From
+	malos := map[string]bool{}
+	for _, r := range rows {
+		if r.To == nil {
+			continue
+		}
+		lo, hi = minTime(lo, r.From), maxTime(hi, *r.To)
+		malos[r.MaloID] = true
+	}
+	names := slices.Sorted(maps.Keys(malos))
+	cols := s.cfg.ColumnNames()
+	// Attached partitions lie above the archived range, so at or above w.
+	res, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE malo_id = ANY($1) AND "from" < $3 AND "to" > $2 AND "from" >= $4`,
+		meterstore.QuoteIdents(cols), meterstore.QuoteIdent(s.cfg.Name())), names, lo, hi, w)
+	if err != nil {
+		return fmt.Errorf("write %s: check intervals against the hot tier: %w", s.cfg.Name(), err)
+	}
+	stored, err := s.newDecoder(cols).readAll(res, nil)
+	if err != nil {
+		return fmt.Errorf("write %s: check intervals against the hot tier: %w", s.cfg.Name(), err)
+	}
+	moving, err := s.detachedReaching(ctx, tx, names, lo, hi)
+	if err != nil {
+		return err
+	}
+	pk, err := s.primaryKey(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if o, r := firstOverlap(s.identityOf(identityOf(pk)), append(stored, moving...), rows); o != nil {
+		return s.tierOverlap(o, r, w)
+	}
+	return nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
