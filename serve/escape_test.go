@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,30 @@ func tryEscapes(t *testing.T, attempts, secrets []string, via string, run func(q
 	return refused, answered
 }
 
+// catalogEstimates are statements reading the row estimate of the system
+// tables from the catalog: each is refused or counts the scoped tenant's
+// partitions only (own), never another tenant's.
+var catalogEstimates = []string{
+	`SELECT reltuples FROM pg_catalog.pg_class WHERE relname = 'partitions'`,
+	`SELECT estimated_size FROM duckdb_tables() WHERE table_name = 'partitions'`,
+}
+
+// requireOwnEstimates runs catalogEstimates through run.
+func requireOwnEstimates(t *testing.T, own int, via string, run func(q string) ([][]any, error)) {
+	t.Helper()
+	for _, q := range catalogEstimates {
+		rows, err := run(q)
+		if err != nil {
+			continue
+		}
+		for _, r := range rows {
+			n, err := strconv.ParseFloat(fmt.Sprint(r[0]), 64)
+			require.NoError(t, err, "%s over %s: %v", q, via, r)
+			require.LessOrEqual(t, n, float64(own), "%s over %s counts another tenant's partitions", q, via)
+		}
+	}
+}
+
 // leaks is the first cell of rows that names a secret ("" when none does).
 func leaks(rows [][]any, secrets []string) string {
 	for _, row := range rows {
@@ -113,6 +138,7 @@ func TestScopedEscapesOverPGWire(t *testing.T) {
 		rows, err := pgRows(ctx, c, `SELECT "partition" FROM system.partitions`)
 		require.NoError(t, err)
 		require.NotEmpty(t, rows, "the tenant's own partitions are listed")
+		requireOwnEstimates(t, len(rows), "pgwire", func(q string) ([][]any, error) { return pgRows(ctx, c, q) })
 		var n int64
 		require.NoError(t, c.QueryRow(ctx, `SELECT count(*) FROM readings TABLESAMPLE 5 ROWS`).Scan(&n))
 		require.LessOrEqual(t, n, int64(5), "TABLESAMPLE samples the scoped relation")
@@ -156,4 +182,5 @@ func TestScopedEscapesOverFlight(t *testing.T) {
 	rows, err := servetest.FlightRows(ctx, cl, `SELECT "partition" FROM system.partitions`)
 	require.NoError(t, err)
 	require.NotEmpty(t, rows, "the tenant's own partitions are listed")
+	requireOwnEstimates(t, len(rows), "Flight SQL", func(q string) ([][]any, error) { return servetest.FlightRows(ctx, cl, q) })
 }
