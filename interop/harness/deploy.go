@@ -177,6 +177,11 @@ url = %q
 warehouse = %q
 namespace = "meterstore"
 
+# A German deployment's zone: foreign clients' naive timestamps and the
+# session's TimeZone are read as PostgreSQL reads them there.
+[engine]
+time_zone = "Europe/Berlin"
+
 [[tables]]
 name = "readings_versions"
 [[tables.extra_columns]]

@@ -1,13 +1,16 @@
 """psycopg 3 over pgwire: server-side binding, numeric → Decimal, timestamptz
 → an aware datetime, a server-side cursor fetching a large result in pieces,
-a Grafana-style time-series query, PostgreSQL's column names and errors, and
-a scoped user that cannot leave its tenant."""
+a Grafana-style time-series query, PostgreSQL's column names and errors, a
+scoped user that cannot leave its tenant, and time values — ±infinity in
+binary, naive datetimes bound in the session's zone — compared with the
+deployment's own PostgreSQL."""
 
 import datetime
 from decimal import Decimal
 
 import psycopg
 import pytest
+from psycopg.adapt import Loader
 
 from conftest import assert_totals
 
@@ -162,3 +165,61 @@ def test_scoped_totals_are_its_tenant_only(deployment):
 def test_wrong_password_is_refused(deployment):
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(deployment.pg_dsn(deployment.user, "wrong"))
+
+
+class RawBinary(Loader):
+    """Loads a binary value as the bytes the server sent, so two servers'
+    answers are compared on the wire, not after psycopg's conversion (which
+    refuses ±infinity)."""
+    format = psycopg.pq.Format.BINARY
+
+    def load(self, data):
+        return bytes(data)
+
+
+def both_servers(deployment):
+    """msql serve and the real PostgreSQL the deployment's hot tier runs on."""
+    return {"msql serve": deployment.pg_dsn(), "PostgreSQL": deployment.catalog_dsn}
+
+
+def test_infinity_in_binary_as_postgresql_sends_it(deployment):
+    q = """SELECT TIMESTAMPTZ '-infinity', TIMESTAMPTZ 'infinity', TIMESTAMP '-infinity', TIMESTAMP 'infinity',
+               DATE '-infinity', DATE 'infinity'"""
+    got = {}
+    for name, dsn in both_servers(deployment).items():
+        with psycopg.connect(dsn, autocommit=True) as c, c.cursor(binary=True) as cur:
+            for t in ("timestamptz", "timestamp", "date"):
+                cur.adapters.register_loader(t, RawBinary)
+            got[name] = cur.execute(q).fetchone()
+    assert got["msql serve"] == got["PostgreSQL"], got
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_naive_datetime_parameters_mean_the_session_zone(deployment, binary):
+    """psycopg sends a naive datetime as `timestamp` (OID 1114); PostgreSQL
+    reads it in the session's TimeZone, so must msql serve."""
+    midnight = datetime.datetime(2025, 10, 24, 0, 0)
+    got = {}
+    for name, dsn in both_servers(deployment).items():
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute("SET TimeZone = 'Europe/Berlin'")
+            with c.cursor(binary=binary) as cur:
+                got[name] = cur.execute("SELECT %s::timestamptz, %s::timestamp", (midnight, midnight)).fetchone()
+    assert got["msql serve"] == got["PostgreSQL"], got
+    aware, naive = got["msql serve"]
+    assert aware.utcoffset() == datetime.timedelta(hours=2) and naive == midnight
+
+
+def test_a_window_bound_as_naive_datetimes_equals_its_literals(deployment):
+    """The same Berlin day as literals and as bound naive datetimes counts the
+    same rows: a parameter read as UTC would shift the window by two hours."""
+    q = 'SELECT count(*), sum(value) FROM readings WHERE "from" >= {} AND "from" < {}'
+    with psycopg.connect(deployment.pg_dsn(), autocommit=True) as c:
+        (first,), = c.execute("SELECT min(balancing_day) FROM readings").fetchall()
+        lo = datetime.datetime.combine(first + datetime.timedelta(days=1), datetime.time())
+        hi = lo + datetime.timedelta(days=1)
+        c.execute("SET TimeZone = 'Europe/Berlin'")
+        literal = c.execute(q.format(f"'{lo}'", f"'{hi}'")).fetchone()
+        bound = c.execute(q.format("%s", "%s"), (lo, hi)).fetchone()
+    assert literal[0] > 0
+    assert bound == literal

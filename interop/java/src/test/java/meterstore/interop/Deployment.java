@@ -63,6 +63,15 @@ final class Deployment {
     return p;
   }
 
+  /**
+   * The real PostgreSQL the deployment's hot tier runs on, as a JDBC URL (from its postgres://user@host:port/db DSN):
+   * the reference msql serve's wire is compared with.
+   */
+  String referenceUrl() {
+    java.net.URI u = java.net.URI.create(env("INTEROP_CATALOG_DSN"));
+    return "jdbc:postgresql://" + u.getHost() + ":" + u.getPort() + u.getPath() + "?sslmode=disable&user=" + u.getUserInfo();
+  }
+
   String pgUrl() {
     return "jdbc:postgresql://" + pgHost + ":" + pgPort + "/meterstore?sslmode=disable";
   }

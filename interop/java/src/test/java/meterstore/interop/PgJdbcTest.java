@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -165,6 +166,45 @@ class PgJdbcTest {
           assertTrue(rs.getString("TABLE_NAME").startsWith("readings"));
         }
       }
+    }
+  }
+
+  /**
+   * A LocalDateTime parameter (sent as {@code timestamp}, OID 1114) means the session's zone, and ±infinity arrives as
+   * PostgreSQL sends it — in text and in binary (prepareThreshold=-1 makes pgjdbc prepare at once and read binary).
+   */
+  @Test
+  void timeValuesAsPostgreSQLSendsThem() throws Exception {
+    String q = "SELECT ?::timestamptz, ?::timestamp, TIMESTAMPTZ 'infinity', TIMESTAMPTZ '-infinity', DATE 'infinity'";
+    LocalDateTime midnight = LocalDateTime.of(2025, 10, 24, 0, 0);
+    for (String threshold : List.of("0", "-1")) {
+      Map<String, List<String>> got = new HashMap<>();
+      Map<String, Connection> servers = Map.of(
+          "msql serve", DriverManager.getConnection(d.pgUrl() + "&prepareThreshold=" + threshold, d.user, d.password),
+          "PostgreSQL", DriverManager.getConnection(d.referenceUrl() + "&prepareThreshold=" + threshold));
+      for (Map.Entry<String, Connection> s : servers.entrySet()) {
+        try (Connection c = s.getValue()) {
+          c.createStatement().execute("SET TimeZone = 'Europe/Berlin'");
+          try (PreparedStatement ps = c.prepareStatement(q)) {
+            ps.setObject(1, midnight);
+            ps.setObject(2, midnight);
+            List<String> row = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              assertTrue(rs.next());
+              for (int i = 1; i <= 5; i++) {
+                row.add(rs.getString(i));
+              }
+              row.add(String.valueOf(rs.getObject(1, OffsetDateTime.class)));
+              row.add(String.valueOf(rs.getObject(3, OffsetDateTime.class)));
+              row.add(String.valueOf(rs.getObject(4, OffsetDateTime.class)));
+            }
+            got.put(s.getKey(), row);
+          }
+        }
+      }
+      assertEquals(got.get("PostgreSQL"), got.get("msql serve"), "prepareThreshold=" + threshold);
+      // pgjdbc hands an OffsetDateTime in UTC: Berlin's midnight, not UTC's.
+      assertEquals("2025-10-23T22:00Z", got.get("msql serve").get(5));
     }
   }
 }
