@@ -54,7 +54,9 @@ func (s *Scheduler) ExpireSnapshots(on bool) *Scheduler { s.expire = on; return 
 // table's closed months (entirely below the watermark) are compacted once the
 // newest of their files that no compaction wrote was committed at least quiet
 // ago on the wall clock (≤ 0: the table's settlement lag) — a month when its
-// late corrections have gone quiet, again after a late correction landed in it.
+// late corrections have gone quiet, again after a late correction landed in it
+// — and the open month as its archived days accumulate
+// (catalog.DefaultOpenMonthFiles).
 func (s *Scheduler) Compact(on bool, quiet time.Duration) *Scheduler {
 	s.compact, s.quiet = on, quiet
 	return s

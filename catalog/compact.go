@@ -20,7 +20,7 @@ import (
 	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
-// Compaction rewrites a closed month's files in a partition — whatever their
+// Compaction rewrites a month's files in a partition — whatever their
 // versions — into files sorted like the table, by merging them (each input is
 // already sorted). Every version is kept (readings_versions, AsOf and
 // AsKnownAt still need them), but not in one file: per resolution key (merge
@@ -29,6 +29,19 @@ import (
 // superseded file, marked as superseded by those current files. The engine
 // then reads a compacted month without resolution and, where no version or
 // recorded_at ceiling applies, without the superseded file at all.
+//
+// A closed month (wholly below the watermark) is compacted once its late
+// corrections have gone quiet. The open month — the one holding the
+// watermark — is compacted as its days settle: archival commits a day only
+// past the settlement lag, so its files below the watermark are as settled as
+// a closed month's, and a month-long history would otherwise stay a pile of
+// daily files (each holding every meter) until the month ends. Each run
+// merges the month so far — the previous compaction's files and the days
+// archived since — once OpenMonthFiles new files have come, bounding how often
+// the month is rewritten; when the month ends it is a closed month like any
+// other. The days archived after a compaction lie above the "from" bounds of
+// its files (the watermark only moves forward), so they form runs of their own
+// and the compacted files keep eliding.
 //
 // The files of a month are replaced in one commit that carries the watermark
 // unchanged; a crash before it leaves the old files in force (the new ones are
@@ -57,6 +70,10 @@ const (
 	// state while it is written (see maxRowGroupsPerFile): about 2 M rows.
 	compactRowGroups    = 64
 	compactProgressRows = 100_000
+	// DefaultOpenMonthFiles: the open month is compacted again once it holds
+	// this many files its latest compaction did not write — about a week of
+	// daily windows at two or three version files a day.
+	DefaultOpenMonthFiles = 16
 )
 
 // ErrCompactionRaced: the files a compaction read were replaced meanwhile (by
@@ -64,19 +81,26 @@ const (
 var ErrCompactionRaced = errors.New("the files being compacted were replaced by another compaction")
 
 // CompactOptions tunes Compact. The zero value compacts every closed month
-// that is not one compaction's output already.
+// that is not one compaction's output already, and the open month once it
+// holds DefaultOpenMonthFiles files no compaction wrote.
 type CompactOptions struct {
 	// Month restricts compaction to the partitions of the month holding this
-	// instant (UTC); zero means every closed month.
+	// instant (UTC); zero means every month due.
 	Month time.Time
 	// TargetFileBytes: a compacted file is closed at the first malo_id boundary
 	// after it holds this many bytes (≤ 0: DefaultCompactTargetBytes). Files
 	// are also closed after compactRowGroups row groups.
 	TargetFileBytes int64
-	// QuietFor: a month is compacted only when its newest file that no
-	// compaction wrote was committed at least this long ago (≤ 0: whatever
-	// its age). The scheduler waits for late corrections to go quiet.
+	// QuietFor: a closed month is compacted only when its newest file that
+	// no compaction wrote was committed at least this long ago (≤ 0: whatever
+	// its age). The scheduler waits for late corrections to go quiet. It
+	// does not apply to the open month, which archival adds a file to every
+	// window: OpenMonthFiles bounds how often that one is rewritten.
 	QuietFor time.Duration
+	// OpenMonthFiles: the open month (the one holding the watermark) is
+	// compacted once it holds this many files its latest compaction did not
+	// write (0: DefaultOpenMonthFiles; < 0: the open month is left alone).
+	OpenMonthFiles int
 	// Now is the clock QuietFor is measured on (nil: time.Now).
 	Now func() time.Time
 	// Force rewrites months that are one compaction's output already.
@@ -118,7 +142,7 @@ type CompactedPartition struct {
 // CompactResult describes a compaction run.
 type CompactResult struct {
 	Partitions []CompactedPartition
-	Skipped    int // partitions left alone: open month, already compacted, or not quiet yet
+	Skipped    int // partitions left alone: compacted already, not quiet yet, the open month with too few new files, or no month below the watermark
 }
 
 // FilesRemoved is the total over the partitions.
@@ -149,6 +173,8 @@ type Partition struct {
 	// Closed: the month lies entirely below the watermark, so archival adds
 	// nothing to it any more (only late corrections do).
 	Closed bool
+	// Open: the month holds the watermark — archival still adds its days.
+	Open bool
 	// Compacted: every file is the output of one compaction.
 	Compacted bool
 	// LastCompaction is the commit of the newest compaction output among the
@@ -205,6 +231,7 @@ func (t *Table) Partitions(ctx context.Context) (_ []Partition, err error) {
 		if p == nil {
 			p = &Partition{Name: name, Month: month}
 			p.Closed = !month.IsZero() && !wm.IsZero() && !month.AddDate(0, 1, 0).After(wm)
+			p.Open = !month.IsZero() && !wm.IsZero() && !p.Closed && month.Before(wm)
 			byName[name] = p
 		}
 		p.Files++
@@ -297,12 +324,14 @@ func isMonth(f iceberg.PartitionField) bool {
 // due reports whether compaction takes p.
 func (p Partition) due(opt CompactOptions, now time.Time) bool {
 	switch {
-	case !p.Closed:
+	case !p.Closed && !p.Open:
 		return false
 	case !opt.Month.IsZero() && !p.Month.Equal(monthOf(opt.Month)):
 		return false
 	case p.Compacted && !opt.Force:
 		return false
+	case p.Open:
+		return opt.OpenMonthFiles >= 0 && (opt.Force || p.uncompacted >= cmp.Or(opt.OpenMonthFiles, DefaultOpenMonthFiles))
 	case opt.QuietFor > 0 && now.Sub(p.NewestUncompacted) < opt.QuietFor:
 		return false
 	}

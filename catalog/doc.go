@@ -24,7 +24,8 @@
 // package's meterstore.ErrOverlap, ErrSecondOperator and ErrRestatement, as
 // the hot tier's do.
 //
-// Compaction (compact.go) merges a closed month's files in a partition,
+// Compaction (compact.go) merges a month's files in a partition — a closed
+// month once quiet, the open month's settled days as they accumulate —
 // whatever their versions, by a k-way merge of the sorted files into files
 // sorted by the resolution key: the current row of every key in files marked
 // keys-unique, the rows they supersede in a file marked superseded by them

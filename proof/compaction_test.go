@@ -28,10 +28,16 @@ type compactionFixture struct {
 
 func newCompactionFixture(t testing.TB, seed uint64) compactionFixture {
 	t.Helper()
+	return newCompactionFixtureAt(t, seed, time.Date(2025, time.October, 27, 12, 0, 0, 0, time.UTC), 8)
+}
+
+// newCompactionFixtureAt is a compaction fixture of days balancing days from start.
+func newCompactionFixtureAt(t testing.TB, seed uint64, start time.Time, days int) compactionFixture {
+	t.Helper()
 	w := testkit.NewWorkload(seed)
-	w.MaLos, w.Days, w.Mix = 4, 8, testkit.StromOnly
+	w.MaLos, w.Days, w.Mix = 4, days, testkit.StromOnly
 	w.CorrectionRate, w.RedeliveryRate = 0.3, 0.1
-	w.Start = time.Date(2025, time.October, 27, 12, 0, 0, 0, time.UTC)
+	w.Start = start
 	b, err := w.Generate()
 	require.NoError(t, err)
 	f := compactionFixture{faultFixture: faultFixture{cfg: w.IntervalTable("readings_versions").MustBuild(), batch: b}}

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	subcommands["compact"] = subcommand{"merge each closed month's Iceberg files into a few sorted ones", runCompact}
+	subcommands["compact"] = subcommand{"merge each month's Iceberg files into a few sorted ones", runCompact}
 }
 
 const compactUsage = `msql compact [--table T] [--month YYYY-MM] [--dry-run] [--force] [--target-size BYTES]
@@ -19,7 +19,9 @@ current version of every reading in files the engine reads without
 resolution, the versions they supersede in one more file. Every version is
 kept (readings_versions, .asof and .known-at answer as before). One commit per
 month and partition; the watermark does not change. A month already compacted
-is left alone unless --force, or until a late correction lands in it. Files a
+is left alone unless --force, or until a late correction lands in it. The open
+month (holding the watermark) is compacted as its days are archived: the month
+so far, once it holds --open-month-files files no compaction wrote. Files a
 crash leaves behind are removed by msql maintenance --compact past their
 safety age.`
 
@@ -28,17 +30,25 @@ func runCompact(ctx context.Context, args []string, io stdio) error {
 	var name, month string
 	var dryRun, force bool
 	var target int64
+	var openFiles int
 	fs := newFlagSet("msql compact", compactUsage, io)
 	deploy.register(fs)
 	fs.StringVar(&name, "table", "", "only this table (default: every table)")
-	fs.StringVar(&month, "month", "", "only this month, e.g. 2025-09 (default: every closed month)")
+	fs.StringVar(&month, "month", "", "only this month, e.g. 2025-09 (default: every month due)")
 	fs.BoolVar(&dryRun, "dry-run", false, "only list the partitions that would be compacted")
 	fs.BoolVar(&force, "force", false, "also rewrite months that are compacted already")
 	fs.Int64Var(&target, "target-size", catalog.DefaultCompactTargetBytes, "close a compacted file at the next MaLo once it holds this many bytes")
+	fs.IntVar(&openFiles, "open-month-files", catalog.DefaultOpenMonthFiles, "compact the open month once it holds this many new files (0: never)")
 	if err := parseArgs(fs, args, 0); err != nil {
 		return err
 	}
-	opt := catalog.CompactOptions{DryRun: dryRun, Force: force, TargetFileBytes: target}
+	opt := catalog.CompactOptions{DryRun: dryRun, Force: force, TargetFileBytes: target, OpenMonthFiles: openFiles}
+	switch {
+	case openFiles < 0:
+		return withHint(fmt.Errorf("%w: --open-month-files %d is negative", errUsage, openFiles), "--open-month-files 0 leaves the open month alone")
+	case openFiles == 0:
+		opt.OpenMonthFiles = -1
+	}
 	if month != "" {
 		m, err := time.Parse("2006-01", month)
 		if err != nil {
@@ -79,9 +89,9 @@ func runCompact(ctx context.Context, args []string, io stdio) error {
 		}
 		switch {
 		case len(res.Partitions) == 0:
-			fmt.Fprintf(io.out, "%s: nothing to compact (%d partitions open, compacted already or not in --month)\n", table, res.Skipped)
+			fmt.Fprintf(io.out, "%s: nothing to compact (%d partitions compacted already, open with fewer new files than --open-month-files, or not in --month)\n", table, res.Skipped)
 		case res.Skipped > 0:
-			fmt.Fprintf(io.out, "%s: %d partitions left alone (open, compacted already or not in --month)\n", table, res.Skipped)
+			fmt.Fprintf(io.out, "%s: %d partitions left alone (compacted already, open with fewer new files than --open-month-files, or not in --month)\n", table, res.Skipped)
 		}
 	}
 	return nil

@@ -47,4 +47,8 @@ func TestCompactCommand(t *testing.T) {
 	r = msql(t, "", append([]string{"maintenance", "--once", "--compact", "--compact-quiet", "1ns"}, dep...)...)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, before, answer())
+
+	r = msql(t, "", append([]string{"compact", "--open-month-files", "-1"}, dep...)...)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "Try: --open-month-files 0")
 }

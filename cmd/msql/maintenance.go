@@ -23,7 +23,7 @@ A long-running scheduler: every interval it archives each table's settled
 windows (under the table's lease, so every replica may run one). With
 --compact it also compacts each closed month (msql compact) once its newest
 file is --compact-quiet old — again after late corrections to it have gone
-quiet — and deletes orphan files (left by a crash before a commit) older than
+quiet —, the open month's archived days as they accumulate, and deletes orphan files (left by a crash before a commit) older than
 --orphan-age. With --expire-snapshots it expires snapshots past the configured
 retention. Each run first applies the --config file's table declarations if
 the file changed (a column added with msql create-tables), so archival goes on
