@@ -39,6 +39,13 @@ func confinement(ctx context.Context, o options, e *env) ([]result, *fixture, er
 		return nil, nil, err
 	}
 	defer st.Close()
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer stop()
+	}
 	b := &bench{ctx: ctx, o: o, e: e, st: st, cfg: cfg, w: w, fx: fx}
 	rs, err := b.confinementPairs()
 	return rs, fx, err

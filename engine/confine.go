@@ -76,12 +76,8 @@ func (s *Engine) openConfined(ctx context.Context, key string, sys *systemView) 
 	// reading per meter — into an aggregate), so a statement runs under one
 	// plan in the shell and in a server.
 	extra = append(extra, "SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
-	d, err := s.openDuckDB(ctx, "", extra)
+	d, err := s.openDuckDB(ctx, "", extra, func(c *sql.Conn) error { return s.registerConfinedScans(c, key) })
 	if err != nil {
-		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
-	}
-	if err := registerOn(ctx, d.db, func(c *sql.Conn) error { return s.registerFedScan(c, key) }); err != nil {
-		d.db.Close()
 		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
 	}
 	d.system = sys

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -15,14 +17,18 @@ import (
 	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
-// A confined statement's cold half is fed, not read: its relation — the
+// A confined statement's cold half is fed, not read: its relations — the
 // planned files read with the scope, range and ceilings in the reader's
-// filter, resolved as planned — runs in the engine's own database, which the
-// confined one cannot name, and reaches the confined statement through
+// filter, resolved as planned — run in the engine's own database, which the
+// confined one cannot name, and reach the confined statement through
 // meter_fed_scan(token), a table function filled from the engine database's
-// streamed result chunks by DuckDB's vector copy (no value passes through
-// Go). Only the columns the statement reads are asked for. The confined
-// database opens no file itself.
+// streamed result chunks, whose vectors it references (no value passes
+// through Go). The half comes as several relations that share no resolution
+// key (plan.Feeder): each runs as a stream of its own on its own connection,
+// and the scan's threads take them in turn, so the engine's database reads
+// files on as many threads as the confined one consumes rows. Only the
+// columns the statement reads are asked for. The confined database opens no
+// file itself.
 
 // fedRegistry hands fed relations to meter_fed_scan by an unguessable token
 // that lives only while its statement runs, for the confined database of one
@@ -37,11 +43,12 @@ type fedRelation struct {
 	e     *Engine // the engine whose database runs the relation
 	ctx   context.Context
 	cfg   meterstore.TableConfig
-	sql   string
-	scope string // the confined database's key: no other may read it
+	parts []string // relations whose UNION ALL is the half
+	scope string   // the confined database's key: no other may read it
 
 	mu      sync.Mutex
-	sources []*fedSource
+	streams map[*fedStream]bool // the streams open, ended at remove
+	removed bool                // the statement ended: no stream may start
 }
 
 func (r *fedRegistry) add(f *fedRelation) string {
@@ -75,39 +82,47 @@ func (r *fedRegistry) remove(tok string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, s := range f.sources {
+	for s := range f.streams {
 		s.close()
 	}
-	f.sources = nil
+	f.streams, f.removed = nil, true
 }
 
 // feeder is a confined handle's plan.Feeder: its cold halves, run by the
 // engine's database, for its own confined database only.
 type feeder struct{ e *Engine }
 
-func (f feeder) Feed(ctx context.Context, cfg meterstore.TableConfig, rel string) (string, string) {
+// Streams is the confined database's threads: as many streams as it
+// consumes at once.
+func (f feeder) Streams() int { return f.e.shared.threads() }
+
+func (f feeder) Feed(ctx context.Context, cfg meterstore.TableConfig, rels []string) (string, string) {
 	s := f.e.shared
-	tok := s.fed.add(&fedRelation{e: s, ctx: ctx, cfg: cfg, sql: rel, scope: f.e.confinedKey()})
+	tok := s.fed.add(&fedRelation{e: s, ctx: ctx, cfg: cfg, parts: rels, scope: f.e.confinedKey()})
 	return fmt.Sprintf("SELECT * FROM meter_fed_scan('%s')", tok), tok
 }
 
 func (f feeder) Unfeed(tok string) { f.e.shared.fed.remove(tok) }
 
+// threads is how many threads each of the engine's DuckDB databases runs.
+func (e *Engine) threads() int {
+	if e.cfg.Threads > 0 {
+		return e.cfg.Threads
+	}
+	return runtime.NumCPU()
+}
+
 // registerFedScan installs meter_fed_scan on the confined database of key.
 func (e *Engine) registerFedScan(conn *sql.Conn, key string) error {
-	fn := duckdb.ChunkTableFunction{
+	fn := duckdb.ParallelChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
-		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
 			tok, _ := args[0].(string)
 			f, ok := e.fed.get(tok)
 			if !ok || f.scope != key {
-				return nil, fmt.Errorf("meter_fed_scan: unknown or expired relation (the engine plans fed relations; they cannot be called directly)")
+				return nil, errFedExpired
 			}
-			s := &fedSource{f: f}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.sources = append(f.sources, s)
-			return s, nil
+			return &fedSource{f: f}, nil
 		},
 	}
 	if err := duckdb.RegisterTableUDF(conn, "meter_fed_scan", fn); err != nil {
@@ -116,34 +131,69 @@ func (e *Engine) registerFedScan(conn *sql.Conn, key string) error {
 	return nil
 }
 
-// fedSource is one scan of a fed relation: on its first chunk it runs the
-// relation, projected to the columns DuckDB asks for, on a connection of the
-// engine's database, and hands on its chunks.
+// errFedExpired refuses a token that names no relation of this database now.
+var errFedExpired = errors.New("meter_fed_scan: unknown or expired relation (the engine plans fed relations; they cannot be called directly)")
+
+// fedSource is one scan of a fed relation: each of its threads takes the
+// next relation not yet taken, runs it — projected to the columns DuckDB asks
+// for — on a connection of the engine's database, and hands on its chunks
+// until it ends; then the next, until none is left.
 type fedSource struct {
 	f    *fedRelation
+	mu   sync.Mutex
+	next int // the first relation no thread has taken
+}
+
+// fedStream is one thread's relation running in the engine's database.
+type fedStream struct {
 	conn *sql.Conn
 	src  *duckstream.Source
 }
 
 func (s *fedSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.f.cfg) }
 func (s *fedSource) Cardinality() *duckdb.CardinalityInfo { return nil }
-func (s *fedSource) Init()                                {}
+func (s *fedSource) NewLocalState() any                   { return &fedStream{} }
 
-func (s *fedSource) FillChunk(c duckdb.DataChunk) error {
+func (s *fedSource) Init() duckdb.ParallelTableSourceInfo {
+	return duckdb.ParallelTableSourceInfo{MaxThreads: len(s.f.parts)}
+}
+
+func (s *fedSource) FillChunk(local any, c duckdb.DataChunk) error {
+	st := local.(*fedStream)
 	out, proj, err := duckstream.OutputChunk(&c)
 	if err != nil {
 		return err
 	}
-	if s.src == nil {
-		if err := s.start(proj, c.ColumnCount()); err != nil {
+	for {
+		if st.src == nil {
+			part, ok := s.take()
+			if !ok {
+				return nil
+			}
+			if err := s.start(st, part, proj, c.ColumnCount()); err != nil {
+				return err
+			}
+		}
+		n, err := st.src.Fill(out)
+		if err != nil || n > 0 {
 			return err
 		}
+		s.f.end(st)
 	}
-	_, err = s.src.Fill(out)
-	return err
 }
 
-func (s *fedSource) start(proj []int, n int) error {
+// take is the next relation no thread has taken, false when none is left.
+func (s *fedSource) take() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next == len(s.f.parts) {
+		return "", false
+	}
+	s.next++
+	return s.f.parts[s.next-1], true
+}
+
+func (s *fedSource) start(st *fedStream, part string, proj []int, n int) error {
 	cols := make([]string, n)
 	all := s.f.cfg.Columns()
 	for src, at := range proj {
@@ -157,37 +207,43 @@ func (s *fedSource) start(proj []int, n int) error {
 		}
 	}
 	f := s.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	conn, err := f.e.db.Conn(f.ctx)
 	if err != nil {
 		return fmt.Errorf("meter_fed_scan: a connection of the engine's database: %w", err)
 	}
-	src, err := duckstream.OpenSource(f.ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM ("+f.sql+")")
+	src, err := duckstream.OpenSource(f.ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM ("+part+")")
 	if err != nil {
 		conn.Close()
 		return err
 	}
-	s.conn, s.src = conn, src
+	st.conn, st.src = conn, src
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.removed {
+		st.close()
+		return errFedExpired
+	}
+	if f.streams == nil {
+		f.streams = map[*fedStream]bool{}
+	}
+	f.streams[st] = true
 	return nil
 }
 
-// close ends the scan's query; the caller holds the relation's lock.
-func (s *fedSource) close() {
+// end closes st, whose relation ended, and frees its connection for the
+// next.
+func (f *fedRelation) end(st *fedStream) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.streams, st)
+	st.close()
+}
+
+// close ends the stream's query; the caller holds the relation's lock.
+func (s *fedStream) close() {
 	if s.src != nil {
 		s.src.Close()
 		s.conn.Close()
 		s.src, s.conn = nil, nil
 	}
-}
-
-// registerOn runs register on a connection of db: a function registered on
-// one connection is the database's.
-func registerOn(ctx context.Context, db *sql.DB, register func(*sql.Conn) error) error {
-	c, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return register(c)
 }

@@ -145,6 +145,7 @@ func coldThrough(explain string) string {
 	for _, l := range strings.Split(explain, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "cold:") {
 			if _, path, ok := strings.Cut(l, "; through "); ok {
+				path, _, _ = strings.Cut(path, ";") // a fed half's note follows
 				return path
 			}
 		}

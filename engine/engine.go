@@ -170,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		e.tables = append(e.tables, &tableState{cfg: t.Config, hot: t.Hot, cold: t.Cold})
 	}
-	d, err := e.openDuckDB(ctx, cfg.DuckDBPath, nil)
+	d, err := e.openDuckDB(ctx, cfg.DuckDBPath, nil, e.registerPlannedScans)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -187,9 +187,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// openDuckDB opens one DuckDB database with everything a session needs, then
-// runs the extra statements (the wall of a confined database) last.
-func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*duckDB, error) {
+// openDuckDB opens one DuckDB database with everything a session needs —
+// scans installing the table functions its planned statements read through —
+// then runs the extra statements (the wall of a confined database) last.
+func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string, scans func(*sql.Conn) error) (*duckDB, error) {
 	connector, err := duckdb.NewConnector(path, enableProgress)
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
@@ -209,7 +210,10 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string) (*
 		if err := udf.Register(conn); err != nil {
 			return err
 		}
-		if err := e.registerTableFunctions(conn); err != nil {
+		if err := e.registerUnplanned(conn); err != nil {
+			return err
+		}
+		if err := scans(conn); err != nil {
 			return err
 		}
 		if err := e.setTimeZone(ctx, conn); err != nil {

@@ -29,6 +29,9 @@ type scanRegistry struct {
 type plannedScan struct {
 	*plan.Scan
 	ticket string
+	// confined is the key of the confined database whose statement planned
+	// the scan ("" for the engine's own): no other confined database reads it.
+	confined string
 	// ended is closed when the statement is released: a source DuckDB stopped
 	// reading early (LIMIT) has a prefetching goroutine to end.
 	ended chan struct{}
@@ -62,12 +65,16 @@ func (p *plannedScan) kind() string {
 	return p.What
 }
 
-// Add registers s under a new token.
-func (r *scanRegistry) Add(s *plan.Scan) string {
+// Add registers s, planned for the engine's database, under a new token.
+func (r *scanRegistry) Add(s *plan.Scan) string { return r.add(s, "") }
+
+// add registers s, planned for the confined database of key ("" for the
+// engine's own), under a new token.
+func (r *scanRegistry) add(s *plan.Scan, key string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	tok := hex.EncodeToString(b[:])
-	p := &plannedScan{Scan: s, ticket: tok, ended: make(chan struct{})}
+	p := &plannedScan{Scan: s, ticket: tok, confined: key, ended: make(chan struct{})}
 	r.mu.Lock()
 	if r.scans == nil {
 		r.scans, r.byScan = map[string]*plannedScan{}, map[*plan.Scan]*plannedScan{}
@@ -148,14 +155,42 @@ func columnInfos(cfg meterstore.TableConfig) []duckdb.ColumnInfo {
 	return out
 }
 
-// registerTableFunctions installs meter_hot_scan(token), meter_cold_scan(token)
-// and meter_unplanned(table) on the database.
-func (e *Engine) registerTableFunctions(conn *sql.Conn) error {
+// confinedScans is the registry a confined handle's plans register their
+// scans in: each is bound to the handle's confined database.
+type confinedScans struct {
+	r   *scanRegistry
+	key string
+}
+
+func (c confinedScans) Add(s *plan.Scan) string { return c.r.add(s, c.key) }
+func (c confinedScans) Remove(tok string)       { c.r.Remove(tok) }
+
+// registerPlannedScans installs meter_hot_scan(token) and
+// meter_cold_scan(token) on the engine's database, for any plan's scans: it
+// also runs the cold halves fed to confined databases.
+func (e *Engine) registerPlannedScans(conn *sql.Conn) error {
 	for name, kind := range map[string]string{"meter_hot_scan": "hot", "meter_cold_scan": "cold"} {
-		if err := duckdb.RegisterTableUDF(conn, name, e.plannedScanFunction(name, kind)); err != nil {
+		if err := duckdb.RegisterTableUDF(conn, name, e.plannedScanFunction(name, kind, nil)); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
+	return nil
+}
+
+// registerConfinedScans installs on the confined database of key what its
+// statements read through: meter_hot_scan of the scans its own statements
+// planned, and meter_fed_scan. It reads no file, so it has no
+// meter_cold_scan: its cold halves are fed.
+func (e *Engine) registerConfinedScans(conn *sql.Conn, key string) error {
+	if err := duckdb.RegisterTableUDF(conn, "meter_hot_scan", e.plannedScanFunction("meter_hot_scan", "hot", &key)); err != nil {
+		return fmt.Errorf("register meter_hot_scan: %w", err)
+	}
+	return e.registerFedScan(conn, key)
+}
+
+// registerUnplanned installs meter_unplanned(table), which the catalog
+// entries of the tables read.
+func (e *Engine) registerUnplanned(conn *sql.Conn) error {
 	unplanned := duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
@@ -174,14 +209,15 @@ func (e *Engine) registerTableFunctions(conn *sql.Conn) error {
 }
 
 // plannedScanFunction is meter_hot_scan or meter_cold_scan: the source of a
-// scan the planner registered under a token.
-func (e *Engine) plannedScanFunction(name, kind string) duckdb.ChunkTableFunction {
+// scan the planner registered under a token — for a confined database (key
+// not nil), only of a scan its own statements planned.
+func (e *Engine) plannedScanFunction(name, kind string, key *string) duckdb.ChunkTableFunction {
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			tok, _ := args[0].(string)
 			p, ok := e.scans.get(tok)
-			if !ok {
+			if !ok || key != nil && p.confined != *key {
 				return nil, fmt.Errorf("%s: unknown or expired scan (the engine plans %s scans; they cannot be called directly)", name, kind)
 			}
 			return &hotSource{p: p}, nil

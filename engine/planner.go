@@ -64,14 +64,13 @@ func (e *Engine) plan(ctx context.Context, conn *sql.Conn, catalog string, q str
 // planAnew runs the planner over the statement.
 func (e *Engine) planAnew(ctx context.Context, conn *sql.Conn, catalog string, q string, args []any, tables []*tableState, paths plan.Paths) (*plan.Plan, error) {
 	v := e.view
-	s := e.shared
 	in := plan.Input{
 		Conn: conn, Catalog: catalog, SQL: q, Args: args,
 		Tables: planTables(tables),
 		View: plan.View{Mode: v.mode, Snapshot: v.snapshot, AsOfTime: v.asOfTime, MaxVersion: v.maxVersion, KnownAt: v.knownAt,
 			Scope: v.scope, Isolated: v.isolated != "", Confined: e.Confined()},
 		Paths:      paths,
-		Scans:      &s.scans,
+		Scans:      e.scanRegistry(),
 		Feeder:     e.feeder(),
 		SystemRows: e.systemRows,
 		TimeZone:   e.TimeZone(),
@@ -80,6 +79,15 @@ func (e *Engine) planAnew(ctx context.Context, conn *sql.Conn, catalog string, q
 		in.Args, in.Bind = nil, ps.bindNames
 	}
 	return plan.Run(ctx, in)
+}
+
+// scanRegistry is where the handle's plans register their scans: a confined
+// handle's are bound to its confined database.
+func (e *Engine) scanRegistry() plan.Registry {
+	if !e.Confined() {
+		return &e.shared.scans
+	}
+	return confinedScans{r: &e.shared.scans, key: e.confinedKey()}
 }
 
 // feeder runs a confined handle's cold halves in the engine's database; nil

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/engine/plan"
 )
 
 type dirCold struct {
@@ -130,6 +133,22 @@ func TestSecondWallScoped(t *testing.T) {
 	}
 	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_databases() WHERE NOT internal AND database_name <> current_database()`).Scan(&n))
 	require.Zero(t, n, "no attached database")
+	_, err = conn.ExecContext(ctx, "SELECT * FROM meter_cold_scan('00000000000000000000000000000000')")
+	require.ErrorContains(t, err, "does not exist", "a confined database reads no file, not even through the Go reader")
+	// DuckDB's own arrow_scan cannot be removed from a database, but it takes
+	// POINTER arguments, which no SQL type, cast or parameter produces, and
+	// refuses NULL ones.
+	for _, q := range []string{
+		`SELECT * FROM arrow_scan(NULL, NULL, NULL)`,
+		`SELECT * FROM arrow_scan_dumb(NULL, NULL, NULL)`,
+		`SELECT * FROM arrow_scan(4096::UBIGINT, 4096::UBIGINT, 4096::UBIGINT)`,
+		`SELECT * FROM arrow_scan(CAST(4096 AS POINTER), NULL, NULL)`,
+	} {
+		_, err := conn.ExecContext(ctx, q)
+		require.Error(t, err, q)
+	}
+	_, err = conn.ExecContext(ctx, `SELECT * FROM arrow_scan($1, $2, $3)`, uint64(4096), uint64(4096), uint64(4096))
+	require.Error(t, err, "arrow_scan with parameters")
 
 	// Another tenant's database is another database.
 	sc2, err := e.Scoped("tenant", "t2")
@@ -156,4 +175,36 @@ func TestMemoryLimitConfined(t *testing.T) {
 	var limit string
 	require.NoError(t, conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&limit))
 	require.Equal(t, "57.2 MiB", limit, "300 MB / 5")
+}
+
+// TestConfinedTokensBoundToScope: the scans and fed relations a confined
+// statement is planned with are readable by its own confined database only:
+// a token of another scope's statement, seen or guessed, binds nothing.
+func TestConfinedTokensBoundToScope(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	e, err := Open(ctx, Config{Tables: []Table{{Config: cfg, Cold: dirCold{dir: t.TempDir()}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	conns := map[string]*sql.Conn{}
+	keys := map[string]string{}
+	for _, tenant := range []string{"t1", "t2"} {
+		sc, err := e.Scoped("tenant", tenant)
+		require.NoError(t, err)
+		c, _, err := sc.conn(ctx)
+		require.NoError(t, err)
+		defer c.Close()
+		conns[tenant], keys[tenant] = c, sc.confinedKey()
+	}
+	hot := e.scans.add(&plan.Scan{Ctx: ctx, Config: cfg}, keys["t2"])
+	defer e.scans.Remove(hot)
+	fed := e.fed.add(&fedRelation{e: e, ctx: ctx, cfg: cfg, parts: []string{"SELECT 1"}, scope: keys["t2"]})
+	defer e.fed.remove(fed)
+	for _, q := range []string{"SELECT * FROM meter_hot_scan('" + hot + "')", "SELECT * FROM meter_fed_scan('" + fed + "')"} {
+		_, err := conns["t1"].PrepareContext(ctx, q)
+		require.ErrorContains(t, err, "unknown or expired", "another scope's token: %s", q)
+		st, err := conns["t2"].PrepareContext(ctx, q)
+		require.NoError(t, err, "its own scope's token: %s", q)
+		st.Close()
+	}
 }

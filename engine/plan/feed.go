@@ -2,7 +2,8 @@ package plan
 
 import (
 	"context"
-	"strings"
+	"fmt"
+	"sort"
 
 	"github.com/meterstore/meterstore"
 )
@@ -13,9 +14,18 @@ import (
 // the reader's filter and resolution as planned — and the statement reads
 // the rows through the relation Feed returns, valid until Unfeed(token).
 type Feeder interface {
-	Feed(ctx context.Context, cfg meterstore.TableConfig, relation string) (sql, token string)
+	// Streams is how many of a half's relations the Feeder runs at once:
+	// the half's clean files are split into up to that many relations.
+	Streams() int
+	// Feed takes relations whose UNION ALL is the cold half; each shares no
+	// resolution key with another, so each may run on its own.
+	Feed(ctx context.Context, cfg meterstore.TableConfig, relations []string) (sql, token string)
 	Unfeed(token string)
 }
+
+// minFilesPerStream is the fewest clean files a fed relation of its own is
+// worth: each relation is a statement the engine's database prepares.
+const minFilesPerStream = 8
 
 // coldParts is the cold half's relations as the statement reads them: as
 // rendered, or — with a Feeder — one fed relation.
@@ -24,11 +34,63 @@ func (pl *planning) coldParts(ctx context.Context, cfg meterstore.TableConfig, p
 	if f == nil || len(parts) == 0 {
 		return parts
 	}
-	for i := range parts {
-		parts[i] = "SELECT * FROM (" + parts[i] + ")"
-	}
-	sql, tok := f.Feed(ctx, cfg, strings.Join(parts, " UNION ALL "))
+	sql, tok := f.Feed(ctx, cfg, parts)
 	pl.out.fed = append(pl.out.fed, tok)
 	pl.out.feeder = f
 	return []string{sql}
+}
+
+// fedNote is the cold line's note on a half fed as several relations.
+func (pl *planning) fedNote(parts []string) string {
+	if pl.in.Feeder == nil || len(parts) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("; fed as %d relations, up to %d at once", len(parts), pl.in.Feeder.Streams())
+}
+
+// coldStreams is how many relations c's clean files are rendered as: one,
+// unless a Feeder runs them at once and c's path reads any subset of its
+// files (iceberg_scan selects a subset by statistics, which not every split
+// has).
+func (pl *planning) coldStreams(c *coldHalf) int {
+	f := pl.in.Feeder
+	if f == nil {
+		return 1
+	}
+	switch c.path.(type) {
+	case readParquetPath, coldScanPath:
+		return f.Streams()
+	}
+	return 1
+}
+
+// splitFiles deals files into at most n groups of at least minFilesPerStream
+// files, balanced by their records; each group keeps the files' order.
+func splitFiles(files []ColdFile, n int) [][]ColdFile {
+	n = min(n, len(files)/minFilesPerStream)
+	if n <= 1 {
+		return [][]ColdFile{files}
+	}
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].Records > files[order[b]].Records })
+	groupOf := make([]int, len(files))
+	load := make([]int64, n)
+	for _, i := range order {
+		g := 0
+		for j := range load {
+			if load[j] < load[g] {
+				g = j
+			}
+		}
+		groupOf[i] = g
+		load[g] += max(files[i].Records, 1)
+	}
+	out := make([][]ColdFile, n)
+	for i, f := range files {
+		out[groupOf[i]] = append(out[groupOf[i]], f)
+	}
+	return out
 }

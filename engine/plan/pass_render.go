@@ -49,14 +49,14 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 	prov := &pl.out.Provenance
 	var parts []string
 	if c := ref.cold; c != nil {
-		sql, err := c.sql(cfg)
+		sql, err := c.sql(cfg, pl.coldStreams(c))
 		if err != nil {
 			return "", nil, err
 		}
 		parts = append(parts, pl.coldParts(ctx, cfg, sql)...)
 		prov.ColdPath = c.path.Name()
-		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s; through %s",
-			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.Name()+c.pathWhy()))
+		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s; through %s%s",
+			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.Name()+c.pathWhy(), pl.fedNote(sql)))
 	}
 	if h := ref.hot; h != nil {
 		rel, err := h.path.relation(ctx, pl, ref)
@@ -96,10 +96,10 @@ func (ref *reference) hotExplain(received string) string {
 		h.rng, len(h.scans), status, h.path.Name(), received)
 }
 
-// sql is the cold half's relations: the clean runs as they are, the others
-// resolved as decided — each run on its own, the runs resolved alike in one
-// relation (runs share no resolution key).
-func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
+// sql is the cold half's relations: the clean runs as they are (split into
+// up to streams relations), the others resolved as decided — each run on its
+// own, the runs resolved alike in one relation (runs share no resolution key).
+func (c *coldHalf) sql(cfg meterstore.TableConfig, streams int) ([]string, error) {
 	r := c.read
 	rels := func(sets ...[]ColdFile) ([]string, error) {
 		out := make([]string, len(sets))
@@ -116,12 +116,18 @@ func (c *coldHalf) sql(cfg meterstore.TableConfig) ([]string, error) {
 		sets   [][]ColdFile
 		render func(rel []string) string
 	}{
-		{[][]ColdFile{r.clean}, func(rel []string) string { return rel[0] }},
 		{[][]ColdFile{r.base, r.upper}, func(rel []string) string { return resolveByExclusion(cfg, rel[0], rel[1], r.upperClean) }},
 		{[][]ColdFile{r.mergeBase, r.mergeOther}, func(rel []string) string { return resolveByMerge(cfg, rel[0], rel[1]) }},
 		{[][]ColdFile{r.ranked}, func(rel []string) string { return cfg.RenderResolution("(" + rel[0] + ") AS _meterstore_src") }},
 	}
 	var parts []string
+	if len(r.clean) > 0 {
+		clean, err := rels(splitFiles(r.clean, streams)...)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, clean...)
+	}
 	for _, k := range kinds {
 		if len(k.sets[0]) == 0 {
 			continue
