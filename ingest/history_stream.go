@@ -174,11 +174,7 @@ func (im *importer) planStream(ctx context.Context, src, name string, cols []src
 		if perr != nil {
 			g.rows++
 			if g.refusal == nil {
-				where := fmt.Sprintf("row %d", n)
-				if fe != nil {
-					where += ", column " + im.sourceName(cols, fe.col)
-				}
-				g.refusal = &Refusal{File: name, Batch: label, Where: where, Err: perr}
+				g.refusal = im.rowRefusal(name, label, n, cols, perr)
 			}
 			continue
 		}

@@ -152,11 +152,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 		if perr != nil {
 			g.rows++
 			if g.refusal == nil {
-				where := fmt.Sprintf("row %d", n)
-				if fe != nil {
-					where += ", column " + im.sourceName(cols, fe.col)
-				}
-				g.refusal = &Refusal{File: name, Batch: label, Where: where, Err: perr}
+				g.refusal = im.rowRefusal(name, label, n, cols, perr)
 			}
 			continue
 		}
@@ -360,6 +356,17 @@ func (im *importer) mapColumns(cols []srcColumn) error {
 }
 
 // sourceName is how the file names the table column col.
+// rowRefusal refuses a batch for its row n of file name: Where names the row
+// and, when the rule broken is a column's, the column as the file spells it.
+func (im *importer) rowRefusal(name, label string, n int, cols []srcColumn, err error) *Refusal {
+	where := fmt.Sprintf("row %d", n)
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		where += ", column " + im.sourceName(cols, fe.col)
+	}
+	return &Refusal{File: name, Batch: label, Where: where, Err: err}
+}
+
 func (im *importer) sourceName(cols []srcColumn, col string) string {
 	for _, c := range cols {
 		if c.target == col {
