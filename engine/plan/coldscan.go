@@ -55,6 +55,17 @@ func (c coldFiles) Pages(req HotScan) (RowPages, error) {
 	return c.cold.ReadFile(c.ps.Ctx, req.Table)
 }
 
+// pagerFor is pager made to serve scan, a copy of the scan it was made for
+// (Plan.Again): a cold half's files are opened with the context of the run
+// reading them, never the finished run's the plan was made in.
+func pagerFor(pager HotPager, scan *Scan) HotPager {
+	if c, ok := pager.(coldFiles); ok {
+		c.ps = scan
+		return c
+	}
+	return pager
+}
+
 // coldPathFor is how a cold half reads files: the engine's chosen path where
 // DuckDB can open them (the local file system, object storage through
 // httpfs), the Go reader where it cannot. A confined statement's cold half

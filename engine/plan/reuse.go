@@ -64,6 +64,7 @@ func (p *Plan) Again() *Plan {
 	sql := p.SQL
 	for i, s := range p.Scans {
 		again := *s
+		again.Pager = pagerFor(s.Pager, &again)
 		again.Rows = &RowCounter{}
 		if s.What == "" { // a hot scan counts into the provenance's hot rows
 			again.Rows = out.Provenance.hotRows
