@@ -18,6 +18,7 @@ import (
 	arrowsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -461,8 +462,7 @@ func arrowValue(a arrow.Array, i int) any {
 	case *array.Boolean:
 		return c.Value(i)
 	case *array.Timestamp:
-		unit := c.DataType().(*arrow.TimestampType).Unit
-		return c.Value(i).ToTime(unit).UTC()
+		return timestampParam(c, i)
 	case *array.Date32:
 		return c.Value(i).ToTime()
 	case *array.Decimal128:
@@ -470,6 +470,21 @@ func arrowValue(a arrow.Array, i int) any {
 		return c.Value(i).ToString(dt.Scale)
 	}
 	return a.ValueStr(i)
+}
+
+// timestampParam reads an Arrow timestamp parameter as the Arrow format
+// defines it: with a time zone it is an instant; without one it is a wall
+// time (what ADBC binds a naive datetime as), which the engine reads in the
+// session's zone exactly as it reads the same literal, as pgwire reads a
+// timestamp parameter (OID 1114). Read as UTC, a naive window would shift by
+// the zone's offset in a deployment whose time_zone is not UTC.
+func timestampParam(c *array.Timestamp, i int) any {
+	typ := c.DataType().(*arrow.TimestampType)
+	t := c.Value(i).ToTime(typ.Unit)
+	if typ.TimeZone == "" {
+		return duckdb.Typed(t, duckdb.TYPE_TIMESTAMP)
+	}
+	return t.UTC()
 }
 
 // GetFlightInfoPreparedStatement returns a ticket for the bound statement.
