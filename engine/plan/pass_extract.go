@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -293,13 +294,13 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 		switch {
 		case s.b != nil:
 			t, ok := values[i].(time.Time)
-			if !ok {
+			if !ok || infinite(t, timestampInfinity) {
 				continue
 			}
 			applyBound(&s.ref.rng, s.b.op, t.UTC())
 		case s.day != nil:
 			d, ok := values[i].(time.Time)
-			if !ok {
+			if !ok || infinite(d, dateInfinity) {
 				continue
 			}
 			applyDayBound(&s.ref.rng, s.day.op, metering.DateOf(d.UTC()))
@@ -319,6 +320,28 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 		}
 	}
 	return nil
+}
+
+// DuckDB keeps ±infinity as the extreme values of its types — a TIMESTAMPTZ
+// as ±MaxInt64 microseconds, a DATE as ±MaxInt32 days — which duckdb-go
+// hands over as the instants those counts name (the year -290308 for
+// TIMESTAMPTZ '-infinity'): no literal spells them back, so such a bound
+// would fail the statement it came from.
+const (
+	timestampInfinity = math.MaxInt64 // microseconds
+	dateInfinity      = math.MaxInt32 // days
+)
+
+// infinite reports whether t, computed by DuckDB, is one of its infinities
+// (top: timestampInfinity or dateInfinity). An infinite value bounds nothing:
+// "from" >= '-infinity' holds for every row, and dropping a bound only widens
+// the range (invariant 10).
+func infinite(t time.Time, top int64) bool {
+	n := t.UnixMicro()
+	if top == dateInfinity {
+		n = t.Unix() / 86400
+	}
+	return n == top || n == -top
 }
 
 // boundError is DuckDB's refusal of a bound, without the pointer DuckDB adds

@@ -68,6 +68,9 @@ func TestExtractBounds(t *testing.T) {
 		{name: "subquery and in", sql: `SELECT * FROM (SELECT * FROM readings WHERE "from" < '2025-02-01 00:00:00+00') s WHERE malo_id IN (SELECT malo_id FROM readings_versions)`, refs: 2},
 		{name: "attribute not pushed", sql: `SELECT * FROM readings WHERE bilanzkreis = 'x' AND tenant = 't1'`, refs: 1, eq: map[string]string{"tenant": "t1"}},
 		{name: "union", sql: `SELECT malo_id FROM readings UNION SELECT malo_id FROM readings_versions`, refs: 2},
+		{name: "infinities bound nothing", sql: `SELECT * FROM readings WHERE "from" >= '-infinity' AND "from" < TIMESTAMPTZ 'infinity'`, refs: 1},
+		{name: "infinite parameters bound nothing", sql: `SELECT * FROM readings WHERE "from" > $1 AND "from" <= $2`, args: []any{"-infinity", "infinity"}, refs: 1},
+		{name: "infinite days bound nothing", sql: `SELECT * FROM readings WHERE balancing_day >= DATE '-infinity' AND balancing_day <= 'infinity'`, refs: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			refs, err := extractRefs(t, e, tc.sql, tc.args...)
