@@ -39,8 +39,14 @@ func serialize(ctx context.Context, conn *sql.Conn, q string) (*sqltree.Root, er
 		return nil, err
 	}
 	if root.Error {
-		if root.ErrorType == "not implemented" || strings.Contains(root.ErrorMessage, "Only SELECT") {
+		if strings.Contains(root.ErrorMessage, "Only SELECT") {
 			return nil, refuseStatement(q)
+		}
+		if root.ErrorType == "not implemented" {
+			// A construct of the query DuckDB's parser does not implement
+			// (BETWEEN SYMMETRIC): the statement is a query, DuckDB cannot run it.
+			return nil, parseError(q, "not implemented by DuckDB's parser: "+root.ErrorMessage+
+				" — a construct of this query DuckDB does not support (BETWEEN SYMMETRIC, for one: write x BETWEEN least(a, b) AND greatest(a, b))", -1)
 		}
 		position := -1
 		if p, ok := root.Rest["position"].(string); ok {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -53,5 +54,33 @@ func TestDayRangeHoldsEveryRowOfTheDay(t *testing.T) {
 			r := dayRange(metering.BalancingDay(at, s))
 			require.False(t, at.Before(r.lo) || !at.Before(r.hi), "%s %s", at, s)
 		}
+	}
+}
+
+// TestUnimplementedSyntaxIsAParseError: a query using syntax DuckDB's parser
+// does not implement (BETWEEN SYMMETRIC) is refused as that, naming DuckDB's
+// words — not as "SELECT is not a query", which sent the user looking for a
+// statement-kind problem in a plain SELECT.
+func TestUnimplementedSyntaxIsAParseError(t *testing.T) {
+	conn := duckConn(t)
+	for _, q := range []string{
+		`SELECT * FROM readings WHERE "from" BETWEEN SYMMETRIC TIMESTAMPTZ '2025-10-25' AND TIMESTAMPTZ '2025-10-24'`,
+		`WITH x AS (SELECT 1 AS a) SELECT * FROM x WHERE a NOT BETWEEN SYMMETRIC 3 AND 1`,
+	} {
+		_, err := serialize(context.Background(), conn, q)
+		var parse *ParseError
+		require.ErrorAs(t, err, &parse, q)
+		require.Contains(t, err.Error(), "not implemented", q)
+		require.NotContains(t, err.Error(), "is not a query", q)
+	}
+	for q, want := range map[string]string{
+		`PRAGMA version`:                 "PRAGMA is not a query",
+		`COPY readings TO '/tmp/x'`:      "COPY changes data",
+		`SET TimeZone = 'UTC'`:           "SET is not a query",
+		`EXPLAIN SELECT * FROM range(1)`: "EXPLAIN is not a query",
+	} {
+		_, err := serialize(context.Background(), conn, q)
+		require.ErrorIs(t, err, ErrNotAQuery, q)
+		require.Contains(t, err.Error(), want, q)
 	}
 }
