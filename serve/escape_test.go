@@ -59,6 +59,24 @@ func scopedEscapes(t *testing.T, f *servetest.Fixture) (attempts []string, secre
 		`SELECT * FROM system.tables`,
 		`SELECT * FROM system.snapshots`,
 		`SELECT * FROM system.config`,
+		// The red-team pass's attempts that held: a CTE named as the relation
+		// it reads or shadowing it for an earlier one, the row as a struct,
+		// positional and recursive reads, settings reached by another
+		// spelling, the catalog's view definitions, and the plan's own text
+		// (pgwire answers EXPLAIN; it must name no file or other tenant).
+		`WITH readings_versions AS (SELECT * FROM readings_versions) SELECT * FROM readings_versions`,
+		`WITH a AS (SELECT * FROM readings_versions), readings_versions AS (SELECT 1 AS x) SELECT * FROM a`,
+		`SELECT readings_versions FROM readings_versions`,
+		`SELECT * FROM range(1) t(x) POSITIONAL JOIN readings_versions`,
+		`WITH RECURSIVE r AS (SELECT * FROM readings_versions UNION ALL SELECT * FROM r WHERE false) SELECT * FROM r`,
+		`SELECT pg_catalog.current_setting('temp_directory')`,
+		`SELECT current_setting(x) FROM (VALUES ('temp_directory'), ('home_directory')) t(x)`,
+		`SELECT * FROM memory.pg_catalog.pg_settings`,
+		`SELECT * FROM pg_catalog.pg_views`,
+		`SELECT * FROM information_schema.views`,
+		`SELECT * FROM readings_versions WHERE "from" >= '-infinity'`,
+		`EXPLAIN SELECT * FROM readings_versions`,
+		`EXPLAIN ANALYZE SELECT tenant, count(*) FROM readings_versions GROUP BY ALL`,
 	}
 	return attempts, secrets
 }
