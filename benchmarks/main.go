@@ -68,6 +68,9 @@ type options struct {
 	memoryLimit       string        // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
 	compacted         bool          // compact the closed months before measuring
 	cpuProfile        string        // where to write a CPU profile of the measures ("" for none)
+	serveCPUProfile   string        // where msql serve writes its CPU profile under -only pgbench ("" for none)
+	pgbenchSingle     bool          // -only pgbench: only the single-meter reads
+	keep              bool          // leave the fixture directory (PostgreSQL's data, the warehouse) in place
 	pgbenchDuration   time.Duration // each pgbench run's length
 	pgbenchClients    string        // -pgbench-clients as given
 	pgbenchProtocol   string        // pgbench -M
@@ -89,6 +92,9 @@ func main() {
 	flag.StringVar(&o.memoryLimit, "memory-limit", "", "DuckDB memory_limit of the measured engine, e.g. 6GB (default: DuckDB's, 80 % of RAM)")
 	flag.BoolVar(&o.compacted, "compacted", false, "compact the closed months before measuring, so storage, the cold aggregates, the single meter and the monthly sum read what a maintained store holds (the compaction measure, which starts from daily files, is skipped)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measures (after the fixture loads) to this file; DuckDB's own threads show as cgo calls")
+	flag.StringVar(&o.serveCPUProfile, "serve-cpuprofile", "", "-only pgbench: msql serve writes a CPU profile of its whole run to this file (msql serve --cpuprofile)")
+	flag.BoolVar(&o.pgbenchSingle, "pgbench-single", false, "-only pgbench: run only the single-meter reads (one meter's day and month)")
+	flag.BoolVar(&o.keep, "keep", false, "leave the fixture directory (PostgreSQL's data directory, the warehouse, msql) in place and log where, to run msql serve and pgbench against it by hand")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
 	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
@@ -150,6 +156,7 @@ type env struct {
 	pool      *pgxpool.Pool
 	cat       *catalog.Catalog
 	warehouse string
+	keep      bool // leave dir in place on close
 }
 
 func startEnv(ctx context.Context) (*env, error) {
@@ -193,6 +200,10 @@ func (e *env) close() {
 	if e.server != nil {
 		e.server.Stop()
 	}
+	if e.keep {
+		logf("kept %s (PostgreSQL data in pg/, warehouse in warehouse/)", e.dir)
+		return
+	}
 	os.RemoveAll(e.dir)
 }
 
@@ -209,6 +220,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	e.keep = o.keep
 	defer e.close()
 	if o.objectStore == "only" {
 		b := &bench{ctx: ctx, o: o, e: e}

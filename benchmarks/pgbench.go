@@ -101,6 +101,9 @@ func (b *bench) pgbench() ([]result, error) {
 	srv.sampleRSS()
 	rng := rand.New(rand.NewPCG(b.o.seed, 0x9B))
 	for _, q := range loadQuestions {
+		if b.o.pgbenchSingle && !q.single {
+			continue
+		}
 		for _, c := range clients {
 			span, err := b.spanOf(q, rng)
 			if err != nil {
@@ -343,8 +346,13 @@ func (b *bench) startServe() (*serveProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--dsn", b.e.dsn, "--warehouse", b.e.warehouse,
-		"--pgwire", "127.0.0.1:"+strconv.Itoa(pgPort), "--health", "127.0.0.1:"+strconv.Itoa(healthPort))
+	args := []string{"serve", "--dsn", b.e.dsn, "--warehouse", b.e.warehouse,
+		"--pgwire", "127.0.0.1:" + strconv.Itoa(pgPort), "--health", "127.0.0.1:" + strconv.Itoa(healthPort)}
+	if b.o.serveCPUProfile != "" {
+		args = append(args, "--cpuprofile", b.o.serveCPUProfile)
+	}
+	logf("pgbench: %s %s", bin, strings.Join(args, " "))
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()

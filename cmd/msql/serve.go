@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +28,7 @@ const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest A
            [--memory-limit SIZE] [--max-statement-bytes N] [--max-parameters N]
            [--max-nesting N] [--max-result-rows N] [--max-statements-per-user N]
            [--flight-session-idle DURATION] [--confined-databases N]
-           [--log-format text|json] [deployment flags]
+           [--log-format text|json] [--cpuprofile FILE] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
 
@@ -79,7 +80,7 @@ DuckDB's memory budget is [engine] memory_limit (--memory-limit).`
 
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
-	var pgAddr, flightAddr, restAddr, certFile, keyFile string
+	var pgAddr, flightAddr, restAddr, certFile, keyFile, cpuProfile string
 	var systemEvery, statementTimeout time.Duration
 	var opsf opsFlags
 	fs := newFlagSet("msql serve", serveUsage, io)
@@ -88,6 +89,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&pgAddr, "pgwire", "", "PostgreSQL wire protocol address, e.g. 127.0.0.1:5433")
 	fs.StringVar(&flightAddr, "flight", "", "Arrow Flight SQL address, e.g. 127.0.0.1:8815")
 	fs.StringVar(&restAddr, "iceberg-rest", "", "Iceberg REST catalog address, e.g. 127.0.0.1:8181")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the server's whole run to this file (DuckDB's threads show as cgo calls)")
 	fs.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM) for all three servers")
 	fs.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM), with --tls-cert")
 	fs.DurationVar(&systemEvery, "system-refresh", time.Minute,
@@ -163,6 +165,13 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 
+	if cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -247,4 +256,17 @@ func applyConfiguration(ctx context.Context, d *deployment, force bool, log *slo
 	if err != nil && ctx.Err() == nil {
 		log.Warn("configuration not applied", "err", err.Error())
 	}
+}
+
+// startCPUProfile profiles the process into path until the returned stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -49,10 +49,9 @@ func infinity(oid uint32, t time.Time) pgtype.InfinityModifier {
 	return pgtype.Finite
 }
 
-// encodeTime writes a date/time value of column oid as PostgreSQL does; ok is
-// false for a value it leaves to pgtype's encoding.
-func encodeTime(oid uint32, format int16, v any, loc *time.Location) (buf []byte, ok bool, err error) {
-	m := pgtype.NewMap()
+// appendTime appends a date/time value of column oid as PostgreSQL writes
+// it to buf; ok is false for a value it leaves to pgtype's encoding.
+func appendTime(buf []byte, m *pgtype.Map, oid uint32, format int16, v any, loc *time.Location) (out []byte, ok bool, err error) {
 	switch x := v.(type) {
 	case time.Time:
 		if inf := infinity(oid, x); inf != pgtype.Finite {
@@ -65,49 +64,82 @@ func encodeTime(oid uint32, format int16, v any, loc *time.Location) (buf []byte
 			default:
 				val = pgtype.Date{InfinityModifier: inf, Valid: true}
 			}
-			buf, err := m.Encode(oid, format, val, nil)
-			return buf, true, err
+			out, err := m.Encode(oid, format, val, buf)
+			return out, true, err
 		}
 		if format != pgtype.TextFormatCode {
-			return nil, false, nil
+			return buf, false, nil
 		}
 		switch oid {
 		case oidTimestamptz:
-			return []byte(formatTimestamptz(x.In(loc))), true, nil
+			return appendTimestamptz(buf, x.In(loc)), true, nil
 		case oidTime:
 			x = x.UTC()
-			return fmt.Appendf(nil, "%02d:%02d:%02d%s", x.Hour(), x.Minute(), x.Second(), fraction(x.Nanosecond()/1000)), true, nil
+			return appendClock(buf, int64(x.Hour()), x.Minute(), x.Second(), x.Nanosecond()/1000), true, nil
 		}
 	case duckdb.Interval:
 		if oid == oidInterval && format == pgtype.TextFormatCode {
-			return []byte(formatInterval(x.Months, x.Days, x.Micros)), true, nil
+			return append(buf, formatInterval(x.Months, x.Days, x.Micros)...), true, nil
 		}
 	}
-	return nil, false, nil
+	return buf, false, nil
 }
 
-// formatTimestamptz is PostgreSQL's ISO output of an instant in t's zone:
+// appendTimestamptz appends PostgreSQL's ISO output of an instant in t's zone:
 // the offset as ±HH, with :MM and :SS only where the zone has them, and BC
-// years as PostgreSQL counts them (no year 0).
-func formatTimestamptz(t time.Time) string {
-	y, bc := t.Year(), ""
-	if y <= 0 {
-		y, bc = 1-y, " BC"
+// years as PostgreSQL counts them (no year 0). A result's every timestamptz
+// goes through here, so it appends digits without fmt.
+func appendTimestamptz(buf []byte, t time.Time) []byte {
+	y := t.Year()
+	bc := y <= 0
+	if bc {
+		y = 1 - y
 	}
+	buf = appendDigits(buf, int64(y), 4)
+	buf = append(buf, '-')
+	buf = appendDigits(buf, int64(t.Month()), 2)
+	buf = append(buf, '-')
+	buf = appendDigits(buf, int64(t.Day()), 2)
+	buf = append(buf, ' ')
+	buf = appendClock(buf, int64(t.Hour()), t.Minute(), t.Second(), t.Nanosecond()/1000)
 	_, off := t.Zone()
-	sign := '+'
+	sign := byte('+')
 	if off < 0 {
 		sign, off = '-', -off
 	}
-	zone := fmt.Sprintf("%c%02d", sign, off/3600)
+	buf = appendDigits(append(buf, sign), int64(off/3600), 2)
 	if off%3600 != 0 {
-		zone += fmt.Sprintf(":%02d", off%3600/60)
+		buf = appendDigits(append(buf, ':'), int64(off%3600/60), 2)
 		if off%60 != 0 {
-			zone += fmt.Sprintf(":%02d", off%60)
+			buf = appendDigits(append(buf, ':'), int64(off%60), 2)
 		}
 	}
-	return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d%s%s%s", y, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(),
-		fraction(t.Nanosecond()/1000), zone, bc)
+	if bc {
+		buf = append(buf, " BC"...)
+	}
+	return buf
+}
+
+// appendClock appends hh:mm:ss and the fraction of us microseconds (fraction).
+func appendClock(buf []byte, h int64, m, s, us int) []byte {
+	buf = appendDigits(buf, h, 2)
+	buf = appendDigits(append(buf, ':'), int64(m), 2)
+	buf = appendDigits(append(buf, ':'), int64(s), 2)
+	return append(buf, fraction(us)...)
+}
+
+// appendDigits appends n ≥ 0 in decimal, zero-padded to at least width digits.
+func appendDigits(buf []byte, n int64, width int) []byte {
+	var d [20]byte
+	i := len(d)
+	for n >= 10 || len(d)-i < width-1 {
+		i--
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	i--
+	d[i] = byte('0' + n)
+	return append(buf, d[i:]...)
 }
 
 // fraction is ".ffffff" of us microseconds without trailing zeros, "" for 0.
@@ -115,7 +147,7 @@ func fraction(us int) string {
 	if us == 0 {
 		return ""
 	}
-	return "." + strings.TrimRight(fmt.Sprintf("%06d", us), "0")
+	return "." + strings.TrimRight(string(appendDigits(nil, int64(us), 6)), "0")
 }
 
 // formatInterval is PostgreSQL's interval output in IntervalStyle postgres
@@ -156,7 +188,7 @@ func formatInterval(months, days int32, micros int64) string {
 			b.WriteByte('+')
 		}
 		h, rest := micros/3_600_000_000, micros%3_600_000_000
-		fmt.Fprintf(&b, "%02d:%02d:%02d%s", h, rest/60_000_000, rest%60_000_000/1_000_000, fraction(int(rest%1_000_000)))
+		b.Write(appendClock(nil, h, int(rest/60_000_000), int(rest%60_000_000/1_000_000), int(rest%1_000_000)))
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -286,4 +287,42 @@ func writeArrayElement(b *strings.Builder, s string) {
 		b.WriteRune(r)
 	}
 	b.WriteByte('"')
+}
+
+// appendDecimal appends a DECIMAL that fits an int64 (every DECIMAL up to 18
+// digits, such as a reading's value) as numeric text — its digits with the
+// column's scale, as PostgreSQL prints a numeric(p,s) — without the big.Int
+// text pgtype goes through; ok is false for anything else.
+func appendDecimal(buf []byte, oid uint32, format int16, v any) (out []byte, ok bool) {
+	d, isDecimal := v.(duckdb.Decimal)
+	if oid != oidNumeric || format != pgtype.TextFormatCode || !isDecimal || d.Value == nil || !d.Value.IsInt64() {
+		return buf, false
+	}
+	n, scale := d.Value.Int64(), int(d.Scale)
+	if n < 0 {
+		buf = append(buf, '-')
+	}
+	var digits [24]byte
+	abs := strconv.AppendUint(digits[:0], absInt64(n), 10)
+	if scale == 0 {
+		return append(buf, abs...), true
+	}
+	if len(abs) <= scale {
+		buf = append(buf, "0."...)
+		for range scale - len(abs) {
+			buf = append(buf, '0')
+		}
+		return append(buf, abs...), true
+	}
+	point := len(abs) - scale
+	buf = append(append(buf, abs[:point]...), '.')
+	return append(buf, abs[point:]...), true
+}
+
+// absInt64 is |n|, also for math.MinInt64.
+func absInt64(n int64) uint64 {
+	if n < 0 {
+		return uint64(-(n + 1)) + 1
+	}
+	return uint64(n)
 }

@@ -1161,30 +1161,52 @@ func rowDescription(cols []pgColumn, formats []int16) *pgproto3.RowDescription {
 	return rd
 }
 
+// dataRow encodes a row's values in the portal's result formats. The values
+// share one buffer: a result's rows are encoded one after another, and each
+// is encoded onto the wire (or a spool) before the next.
 func (sess *pgSession) dataRow(p *pgPortal, vals []any) (*pgproto3.DataRow, error) {
 	dr := &pgproto3.DataRow{Values: make([][]byte, len(vals))}
+	buf := make([]byte, 0, 16*len(vals)) // never nil: an empty value is not NULL
+	var stack [16]int
+	ends := stack[:0]
 	for i, v := range vals {
-		if v == nil {
-			continue
+		if v != nil {
+			var err error
+			if buf, err = sess.appendValue(buf, p.cols[i], resultFormat(p.formats, i), v); err != nil {
+				return nil, err
+			}
 		}
-		c := p.cols[i]
-		format := resultFormat(p.formats, i)
-		buf, done, err := encodeTime(c.oid, format, v, sess.loc)
-		if !done && err == nil {
-			buf, done = encodeFloat(c.oid, format, v)
+		ends = append(ends, len(buf))
+	}
+	start := 0
+	for i, end := range ends {
+		if vals[i] != nil {
+			dr.Values[i] = buf[start:end:end]
 		}
-		if !done && err == nil {
-			buf, err = sess.m.Encode(c.oid, format, pgValue(c.oid, v), nil)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("column %s (%s): %w", c.name, c.duck, err)
-		}
-		if buf == nil {
-			buf = []byte{}
-		}
-		dr.Values[i] = buf
+		start = end
 	}
 	return dr, nil
+}
+
+// appendValue appends one non-NULL value of column c to buf in format.
+func (sess *pgSession) appendValue(buf []byte, c pgColumn, format int16, v any) ([]byte, error) {
+	out, done, err := appendTime(buf, sess.m, c.oid, format, v, sess.loc)
+	if !done && err == nil {
+		out, done = appendFloat(buf, c.oid, format, v)
+	}
+	if !done && err == nil {
+		out, done = appendDecimal(buf, c.oid, format, v)
+	}
+	if !done && err == nil {
+		out, err = sess.m.Encode(c.oid, format, pgValue(c.oid, v), buf)
+		if out == nil && err == nil { // pgtype's NULL for a value that is there: sent empty, as before
+			out = buf
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("column %s (%s): %w", c.name, c.duck, err)
+	}
+	return out, nil
 }
 
 // checkParse refuses a Parse message whose statement or declared parameter
