@@ -76,7 +76,7 @@ func (s *Engine) openConfined(ctx context.Context, key string, sys *systemView) 
 	// reading per meter — into an aggregate), so a statement runs under one
 	// plan in the shell and in a server.
 	extra = append(extra, "SET GLOBAL enable_external_access = false", "SET GLOBAL lock_configuration = true")
-	d, err := s.openDuckDB(ctx, "", extra, func(c *sql.Conn) error { return s.registerConfinedScans(c, key) })
+	d, err := s.openDuckDB(ctx, "", extra, func(c *sql.Conn) error { return s.registerConfinedScans(c, key) }, sys.held(s.tableList()))
 	if err != nil {
 		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
 	}

@@ -170,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		e.tables = append(e.tables, &tableState{cfg: t.Config, hot: t.Hot, cold: t.Cold})
 	}
-	d, err := e.openDuckDB(ctx, cfg.DuckDBPath, nil, e.registerPlannedScans)
+	d, err := e.openDuckDB(ctx, cfg.DuckDBPath, nil, e.registerPlannedScans, e.tableList())
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -188,9 +188,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 }
 
 // openDuckDB opens one DuckDB database with everything a session needs —
-// scans installing the table functions its planned statements read through —
-// then runs the extra statements (the wall of a confined database) last.
-func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string, scans func(*sql.Conn) error) (*duckDB, error) {
+// scans installing the table functions its planned statements read through,
+// the two relations of each of tables — then runs the extra statements (the
+// wall of a confined database) last.
+func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string, scans func(*sql.Conn) error, tables []*tableState) (*duckDB, error) {
 	connector, err := duckdb.NewConnector(path, enableProgress)
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
@@ -240,7 +241,7 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string, sc
 				return fmt.Errorf("temp directory %q: %w", dir, err)
 			}
 		}
-		for _, t := range e.tableList() {
+		for _, t := range tables {
 			for _, name := range []string{t.cfg.Name(), t.cfg.ResolvedName()} {
 				q := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT * FROM meter_unplanned('%s')",
 					meterstore.QuoteIdent(name), name)

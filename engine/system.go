@@ -119,6 +119,22 @@ func (e *Engine) systemView() *systemView {
 	return v
 }
 
+// held are the tables of all whose relations the view's database holds: an
+// isolated one's own only, so that even its catalog views (information_schema,
+// pg_catalog, which every session may read) name no other table or column.
+func (v *systemView) held(all []*tableState) []*tableState {
+	if v == nil {
+		return all
+	}
+	var out []*tableState
+	for _, t := range all {
+		if v.tables[t.cfg.ResolvedName()] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // visible are the rows of all that the view's database may hold.
 func (v *systemView) visible(all map[string][]systemRow) map[string][]systemRow {
 	if v == nil {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,4 +85,37 @@ func TestSystemWallIsolated(t *testing.T) {
 		require.Positive(t, own, name)
 		require.Zero(t, other, "system.%s holds another table's rows", name)
 	}
+}
+
+// TestIsolatedCatalogNamesOneTable: an isolated session's catalog views
+// (information_schema, pg_catalog — readable in every session) name its
+// table's two relations only: the other table's relations, and with them
+// its columns, do not exist in its database.
+func TestIsolatedCatalogNamesOneTable(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(9)
+	w.MaLos, w.Days, w.Tenants = 2, 3, 2
+	a := newArchivedStore(t, w, w.IntervalTable("esa_typ2_versions").MustBuild())
+	iso, err := a.s.Engine.Isolated("readings")
+	require.NoError(t, err)
+	for _, q := range []string{
+		`SELECT DISTINCT table_name FROM information_schema.tables`,
+		`SELECT DISTINCT table_name FROM information_schema.columns`,
+		`SELECT viewname FROM pg_catalog.pg_views`,
+		`SELECT relname FROM pg_catalog.pg_class`,
+	} {
+		res, err := iso.Query(ctx, q)
+		require.NoError(t, err, q)
+		var names []string
+		for _, r := range res.Rows {
+			names = append(names, fmt.Sprint(r[0]))
+		}
+		require.NotEmpty(t, names, q)
+		for _, n := range names {
+			require.NotContains(t, n, "esa_typ2", "%s names another table's relation", q)
+		}
+	}
+	res, err := iso.Query(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_name IN ('readings', 'readings_versions')`)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, res.Rows[0][0], "the session's own relations are listed")
 }
