@@ -24,30 +24,13 @@ import (
 // DuckDB takes); preparing must count them, as it counts $n.
 func TestFlightSQLQuestionMarkParameters(t *testing.T) {
 	f := servetest.New(t)
-	addr := f.StartFlight(t, f.Users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
-	cl, err := arrowsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer cl.Close()
-	bg := context.Background()
-	ctx, err := cl.Client.AuthenticateBasicToken(bg, "admin", "s3cret")
-	require.NoError(t, err)
-
-	ps, err := cl.Prepare(ctx, `SELECT count(*) FROM readings WHERE tenant = ? AND malo_id <> ? AND '?' = '?'`)
-	require.NoError(t, err)
-	defer ps.Close(ctx)
-	require.Equal(t, 2, ps.ParameterSchema().NumFields(), "a ? inside a string literal is no parameter")
-	fields := []arrow.Field{{Name: "$1", Type: arrow.BinaryTypes.String}, {Name: "$2", Type: arrow.BinaryTypes.String}}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
-	defer b.Release()
-	b.Field(0).(*array.StringBuilder).Append("tenant02")
-	b.Field(1).(*array.StringBuilder).Append("none")
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	ps.SetParameters(rec)
-	info, err := ps.Execute(ctx)
-	require.NoError(t, err)
-	_, rows, _ := servetest.Fetch(t, ctx, cl, info)
-	want, err := f.Store.Engine.Query(bg, `SELECT count(*) FROM readings WHERE tenant = 'tenant02'`)
+	ctx, cl := adminFlight(t, f)
+	// Two parameters, counted by flightPrepared: a ? inside a string literal is none.
+	rows := flightPrepared(t, ctx, cl, `SELECT count(*) FROM readings WHERE tenant = ? AND malo_id <> ? AND '?' = '?'`,
+		arrow.BinaryTypes.String, func(b array.Builder, i int) {
+			b.(*array.StringBuilder).Append([]string{"tenant02", "none"}[i])
+		})
+	want, err := f.Store.Engine.Query(context.Background(), `SELECT count(*) FROM readings WHERE tenant = 'tenant02'`)
 	require.NoError(t, err)
 	require.Equal(t, want.Rows[0][0], rows[0][0])
 }
@@ -61,12 +44,7 @@ func TestFlightSQLQuestionMarkParameters(t *testing.T) {
 func TestFlightTimeParametersInSessionZone(t *testing.T) {
 	const zone = "Europe/Berlin"
 	f := servetest.NewWith(t, storetest.Options{TimeZone: zone})
-	addr := f.StartFlight(t, f.Users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
-	cl, err := arrowsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, err := cl.Client.AuthenticateBasicToken(context.Background(), "admin", "s3cret")
-	require.NoError(t, err)
+	ctx, cl := adminFlight(t, f)
 	loc, err := time.LoadLocation(zone)
 	require.NoError(t, err)
 	day := f.Cut.Add(-24 * time.Hour).In(loc)
@@ -109,13 +87,27 @@ func TestFlightTimeParametersInSessionZone(t *testing.T) {
 	require.Equal(t, fmt.Sprint(literalDays), fmt.Sprint(got), "date32 parameters are the days the literals name")
 }
 
-// flightPrepared prepares q, binds its two parameters of type typ (set by
-// appending value i to the builder) and fetches the rows.
+// adminFlight starts a Flight SQL server over f with one unscoped user and
+// returns a client authenticated as that user (closed when t ends).
+func adminFlight(t *testing.T, f *servetest.Fixture) (context.Context, *arrowsql.Client) {
+	t.Helper()
+	addr := f.StartFlight(t, f.Users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
+	cl, err := arrowsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { cl.Close() })
+	ctx, err := cl.Client.AuthenticateBasicToken(context.Background(), "admin", "s3cret")
+	require.NoError(t, err)
+	return ctx, cl
+}
+
+// flightPrepared prepares q, checks it has two parameters, binds them as
+// typ (set appends value i to the builder) and fetches the rows.
 func flightPrepared(t *testing.T, ctx context.Context, cl *arrowsql.Client, q string, typ arrow.DataType, set func(b array.Builder, i int)) [][]any {
 	t.Helper()
 	ps, err := cl.Prepare(ctx, q)
 	require.NoError(t, err)
 	defer ps.Close(ctx)
+	require.Equal(t, 2, ps.ParameterSchema().NumFields(), "the statement's parameters as the server counts them")
 	fields := []arrow.Field{{Name: "$1", Type: typ}, {Name: "$2", Type: typ}}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
 	defer b.Release()

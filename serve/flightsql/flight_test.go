@@ -146,16 +146,11 @@ func TestFlightSQL(t *testing.T) {
 // database is back the same statement answers.
 func TestFlightSQLUnavailableWhilePostgreSQLIsDown(t *testing.T) {
 	f := servetest.NewWith(t, storetest.Options{PostgresProxy: true})
-	addr := f.StartFlight(t, f.Users(t, settings.UserSettings{Name: "admin", Password: "s3cret"}))
-	cl, err := arrowsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, err := cl.Client.AuthenticateBasicToken(context.Background(), "admin", "s3cret")
-	require.NoError(t, err)
+	ctx, cl := adminFlight(t, f)
 	const q = `SELECT count(*) FROM readings`
 
 	f.Store.Proxy.Down()
-	_, err = cl.Execute(ctx, q)
+	_, err := cl.Execute(ctx, q)
 	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
 
 	require.NoError(t, f.Store.Proxy.Up())
