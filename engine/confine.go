@@ -121,19 +121,19 @@ func invalidated(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "database has been invalidated")
 }
 
-// conn takes a connection of the handle's database. A confined handle's
-// connection is checked first: the confined database serves every server
-// session, so one that a fatal error invalidated is replaced, not kept
-// failing for everyone until a restart.
-func (e *Engine) conn(ctx context.Context) (*sql.Conn, string, error) {
+// conn takes a connection of the handle's database, and names that
+// database. A confined handle's connection is checked first: the confined
+// database serves every server session, so one that a fatal error
+// invalidated is replaced, not kept failing for everyone until a restart.
+func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
 	if !e.Confined() {
 		c, err := e.shared.db.Conn(ctx)
-		return c, e.shared.catalog, err
+		return c, &duckDB{db: e.shared.db, catalog: e.shared.catalog}, err
 	}
 	for {
 		c, d, err := e.confined(ctx)
 		if d == nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		if err == nil {
 			if _, err = c.ExecContext(ctx, "SELECT 1"); err != nil {
@@ -145,9 +145,9 @@ func (e *Engine) conn(ctx context.Context) (*sql.Conn, string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
-		return c, d.catalog, nil
+		return c, d, nil
 	}
 }
 

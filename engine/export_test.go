@@ -8,4 +8,10 @@ import (
 // ConfinedConn is a connection of the handle's confined database and its
 // catalog, bypassing the planner: what a statement that slipped past the gate
 // would reach.
-func ConfinedConn(ctx context.Context, e *Engine) (*sql.Conn, string, error) { return e.conn(ctx) }
+func ConfinedConn(ctx context.Context, e *Engine) (*sql.Conn, string, error) {
+	c, d, err := e.conn(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, d.catalog, nil
+}

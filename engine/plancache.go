@@ -52,8 +52,11 @@ type planKey struct {
 	// timeZone is the session time zone literals, casts and bound arguments
 	// are evaluated in.
 	timeZone string
-	// catalog is the DuckDB database the statement runs in.
-	catalog string
+	// database is the DuckDB database the statement runs in, by identity: a
+	// confined database closed and reopened is another one, although its
+	// catalog has the same name, and plans made in the closed one are not
+	// served to it.
+	database *sql.DB
 }
 
 // planEntry is one cached plan and the inputs compared by identity.
@@ -91,7 +94,7 @@ func (c *planCache) reusePlan(ctx context.Context, key planKey, tables []*tableS
 		c.forget(key)
 		return nil, err
 	}
-	return ent.plan.Again(), nil
+	return ent.plan.Again(ctx), nil
 }
 
 // keep caches p, just made for key, if it may be reused.
@@ -133,19 +136,18 @@ func (c *planCache) remove(el *list.Element) {
 	c.bytes -= ent.size
 }
 
-// planKey is the cache key of q with args in this handle's session; false
-// when the plan is not cached: a confined handle's (its cold halves are fed
-// per statement, and its database may be reopened), or an argument of a type
-// argsKey does not know.
-func (e *Engine) planKey(catalog, q string, args []any) (planKey, bool) {
-	if e.Confined() {
-		return planKey{}, false
-	}
+// planKey is the cache key of q with args in this handle's session, run in
+// db; false when the plan is not cached: an argument of a type argsKey does
+// not know. A confined handle's plans are cached like any: the scope is in
+// the view, the database in the key, and what a run registers — its scans,
+// its fed cold halves, bound to the handle's confined database — is
+// registered anew by every run (plan.Plan.Again).
+func (e *Engine) planKey(db *duckDB, q string, args []any) (planKey, bool) {
 	a, ok := argsKey(args)
 	if !ok {
 		return planKey{}, false
 	}
-	return planKey{sql: q, args: a, view: e.view.key(), timeZone: e.TimeZone(), catalog: catalog}, true
+	return planKey{sql: q, args: a, view: e.view.key(), timeZone: e.TimeZone(), database: db.db}, true
 }
 
 // argsKey spells each argument with its Go type, so that two argument lists

@@ -39,22 +39,22 @@ var (
 )
 
 // plan plans one statement on conn, a connection of the handle's database
-// whose catalog is catalog, with the handle's tables, view and paths — or
+// db, with the handle's tables, view and paths — or
 // serves it again from the plan cache while the plan holds (planCache).
 // Params, given as the only argument, are bound from the planner's parse of
 // the statement; the plan's Args are what the statement runs with.
-func (e *Engine) plan(ctx context.Context, conn *sql.Conn, catalog string, q string, args []any) (*plan.Plan, error) {
+func (e *Engine) plan(ctx context.Context, conn *sql.Conn, db *duckDB, q string, args []any) (*plan.Plan, error) {
 	s := e.shared
 	tables := e.visibleTables()
 	paths := plan.Paths{Hot: s.ext.hot, Cold: s.ext.cold, HTTPFS: s.ext.httpfs}
-	key, cached := e.planKey(catalog, q, args)
+	key, cached := e.planKey(db, q, args)
 	if cached {
 		p, err := s.plans.reusePlan(ctx, key, tables, paths)
 		if p != nil || err != nil {
 			return p, err
 		}
 	}
-	p, err := e.planAnew(ctx, conn, catalog, q, args, tables, paths)
+	p, err := e.planAnew(ctx, conn, db.catalog, q, args, tables, paths)
 	if err == nil && cached {
 		s.plans.keep(key, tables, paths, p)
 	}

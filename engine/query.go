@@ -96,12 +96,12 @@ type Rows struct {
 // Rows plans and starts one SELECT as a DuckDB stream (see Rows).
 func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	conn, catalog, err := e.conn(ctx)
+	conn, db, err := e.conn(ctx)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	p, err := e.plan(ctx, conn, catalog, q, args)
+	p, err := e.plan(ctx, conn, db, q, args)
 	if err != nil {
 		conn.Close()
 		cancel()
@@ -230,12 +230,12 @@ type Description struct {
 // Describe plans a statement without running it: a syntax error, an unknown
 // column or relation is reported here.
 func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Description, error) {
-	conn, catalog, err := e.conn(ctx)
+	conn, db, err := e.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	p, err := e.plan(ctx, conn, catalog, q, args)
+	p, err := e.plan(ctx, conn, db, q, args)
 	if err != nil {
 		return nil, err
 	}
@@ -268,12 +268,12 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 // plan carries its profile (rows and time per operator).
 func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, error) {
 	q, analyze := stripExplain(q)
-	conn, catalog, err := e.conn(ctx)
+	conn, db, err := e.conn(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	p, err := e.plan(ctx, conn, catalog, q, args)
+	p, err := e.plan(ctx, conn, db, q, args)
 	if err != nil {
 		return "", err
 	}

@@ -34,10 +34,24 @@ func (pl *planning) coldParts(ctx context.Context, cfg meterstore.TableConfig, p
 	if f == nil || len(parts) == 0 {
 		return parts
 	}
-	sql, tok := f.Feed(ctx, cfg, parts)
-	pl.out.fed = append(pl.out.fed, tok)
 	pl.out.feeder = f
-	return []string{sql}
+	return []string{pl.out.feed(ctx, cfg, parts)}
+}
+
+// fedHalf is a cold half the Feeder runs: what Feed was given, kept so that
+// a reused plan (Again) feeds it anew, and the token it lives under.
+type fedHalf struct {
+	cfg       meterstore.TableConfig
+	relations []string
+	token     string
+}
+
+// feed hands the relations of a cold half to the plan's Feeder until
+// Release; the relation the statement reads them through.
+func (p *Plan) feed(ctx context.Context, cfg meterstore.TableConfig, relations []string) string {
+	sql, tok := p.feeder.Feed(ctx, cfg, relations)
+	p.fed = append(p.fed, fedHalf{cfg: cfg, relations: relations, token: tok})
+	return sql
 }
 
 // fedNote is the cold line's note on a half fed as several relations.

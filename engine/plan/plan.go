@@ -60,7 +60,7 @@ type Plan struct {
 	readsSystem bool
 	tokens      []string
 	registry    Registry
-	fed         []string // tokens of the cold halves the Feeder runs
+	fed         []fedHalf // the cold halves the Feeder runs
 	feeder      Feeder
 }
 
@@ -85,8 +85,8 @@ func (p *Plan) Release() {
 		p.registry.Remove(tok)
 	}
 	p.tokens = nil
-	for _, tok := range p.fed {
-		p.feeder.Unfeed(tok)
+	for _, f := range p.fed {
+		p.feeder.Unfeed(f.token)
 	}
 	p.fed = nil
 }

@@ -16,10 +16,11 @@ import (
 // tiers while planning: each table's snapshot and watermark and the hot
 // partitions detached at or above it (Holds re-reads those). Bounds are
 // evaluated only from CONSISTENT expressions (foldable), so the moment of
-// planning is not among them. Not reusable: a plan reading a system table
-// (its rows are the last refresh's, copied into the plan) and one whose cold
-// halves a Feeder runs (a confined session's, fed per statement).
-func (p *Plan) Reusable() bool { return !p.readsSystem && len(p.fed) == 0 }
+// planning is not among them. What one run registers — its scans, the cold
+// halves a Feeder runs — Again registers anew for the next. Not reusable: a
+// plan reading a system table (its rows are the last refresh's, copied into
+// the plan).
+func (p *Plan) Reusable() bool { return !p.readsSystem }
 
 // Holds re-reads what the plan pinned, in the order planning read it: each
 // table's snapshot and watermark as the view pins them now, then, for a table
@@ -50,18 +51,20 @@ func (p *Plan) Holds(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// Again is the plan made ready for one more run: its scans registered anew
-// under tokens of their own, named in a copy of the statement in place of
-// the tokens the plan was made with, with their own row counters — two runs
-// of one plan share nothing a run changes. Call it only on a Reusable plan,
-// and Release what it returns like any plan.
-func (p *Plan) Again() *Plan {
+// Again is the plan made ready for one more run, by ctx: its scans
+// registered anew under tokens of their own, with their own row counters,
+// and its fed cold halves fed anew — reading those scans — under tokens
+// of their own, all named in a copy of the statement in place of the tokens
+// the plan was made with. Two runs of one plan share nothing a run changes,
+// and a run's tokens live only until it is released. Call it only on a
+// Reusable plan, and Release what it returns like any plan.
+func (p *Plan) Again(ctx context.Context) *Plan {
 	out := *p
 	out.Provenance = p.Provenance.clone()
 	out.Provenance.Reused = true
 	out.Explain = slices.Clone(p.Explain)
 	out.tokens, out.Scans, out.fed = nil, nil, nil
-	sql := p.SQL
+	renamed := make([]string, 0, 2*(len(p.Scans)+len(p.fed)))
 	for i, s := range p.Scans {
 		again := *s
 		again.Pager = pagerFor(s.Pager, &again)
@@ -69,10 +72,18 @@ func (p *Plan) Again() *Plan {
 		if s.What == "" { // a hot scan counts into the provenance's hot rows
 			again.Rows = out.Provenance.hotRows
 		}
-		tok := out.register(&again)
-		sql = strings.ReplaceAll(sql, SQLString(p.tokens[i]), SQLString(tok))
+		renamed = append(renamed, SQLString(p.tokens[i]), SQLString(out.register(&again)))
 	}
-	out.SQL = sql
+	scans := strings.NewReplacer(renamed...)
+	for _, f := range p.fed {
+		relations := make([]string, len(f.relations))
+		for i, r := range f.relations {
+			relations[i] = scans.Replace(r)
+		}
+		out.feed(ctx, f.cfg, relations)
+		renamed = append(renamed, SQLString(f.token), SQLString(out.fed[len(out.fed)-1].token))
+	}
+	out.SQL = strings.NewReplacer(renamed...).Replace(p.SQL)
 	return &out
 }
 
@@ -89,6 +100,7 @@ func (p *Plan) Template() *Plan {
 		out.Scans[i] = &c
 	}
 	out.Explain = slices.Clone(p.Explain)
+	out.fed = slices.Clone(p.fed)
 	return &out
 }
 

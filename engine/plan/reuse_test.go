@@ -20,7 +20,7 @@ func TestAgainOpensColdFilesWithItsOwnRun(t *testing.T) {
 	p.SQL = "SELECT * FROM meter_cold_scan(" + SQLString(p.tokens[0]) + ")"
 	cancel()
 
-	again := p.Template().Again()
+	again := p.Template().Again(context.Background())
 	run := context.Background()
 	again.Scans[0].Ctx = run
 	pager, ok := again.Scans[0].Pager.(coldFiles)

@@ -1,0 +1,160 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/store"
+	"github.com/meterstore/meterstore/testkit"
+)
+
+// spanningCount counts and sums one tenant's readings from $1 on: both tiers,
+// the cold half fed, the hot half through meter_hot_scan.
+const spanningCount = `SELECT count(*), sum(value) FROM readings WHERE "from" >= $1`
+
+// tenantAnswer is spanningCount's answer for tenant, as the unrestricted
+// handle computes it.
+func tenantAnswer(t *testing.T, e *engine.Engine, tenant string, from time.Time) [][]any {
+	t.Helper()
+	res, err := e.Query(context.Background(), spanningCount+` AND tenant = $2`, from, tenant)
+	require.NoError(t, err)
+	require.NotZero(t, res.Rows[0][0], "%s has readings from %s", tenant, from)
+	return res.Rows
+}
+
+// scopedAnswer is spanningCount's answer in a session scoped to tenant.
+func scopedAnswer(e *engine.Engine, tenant string, from time.Time) (*engine.Result, error) {
+	sc, err := e.Scoped("tenant", tenant)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Query(context.Background(), spanningCount, from)
+}
+
+// scopedRun runs spanningCount in a session scoped to tenant, checks its
+// answer against want and says whether the plan was reused.
+func scopedRun(t *testing.T, e *engine.Engine, tenant string, from time.Time, want [][]any) bool {
+	t.Helper()
+	res, err := scopedAnswer(e, tenant, from)
+	require.NoError(t, err, tenant)
+	require.Equal(t, want, res.Rows, "%s's answer", tenant)
+	require.True(t, res.Provenance.SpansTiers())
+	return res.Provenance.Reused
+}
+
+// TestConfinedPlanServesItsScopeOnly: a confined session's statement is
+// served the plan made for it on its next run, in any session of that scope
+// — and a session of another scope, with the same statement and arguments,
+// is planned for its own scope and answers with its own rows, also when the
+// two scopes run the statement at once.
+func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
+	w := testkit.NewWorkload(0x3A)
+	w.MaLos, w.Tenants = 6, 2
+	a := newArchivedStore(t, w)
+	eng := a.s.Engine
+	lo := a.batch.Days[0].Time()
+	want := map[string][][]any{}
+	for _, tenant := range []string{"tenant01", "tenant02"} {
+		want[tenant] = tenantAnswer(t, eng, tenant, lo)
+	}
+	require.NotEqual(t, want["tenant01"], want["tenant02"])
+
+	require.False(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "the first run plans")
+	require.True(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "a session of the same scope reuses the plan")
+	require.False(t, scopedRun(t, eng, "tenant02", lo, want["tenant02"]), "another scope is planned anew")
+	require.True(t, scopedRun(t, eng, "tenant02", lo, want["tenant02"]))
+	require.True(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "the other scope's plan did not replace this one")
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 18)
+	for range 3 {
+		for _, tenant := range []string{"tenant01", "tenant02"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3 {
+					res, err := scopedAnswer(eng, tenant, lo)
+					switch {
+					case err != nil:
+						errs <- err
+					case !reflect.DeepEqual(res.Rows, want[tenant]):
+						errs <- fmt.Errorf("%s answered %v at once with others, want %v", tenant, res.Rows, want[tenant])
+					case !res.Provenance.Reused:
+						errs <- fmt.Errorf("%s: a run at once with others was planned anew", tenant)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// TestConfinedPlanAfterReopen: with room for one confined database, each
+// tenant's turn closes the other's database and reopens its own. A plan made
+// in the closed database is not served to the reopened one (it is planned
+// anew there), and then reused there, each answer the tenant's own.
+func TestConfinedPlanAfterReopen(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(0x3B)
+	w.MaLos, w.Tenants = 4, 2
+	a := newArchivedStore(t, w)
+	tables := []engine.Table{{Config: a.cfg, Hot: store.HotTierOf(a.tbl.Hot), Cold: store.ColdTierOf(a.tbl.Cold)}}
+	e, err := engine.Open(ctx, engine.Config{Tables: tables, ConfinedDatabases: 1})
+	require.NoError(t, err)
+	defer e.Close()
+	lo := a.batch.Days[0].Time()
+	want := map[string][][]any{}
+	for _, tenant := range []string{"tenant01", "tenant02"} {
+		want[tenant] = tenantAnswer(t, e, tenant, lo)
+	}
+	for turn := range 3 {
+		for _, tenant := range []string{"tenant01", "tenant02"} {
+			require.False(t, scopedRun(t, e, tenant, lo, want[tenant]), "turn %d, %s: the reopened database plans anew", turn, tenant)
+			require.True(t, scopedRun(t, e, tenant, lo, want[tenant]), "turn %d, %s: reused in the reopened database", turn, tenant)
+		}
+	}
+}
+
+// TestConfinedPlanAfterArchival: a reused confined plan is planned anew once
+// an archival moved the watermark (rows moved from the hot half to the fed
+// cold half), and the answer stays the tenant's, before and after.
+func TestConfinedPlanAfterArchival(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(0x3C)
+	w.MaLos, w.Tenants = 6, 2
+	a := newArchivedStore(t, w)
+	eng := a.s.Engine
+	lo := a.batch.Days[0].Time()
+	want := tenantAnswer(t, eng, "tenant01", lo)
+	require.False(t, scopedRun(t, eng, "tenant01", lo, want))
+	require.True(t, scopedRun(t, eng, "tenant01", lo, want))
+
+	last := a.batch.Days[len(a.batch.Days)-1]
+	out, err := a.tbl.Archiver.Archive(ctx, last.Time().Add(a.cfg.SettlementLag()), 0)
+	require.NoError(t, err)
+	require.True(t, out.Watermark.After(a.cut), "the archival moved the watermark past %s: %s", a.cut, out.Watermark)
+
+	sc, err := eng.Scoped("tenant", "tenant01")
+	require.NoError(t, err)
+	res, err := sc.Query(ctx, spanningCount, lo)
+	require.NoError(t, err)
+	require.Equal(t, want, res.Rows, "the same rows, now more of them cold")
+	require.False(t, res.Provenance.Reused, "the watermark moved: planned anew")
+	require.True(t, res.Provenance.Watermark.Equal(out.Watermark))
+	res, err = sc.Query(ctx, spanningCount, lo)
+	require.NoError(t, err)
+	require.Equal(t, want, res.Rows)
+	require.True(t, res.Provenance.Reused)
+	require.True(t, res.Provenance.Watermark.Equal(out.Watermark))
+}
