@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit"
 )
 
@@ -105,14 +104,10 @@ func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
 // in the closed database is not served to the reopened one (it is planned
 // anew there), and then reused there, each answer the tenant's own.
 func TestConfinedPlanAfterReopen(t *testing.T) {
-	ctx := context.Background()
 	w := testkit.NewWorkload(0x3B)
 	w.MaLos, w.Tenants = 4, 2
 	a := newArchivedStore(t, w)
-	tables := []engine.Table{{Config: a.cfg, Hot: store.HotTierOf(a.tbl.Hot), Cold: store.ColdTierOf(a.tbl.Cold)}}
-	e, err := engine.Open(ctx, engine.Config{Tables: tables, ConfinedDatabases: 1})
-	require.NoError(t, err)
-	defer e.Close()
+	e := oneConfinedDatabase(t, a)
 	lo := a.batch.Days[0].Time()
 	want := map[string][][]any{}
 	for _, tenant := range []string{"tenant01", "tenant02"} {

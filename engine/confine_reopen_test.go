@@ -24,10 +24,7 @@ func TestConfinedReopenSameAnswers(t *testing.T) {
 	w.MaLos, w.Days, w.Tenants = 4, 4, 2
 	a := newArchivedStore(t, w)
 	ctx := context.Background()
-	tables := []engine.Table{{Config: a.cfg, Hot: store.HotTierOf(a.tbl.Hot), Cold: store.ColdTierOf(a.tbl.Cold)}}
-	e, err := engine.Open(ctx, engine.Config{Tables: tables, ConfinedDatabases: 1})
-	require.NoError(t, err)
-	defer e.Close()
+	e := oneConfinedDatabase(t, a)
 	require.NoError(t, e.RefreshSystemTables(ctx, time.Now()))
 
 	const q = `SELECT malo_id, "from", value, (SELECT count(*) FROM system.partitions) AS parts FROM readings ORDER BY ALL`
@@ -87,4 +84,16 @@ func TestConfinedReopenSameAnswers(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+}
+
+// oneConfinedDatabase is an engine over a's table with room for one confined
+// database: a scope's statement closes another scope's database, and the
+// next statement of that scope reopens it. Closed with the test.
+func oneConfinedDatabase(t *testing.T, a *archivedStore) *engine.Engine {
+	t.Helper()
+	tables := []engine.Table{{Config: a.cfg, Hot: store.HotTierOf(a.tbl.Hot), Cold: store.ColdTierOf(a.tbl.Cold)}}
+	e, err := engine.Open(context.Background(), engine.Config{Tables: tables, ConfinedDatabases: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { e.Close() })
+	return e
 }
