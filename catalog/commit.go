@@ -233,10 +233,13 @@ func (t *Table) CommitWindow(ctx context.Context, src RowSource, newWatermark ti
 // window's files each hold one version and the versions cover disjoint "from"
 // ranges — what lets the engine skip version resolution on them.
 func (t *Table) CommitFenced(ctx context.Context, f Fence, src RowSource, newWatermark time.Time) (_ CommitResult, err error) {
-	return t.commitFenced(ctx, f, "archive", src, newWatermark)
+	return t.commitFenced(ctx, f, "archive", src, newWatermark, nil)
 }
 
-func (t *Table) commitFenced(ctx context.Context, f Fence, op string, src RowSource, newWatermark time.Time) (_ CommitResult, err error) {
+// commitFenced is CommitFenced for op. With reaching set — the rows written
+// whose intervals reach above newWatermark, known once src is drained — the
+// commit runs under the hot tier's hold on their readings (HoldAgainstHot).
+func (t *Table) commitFenced(ctx context.Context, f Fence, op string, src RowSource, newWatermark time.Time, reaching func() []meterstore.Row) (_ CommitResult, err error) {
 	defer t.explainObjectStore(&err)
 	newWatermark = newWatermark.UTC()
 	if newWatermark.Before(f.Watermark) {
@@ -279,12 +282,21 @@ func (t *Table) commitFenced(ctx context.Context, f Fence, op string, src RowSou
 		return CommitResult{}, err
 	}
 	props := iceberg.Properties{WatermarkProperty: formatWatermark(newWatermark), WatermarkCommitProperty: f.commitMark(op)}
-	nt, err := t.commitUnderLease(ctx, op, func(tbl *table.Table) (*table.Transaction, error) {
-		if err := t.checkFence(ctx, tbl, f); err != nil {
-			return nil, err
-		}
-		return t.stageFiles(ctx, tbl, op, files, props)
-	})
+	var nt *table.Table
+	commit := func(ctx context.Context) (err error) {
+		nt, err = t.commitUnderLease(ctx, op, func(tbl *table.Table) (*table.Transaction, error) {
+			if err := t.checkFence(ctx, tbl, f); err != nil {
+				return nil, err
+			}
+			return t.stageFiles(ctx, tbl, op, files, props)
+		})
+		return err
+	}
+	if hold := t.hotHold(); hold != nil && reaching != nil {
+		err = hold(ctx, reaching(), newWatermark, commit)
+	} else {
+		err = commit(ctx)
+	}
 	if err != nil {
 		return CommitResult{}, err
 	}

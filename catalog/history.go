@@ -21,9 +21,10 @@ import (
 // among the rows or against a stored interval reaching into theirs — refuses
 // the whole window, writing nothing.
 //
-// It does not check the hot tier: the caller (archive.Archiver.Backfill)
-// holds the archival lease and makes sure PostgreSQL holds no row that the
-// new watermark would put out of sight. It commits as CommitFenced does,
+// The caller (archive.Archiver.Backfill) holds the archival lease and makes
+// sure PostgreSQL holds no row that the new watermark would put out of sight;
+// the rows reaching above newWatermark are checked against PostgreSQL's under
+// the hold HoldAgainstHot set. It commits as CommitFenced does,
 // under the caller's fence: a window or a history committed since the fence
 // was read refuses it (ErrFenced), as does a lost lease.
 func (t *Table) CommitHistory(ctx context.Context, f Fence, rows []meterstore.Row, newWatermark time.Time) (CommitResult, int, error) {
@@ -55,7 +56,8 @@ func (t *Table) CommitHistory(ctx context.Context, f Fence, rows []meterstore.Ro
 			return CommitResult{}, 0, fmt.Errorf("history: %w", err)
 		}
 	}
-	res, err := t.commitFenced(ctx, f, "history", &SliceSource{Rows: rows}, newWatermark)
+	res, err := t.commitFenced(ctx, f, "history", &SliceSource{Rows: rows}, newWatermark,
+		func() []meterstore.Row { return ReachingAbove(rows, newWatermark) })
 	return res, dups, err
 }
 

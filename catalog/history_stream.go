@@ -67,13 +67,13 @@ func (t *Table) CommitHistoryFrom(ctx context.Context, f Fence, src RowSource, n
 	if err != nil {
 		return CommitResult{}, 0, err
 	}
-	h := &historySource{t: t, src: src, watermark: f.Watermark, validator: t.cfg.NewRowValidator(),
+	h := &historySource{t: t, src: src, watermark: f.Watermark, end: newWatermark, validator: t.cfg.NewRowValidator(),
 		stored: map[string][]meterstore.Row{}, carried: map[string][]meterstore.Row{}}
 	for _, r := range stored {
 		k := channelOf(&r)
 		h.stored[k] = append(h.stored[k], r)
 	}
-	res, err := t.commitFenced(ctx, f, "history", h, newWatermark)
+	res, err := t.commitFenced(ctx, f, "history", h, newWatermark, func() []meterstore.Row { return h.above })
 	if err != nil {
 		return res, 0, err
 	}
@@ -98,11 +98,13 @@ type historySource struct {
 	t         *Table
 	src       RowSource
 	watermark time.Time
+	end       time.Time // the history's, its new watermark
 	validator interface {
 		ValidateRow(*meterstore.Row) error
 	}
 	stored  map[string][]meterstore.Row // by channel
 	carried map[string][]meterstore.Row // by channel: rows of earlier months reaching past their month
+	above   []meterstore.Row            // rows reaching above end, checked against the hot tier at the commit
 	key     unitKey
 	unit    []meterstore.Row
 	eof     bool
@@ -187,6 +189,7 @@ func (h *historySource) finishUnit(out []meterstore.Row) ([]meterstore.Row, erro
 			carried = append(carried, rows[i])
 		}
 	}
+	h.above = append(h.above, ReachingAbove(rows, h.end)...)
 	if len(carried) > 0 {
 		h.carried[ch] = carried
 	} else {

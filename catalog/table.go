@@ -80,8 +80,9 @@ type Table struct {
 	cfg   meterstore.TableConfig
 	ident table.Identifier
 
-	mu  sync.Mutex
-	tbl *table.Table
+	mu      sync.Mutex
+	tbl     *table.Table
+	holdHot HotHold
 
 	planMu    sync.Mutex
 	planCache map[int64][]plannedFile

@@ -108,7 +108,12 @@ func (e *SecondOperatorError) Error() string {
 		e.Table, e.Constraint, e.Detail)
 }
 
-func (e *SecondOperatorError) Unwrap() []error { return []error{ErrSecondOperator, e.Err} }
+func (e *SecondOperatorError) Unwrap() []error {
+	if e.Err == nil { // found by Write's check across tiers, not by a constraint
+		return []error{ErrSecondOperator}
+	}
+	return []error{ErrSecondOperator, e.Err}
+}
 
 // IsExclusionViolation reports whether err carries PostgreSQL's exclusion_violation (23P01).
 func IsExclusionViolation(err error) bool {

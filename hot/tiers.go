@@ -76,8 +76,8 @@ func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore
 		return err
 	}
 	id := s.identityOf(identityOf(pk))
-	if o, r := firstOverlap(id, append(stored, moving...), rows); o != nil {
-		return s.tierOverlap(o, r, w)
+	if c := firstConflict(id, append(stored, moving...), rows); c != nil {
+		return s.tierConflict(c, w)
 	}
 	return nil
 }
@@ -107,41 +107,68 @@ func (s *Store) detachedReaching(ctx context.Context, q querier, malos []string,
 	return out, nil
 }
 
-// firstOverlap is a pair of an other row and a row of rows of one reading at
-// one version whose intervals overlap. Two rows with the same "from" are one
-// reading at that version — a duplicate or a restatement, which the tier
-// holding both decides — and are not compared.
-func firstOverlap(id identity, others []meterstore.Row, rows []*meterstore.Row) (*meterstore.Row, *meterstore.Row) {
+// conflict is a pair of rows on either side of the watermark that the
+// rules refuse: other, held by the other tier, and row, being written.
+type conflict struct {
+	other, row *meterstore.Row
+	operator   bool // one_operator; else no_overlap
+}
+
+// firstConflict is the first pair of an other row and a row of rows of one
+// reading whose intervals overlap and that the rules refuse together, as the
+// cold tier refuses them within itself:
+//
+//   - no_overlap: the same version, different "from". Two rows with the same
+//     "from" are one reading at that version — a duplicate or a restatement,
+//     which the tier holding both decides.
+//   - one_operator: different network operators, whatever the versions. The
+//     hot tier's constraint compares rows with the same "from" only, which two
+//     rows on either side of the watermark never share; the cold tier's rule
+//     refuses any overlapping interval of another operator, and a row crossing
+//     the watermark lives in the cold tier.
+func firstConflict(id identity, others []meterstore.Row, rows []*meterstore.Row) *conflict {
 	if len(others) == 0 {
-		return nil, nil
+		return nil
 	}
-	byKey := map[string][]*meterstore.Row{}
+	byReading := map[string][]*meterstore.Row{}
 	var kb []byte
 	for i := range others {
 		o := &others[i]
 		if o.To == nil {
 			continue
 		}
-		kb = identVersionKey(kb[:0], id, o)
-		byKey[string(kb)] = append(byKey[string(kb)], o)
+		kb = id.appendKey(kb[:0], o)
+		byReading[string(kb)] = append(byReading[string(kb)], o)
 	}
 	for _, r := range rows {
 		if r.To == nil {
 			continue
 		}
-		kb = identVersionKey(kb[:0], id, r)
-		for _, o := range byKey[string(kb)] {
-			if !o.From.Equal(r.From) && o.From.Before(*r.To) && o.To.After(r.From) {
-				return o, r
+		kb = id.appendKey(kb[:0], r)
+		for _, o := range byReading[string(kb)] {
+			if !o.From.Before(*r.To) || !o.To.After(r.From) {
+				continue
+			}
+			if o.Operator() != r.Operator() {
+				return &conflict{other: o, row: r, operator: true}
+			}
+			if o.Version == r.Version && !o.From.Equal(r.From) {
+				return &conflict{other: o, row: r}
 			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
-// tierOverlap is the refusal of r, which overlaps o across the watermark w.
-func (s *Store) tierOverlap(o, r *meterstore.Row, w time.Time) error {
+// tierConflict is the refusal of c's pair, which lies across the watermark w.
+func (s *Store) tierConflict(c *conflict, w time.Time) error {
 	f := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	o, r := c.other, c.row
+	if c.operator {
+		return &SecondOperatorError{Table: s.cfg.Name(), Constraint: "one_operator across tiers",
+			Detail: fmt.Sprintf("malo %s obis %s: [%s, %s) of operator %s (version %d) and [%s, %s) of operator %s (version %d) overlap on either side of the tiering watermark %s",
+				r.MaloID, r.ObisCode, f(r.From), f(*r.To), r.Operator(), r.Version, f(o.From), f(*o.To), o.Operator(), o.Version, f(w))}
+	}
 	return &OverlapError{Table: s.cfg.Name(), Constraint: "no_overlap across tiers",
 		Detail: fmt.Sprintf("malo %s obis %s version %d: [%s, %s) and [%s, %s) lie on either side of the tiering watermark %s",
 			r.MaloID, r.ObisCode, r.Version, f(r.From), f(*r.To), f(o.From), f(*o.To), f(w))}
@@ -211,8 +238,8 @@ func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*metersto
 	if err != nil {
 		return err
 	}
-	if o, r := firstOverlap(s.identityOf(identityOf(pk)), append(stored, moving...), rows); o != nil {
-		return s.tierOverlap(o, r, w)
+	if c := firstConflict(s.identityOf(identityOf(pk)), append(stored, moving...), rows); c != nil {
+		return s.tierConflict(c, w)
 	}
 	return nil
 }

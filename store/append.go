@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/hot"
 	"github.com/meterstore/meterstore/internal/telemetry"
 	"github.com/meterstore/meterstore/internal/testhooks"
@@ -272,7 +273,7 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, w time.Tim
 		return nil
 	}
 	var ds []meterstore.Displacement
-	err := t.hot.HoldReadings(ctx, reachingAbove(rows, w), w, func(ctx context.Context) (err error) {
+	err := t.hot.HoldReadings(ctx, catalog.ReachingAbove(rows, w), w, func(ctx context.Context) (err error) {
 		ds, err = t.cold.AppendCold(ctx, rows)
 		return err
 	})
@@ -285,17 +286,6 @@ func (t *Table) writeCold(ctx context.Context, rows []meterstore.Row, w time.Tim
 	}
 	out.ColdRows += len(rows)
 	return nil
-}
-
-// reachingAbove is the rows whose interval ends above w.
-func reachingAbove(rows []meterstore.Row, w time.Time) []meterstore.Row {
-	var out []meterstore.Row
-	for _, r := range rows {
-		if r.To != nil && r.To.After(w) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // coldReaching reads the cold rows a hot write compares its intervals with

@@ -68,6 +68,7 @@ func (s *Store) openTable(ctx context.Context, tc meterstore.TableConfig) (*Tabl
 	t := &Table{st: s, cfg: layout, declared: tc, hot: h, cold: cold,
 		archiver: archive.New(h, cold, archive.Options{Progress: s.cfg.ArchiveProgress, Hook: s.hooks.Archive, Declared: tc})}
 	h.CheckAgainstCold(t.coldReaching)
+	cold.HoldAgainstHot(h.HoldReadings)
 	if quarantined {
 		return t, nil
 	}
