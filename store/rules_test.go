@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit/rulecases"
 )
 
 // span is one interval of a hand-built delivery.
@@ -59,17 +61,6 @@ func TestColdRefusesQuarterHoursInsideAnArchivedHour(t *testing.T) {
 	require.Equal(t, "1", dec(t, e.scalar(t, `SELECT sum(value) FROM readings WHERE "from" >= $1 AND "from" < $2`, day0, day0.Add(time.Hour))).String())
 }
 
-// ruleCase is a write one of the hot tier's constraints refuses (or, for the
-// controls, accepts): stored is written first, offered after it in one call.
-type ruleCase struct {
-	name            string
-	stored, offered func(base time.Time) []meterstore.StoredSeries
-	want            error // nil: accepted
-}
-
-// ruleCases are the refusals hot/'s tests expect of PostgreSQL's exclusion
-// constraints and primary key (write_test.go, straddle_test.go), as
-// deliveries starting at base; each case gets two UTC days of its own.
 // A day value archived with its "from" below the watermark reaches above it:
 // history loaded above the watermark is checked against it.
 func TestHistoryRefusesOverlapWithAStoredStraddler(t *testing.T) {
@@ -86,99 +77,55 @@ func TestHistoryRefusesOverlapWithAStoredStraddler(t *testing.T) {
 	require.NoError(t, err, "a higher version may overlap")
 }
 
-func ruleCases(t testing.TB) []ruleCase {
-	const v = 20260302000001
-	q := func(base time.Time, i int, value string) span {
-		f := base.Add(time.Duration(i) * 15 * time.Minute)
-		return span{f, f.Add(15 * time.Minute), value}
+// ruleDelivery is d of a rule case whose base is base, at versions from
+// 20260302000001.
+func ruleDelivery(t testing.TB, base time.Time, d rulecases.Delivery) meterstore.StoredSeries {
+	t.Helper()
+	obis, op := imp, op1
+	if d.Reading == rulecases.Export {
+		obis = exp
 	}
-	qs := func(base time.Time, from, n int) []span {
-		var out []span
-		for i := from; i < from+n; i++ {
-			out = append(out, q(base, i, "1"))
-		}
-		return out
+	if d.Operator == rulecases.SecondOperator {
+		op = op2
 	}
-	one := func(s ...meterstore.StoredSeries) []meterstore.StoredSeries { return s }
-	hour := func(at time.Time) span { return span{at, at.Add(time.Hour), "4"} }
-	return []ruleCase{
-		{"quarter-hours inside a stored hour",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, hour(b))) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, qs(b, 1, 3)...)) },
-			meterstore.ErrOverlap},
-		{"hour over stored quarter-hours not sharing its start",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, qs(b, 1, 4)...)) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, hour(b))) },
-			meterstore.ErrOverlap},
-		{"hour and quarter-hours in one call, not sharing a start", nil,
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, qs(b, 1, 4)...), spans(t, imp, op1, v, hour(b)))
-			},
-			meterstore.ErrOverlap},
-		{"hour and quarter-hours in one call, sharing a start", nil,
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, qs(b, 0, 4)...), spans(t, imp, op1, v, hour(b)))
-			},
-			meterstore.ErrRestatement},
-		{"quarter-hour inside a stored hour crossing a partition boundary",
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, hour(b.Add(24*time.Hour-30*time.Minute))))
-			},
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, q(b.Add(24*time.Hour), 1, "1")))
-			},
-			meterstore.ErrOverlap},
-		{"quarter-hour inside a stored day",
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, span{b.Add(23 * time.Hour), b.Add(47 * time.Hour), "24"}))
-			},
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, q(b.Add(30*time.Hour), 0, "1")))
-			},
-			meterstore.ErrOverlap},
-		{"second operator",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, q(b, 0, "1"))) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op2, v+1, q(b, 0, "1.1"))) },
-			meterstore.ErrSecondOperator},
-		{"conflicting restatement",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, q(b, 0, "1"))) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, q(b, 0, "1.000001"))) },
-			meterstore.ErrRestatement},
-		{"conflicting restatement in one call", nil,
-			func(b time.Time) []meterstore.StoredSeries {
-				return one(spans(t, imp, op1, v, q(b, 0, "1")), spans(t, imp, op1, v, q(b, 0, "2")))
-			},
-			meterstore.ErrRestatement},
-		{"control: a higher version may overlap",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, hour(b))) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v+1, qs(b, 1, 3)...)) },
-			nil},
-		{"control: an adjacent interval at the same version",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, hour(b))) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, q(b, 4, "1"))) },
-			nil},
-		{"control: another reading over the same span",
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, imp, op1, v, hour(b))) },
-			func(b time.Time) []meterstore.StoredSeries { return one(spans(t, exp, op1, v, qs(b, 1, 3)...)) },
-			nil},
+	ivs := make([]span, len(d.Intervals))
+	for i, x := range d.Intervals {
+		ivs[i] = span{base.Add(x.From), base.Add(x.To), x.Value}
 	}
+	s := spans(t, obis, op, 20260302000001+d.Version, ivs...)
+	if d.WithMelo {
+		melo, err := metering.ParseMeloID(meloA)
+		require.NoError(t, err)
+		s.Delivery.MeloID = melo
+	}
+	return s
 }
 
-// TestColdRefusesWhatHotRefuses runs every refusal of the hot tier's
-// constraints through each write path — PostgreSQL, a late correction into
+// ruleDeliveries is ds of a rule case whose base is base.
+func ruleDeliveries(t testing.TB, base time.Time, ds []rulecases.Delivery) []meterstore.StoredSeries {
+	out := make([]meterstore.StoredSeries, len(ds))
+	for i, d := range ds {
+		out[i] = ruleDelivery(t, base, d)
+	}
+	return out
+}
+
+// TestColdRefusesWhatHotRefuses runs every case of rulecases — the refusals
+// of the hot tier's constraints, which hot's tests run through PostgreSQL —
+// through each write path — PostgreSQL, a late correction into
 // Iceberg (Append below the watermark), a history load (Backfill) — and
 // expects the same rule's sentinel from each, with nothing written.
 func TestColdRefusesWhatHotRefuses(t *testing.T) {
-	cases := ruleCases(t)
-	base := func(i int) time.Time { return day0.Add(time.Duration(2*i) * 24 * time.Hour) }
+	cases := rulecases.Cases()
+	base := func(i int) time.Time { return day0.Add(time.Duration(i) * rulecases.Span) }
 	end := base(len(cases))
-	check := func(t *testing.T, e *env, c ruleCase, err error) {
+	check := func(t *testing.T, e *env, c rulecases.Case, err error) {
 		t.Helper()
-		if c.want == nil {
+		if c.Want == nil {
 			require.NoError(t, err)
 			return
 		}
-		require.ErrorIs(t, err, c.want)
+		require.ErrorIs(t, err, c.Want)
 		require.ErrorIs(t, err, meterstore.ErrConflict)
 		t.Logf("refused: %v", err)
 	}
@@ -189,17 +136,17 @@ func TestColdRefusesWhatHotRefuses(t *testing.T) {
 	t.Run("path=hot", func(t *testing.T) {
 		e := open(t, nil, intervalTable(t, nil))
 		for i, c := range cases {
-			if c.stored != nil {
-				_, err := e.st.Append(e.ctx, c.stored(base(i))...)
-				require.NoError(t, err, c.name)
+			if len(c.Stored) > 0 {
+				_, err := e.st.Append(e.ctx, ruleDeliveries(t, base(i), c.Stored)...)
+				require.NoError(t, err, c.Name)
 			}
 		}
 		for i, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
+			t.Run(c.Name, func(t *testing.T) {
 				before := count(t, e)
-				_, err := e.st.Append(e.ctx, c.offered(base(i))...)
+				_, err := e.st.Append(e.ctx, ruleDeliveries(t, base(i), c.Offered)...)
 				check(t, e, c, err)
-				if c.want != nil {
+				if c.Want != nil {
 					require.Equal(t, before, count(t, e), "nothing written")
 				}
 			})
@@ -209,18 +156,18 @@ func TestColdRefusesWhatHotRefuses(t *testing.T) {
 		e := open(t, nil, intervalTable(t, nil))
 		tbl, _ := e.st.Table("readings_versions")
 		for i, c := range cases {
-			if c.stored != nil {
-				_, err := e.st.Append(e.ctx, c.stored(base(i))...)
-				require.NoError(t, err, c.name)
+			if len(c.Stored) > 0 {
+				_, err := e.st.Append(e.ctx, ruleDeliveries(t, base(i), c.Stored)...)
+				require.NoError(t, err, c.Name)
 			}
 		}
 		e.archiveThrough(t, tbl, end)
 		for i, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
+			t.Run(c.Name, func(t *testing.T) {
 				before := count(t, e)
-				out, err := e.st.Append(e.ctx, c.offered(base(i))...)
+				out, err := e.st.Append(e.ctx, ruleDeliveries(t, base(i), c.Offered)...)
 				check(t, e, c, err)
-				if c.want != nil {
+				if c.Want != nil {
 					require.Equal(t, before, count(t, e), "nothing written")
 					return
 				}
@@ -232,16 +179,12 @@ func TestColdRefusesWhatHotRefuses(t *testing.T) {
 		e := open(t, nil, intervalTable(t, nil))
 		tbl, _ := e.st.Table("readings_versions")
 		for i, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
-				var all []meterstore.StoredSeries
-				if c.stored != nil {
-					all = c.stored(base(i))
-				}
-				all = append(all, c.offered(base(i))...)
+			t.Run(c.Name, func(t *testing.T) {
+				all := ruleDeliveries(t, base(i), append(slices.Clone(c.Stored), c.Offered...))
 				before := count(t, e)
 				_, _, err := tbl.Backfill(e.ctx, base(i+1), all...)
 				check(t, e, c, err)
-				if c.want != nil {
+				if c.Want != nil {
 					require.Equal(t, before, count(t, e), "nothing written")
 				}
 			})
