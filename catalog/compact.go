@@ -543,8 +543,17 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 	hooked := false
 	// The inputs are held to the rules the write paths enforce: files a
 	// foreign writer (or a build before the rules) added may break them, and
-	// compaction would otherwise mark their rows clean.
+	// compaction would otherwise mark their rows clean. Intervals of earlier
+	// months reaching into this one are checked with it, as a write is
+	// checked against every stored interval overlapping it.
 	rules := t.newIntervalRules()
+	if !p.Month.IsZero() {
+		reaching, err := t.reachingInto(ctx, t.Iceberg(), p.Month)
+		if err != nil {
+			return nil, err
+		}
+		rules.carry(reaching)
+	}
 	pairs := unitPairs{}
 	var checked []offered
 	err := mergeGroups(ctx, inputs, func(group []meterstore.Row) error {

@@ -1,9 +1,13 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/meterstore/meterstore"
 )
@@ -76,6 +80,7 @@ type intervalRules struct {
 	malo, obis string
 	versions   map[string]*ends            // channel + version
 	operators  map[string]map[string]*ends // channel → operator
+	carried    map[string][]meterstore.Row // malo_id + obis_code → stored rows starting before any row met
 }
 
 func (t *Table) newIntervalRules() *intervalRules {
@@ -92,6 +97,10 @@ func (s *intervalRules) group(g []offered) error {
 		s.malo, s.obis = first.MaloID, first.ObisCode
 		clear(s.versions)
 		clear(s.operators)
+		carried := s.carried[channelOf(first)]
+		for i := range carried {
+			s.add(offered{&carried[i], false})
+		}
 	}
 	for i, o := range g {
 		ch := s.t.channelKey(o.row)
@@ -117,22 +126,48 @@ func (s *intervalRules) group(g []offered) error {
 		}
 	}
 	for _, o := range g {
-		ch := s.t.channelKey(o.row)
-		k := versionKey(ch, o.row.Version)
-		if s.versions[k] == nil {
-			s.versions[k] = &ends{}
-		}
-		s.versions[k].add(o)
-		if s.operators[ch] == nil {
-			s.operators[ch] = map[string]*ends{}
-		}
-		op := o.row.Operator()
-		if s.operators[ch][op] == nil {
-			s.operators[ch][op] = &ends{}
-		}
-		s.operators[ch][op].add(o)
+		s.add(o)
 	}
 	return nil
+}
+
+// add makes o one of the intervals seen.
+func (s *intervalRules) add(o offered) {
+	ch := s.t.channelKey(o.row)
+	k := versionKey(ch, o.row.Version)
+	if s.versions[k] == nil {
+		s.versions[k] = &ends{}
+	}
+	s.versions[k].add(o)
+	if s.operators[ch] == nil {
+		s.operators[ch] = map[string]*ends{}
+	}
+	op := o.row.Operator()
+	if s.operators[ch][op] == nil {
+		s.operators[ch][op] = &ends{}
+	}
+	s.operators[ch][op].add(o)
+}
+
+// carry makes the sweep meet stored, rows that start before every row it
+// will be fed, first in their channel: each channel's rows are checked
+// against them (and never they against each other).
+func (s *intervalRules) carry(stored []meterstore.Row) {
+	s.carried = map[string][]meterstore.Row{}
+	for _, r := range stored {
+		k := channelOf(&r)
+		s.carried[k] = append(s.carried[k], r)
+	}
+}
+
+// reachingInto reads the stored rows that start before start and end after
+// it: the intervals of earlier partitions reaching into the one starting at
+// start. Only files whose bounds of "from" and "to" admit one are opened —
+// for grids that never cross a month boundary, none.
+func (t *Table) reachingInto(ctx context.Context, tbl *table.Table, start time.Time) ([]meterstore.Row, error) {
+	at := iceberg.Timestamp(start.UnixMicro())
+	return t.readFiltered(ctx, tbl, nil, iceberg.NewAnd(
+		iceberg.LessThan(iceberg.Reference("from"), at), iceberg.GreaterThan(iceberg.Reference("to"), at)))
 }
 
 func versionKey(channel string, version uint64) string {

@@ -72,3 +72,34 @@ func TestColdWritesRefuseAUnitItsSparteCannotHave(t *testing.T) {
 	require.ErrorContains(t, err, "unit M3 is not allowed for sparte STROM; use KWH")
 	require.Len(t, readAll(t, tb), 2, "nothing rewritten")
 }
+
+// Compaction checks a month's inputs against the intervals of earlier months
+// that reach into it, as the write paths check a write against every stored
+// interval overlapping it: a day value starting on 31 January and a
+// quarter-hour inside it on 1 February, at one version, committed by a
+// writer that did not check them, lie in two partitions and are refused all
+// the same.
+func TestCompactionRefusesAnInputOverlappingAnEarlierMonthsInterval(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	feb := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	const v = 20250131000001
+	day := mkRow(malos[0], "tenant01", feb.Add(-time.Hour), "24", v, opA)
+	end := feb.Add(23 * time.Hour)
+	day.To, day.Resolution = &end, strp("P1D")
+	inside := mkRow(malos[0], "tenant01", feb.Add(6*time.Hour), "1", v, opA)
+	later := mkRow(malos[0], "tenant01", feb.Add(25*time.Hour), "1", v, opA)
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{day}}, feb)
+	require.NoError(t, err)
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{inside}}, feb.Add(24*time.Hour))
+	require.NoError(t, err)
+	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{later}}, time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+
+	res, err := tb.Compact(ctx, CompactOptions{Month: feb})
+	require.ErrorIs(t, err, meterstore.ErrOverlap, "compacted %+v", res)
+	t.Logf("refused: %v", err)
+	require.Len(t, readAll(t, tb), 3, "nothing rewritten")
+}
