@@ -470,6 +470,11 @@ func (a *Archiver) recover(ctx context.Context, r *run, out *Outcome) error {
 }
 
 // reoffer appends every row of a detached partition to Iceberg, idempotently.
+// AppendCold checks them against every cold row overlapping them. They need
+// no check against the hot tier's rows: they were PostgreSQL's, compared with
+// the rows of the attached partitions by its constraints and Write's check
+// across partitions when the later of each pair was written. A row refused
+// here stays in the detached partition, and the run fails naming it.
 func (a *Archiver) reoffer(ctx context.Context, p hot.Partition) error {
 	return a.eachPage(ctx, p, func(page []meterstore.Row) error {
 		_, err := a.cold.AppendCold(ctx, page)
