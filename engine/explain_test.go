@@ -36,3 +36,21 @@ func TestExplainAnalyzeRunsTheRewrittenStatement(t *testing.T) {
 		}
 	}
 }
+
+// EXPLAIN ANALYZE of a statement run before reuses its cached plan; the
+// reused plan's scans read with the explaining call's context, not the
+// finished run's (whose end cancelled it).
+func TestExplainAnalyzeAfterTheSameStatementRan(t *testing.T) {
+	w := testkit.NewWorkload(7)
+	w.MaLos, w.Days = 2, 4
+	a := newArchivedStore(t, w)
+	ctx := context.Background()
+	q := `SELECT count(*) FROM readings WHERE "from" >= $1`
+	from := a.cut.Add(-24 * time.Hour)
+	ran, err := a.s.Engine.Query(ctx, q, from)
+	require.NoError(t, err)
+	require.NotZero(t, ran.Provenance.HotRows(), "the statement reads the hot tier")
+	plan, err := a.s.Engine.Explain(ctx, "EXPLAIN ANALYZE "+q, from)
+	require.NoError(t, err)
+	require.Contains(t, plan, "Total Time:")
+}

@@ -108,9 +108,7 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		return nil, err
 	}
 	args = p.Args
-	for _, s := range p.Scans {
-		s.Ctx = ctx
-	}
+	readWith(ctx, p)
 	r := &Rows{Provenance: &p.Provenance, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
 	if r.progress != nil {
 		if raw, err := rawConnection(conn); err == nil {
@@ -279,6 +277,7 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 	}
 	defer p.Release()
 	args = p.Args
+	readWith(ctx, p)
 	if err := p.CompleteHotLines(ctx, conn, args); err != nil {
 		return "", fmt.Errorf("explain: %w", plan.InUserStatement(err, q, p.SQL))
 	}
@@ -306,6 +305,15 @@ func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, er
 		b.WriteString(v + "\n")
 	}
 	return b.String(), rows.Err()
+}
+
+// readWith makes p's scans read with ctx, the context of the call running
+// it: a plan reused from the cache still carries the context of the run it
+// was made in, cancelled when that run ended.
+func readWith(ctx context.Context, p *plan.Plan) {
+	for _, s := range p.Scans {
+		s.Ctx = ctx
+	}
 }
 
 // ErrCauseLost means a streamed statement failed in one of DuckDB's threads and
