@@ -71,6 +71,7 @@ type options struct {
 	serveCPUProfile   string        // where msql serve writes its CPU profile under -only pgbench ("" for none)
 	pgbenchSingle     bool          // -only pgbench: only the single-meter reads
 	keep              bool          // leave the fixture directory (PostgreSQL's data, the warehouse) in place
+	peersExplain      string        // where -only peers writes each question's EXPLAIN ANALYZE, ours and DuckLake's ("" for none)
 	pgbenchDuration   time.Duration // each pgbench run's length
 	pgbenchClients    string        // -pgbench-clients as given
 	pgbenchProtocol   string        // pgbench -M
@@ -95,6 +96,7 @@ func main() {
 	flag.StringVar(&o.serveCPUProfile, "serve-cpuprofile", "", "-only pgbench: msql serve writes a CPU profile of its whole run to this file (msql serve --cpuprofile)")
 	flag.BoolVar(&o.pgbenchSingle, "pgbench-single", false, "-only pgbench: run only the single-meter reads (one meter's day and month)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the fixture directory (PostgreSQL's data directory, the warehouse, msql) in place and log where, to run msql serve and pgbench against it by hand")
+	flag.StringVar(&o.peersExplain, "peers-explain", "", "after the peers' timings, write each question's EXPLAIN ANALYZE — ours (the split, files, resolution, DuckDB's profile) and DuckLake's — to this file")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
 	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")

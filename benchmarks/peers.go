@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/metering"
 	"github.com/meterstore/meterstore/store"
@@ -106,7 +108,105 @@ func (b *bench) peers() ([]result, error) {
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, b.explainPeers(lake)
+}
+
+// explainPeers writes, per question, our EXPLAIN ANALYZE (the tier split, the
+// files kept, how each run was resolved, DuckDB's profile) next to DuckLake's,
+// for the first meter where the question is per meter.
+func (b *bench) explainPeers(lake *store.Store) error {
+	if b.o.peersExplain == "" {
+		return nil
+	}
+	current, err := b.currentColdFiles()
+	if err != nil {
+		return err
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "Cold files current (not superseded) below the watermark: %d; DuckLake's data files: %d\n\n", len(current), countFiles(filepath.Join(b.e.dir, lakeDataPath)))
+	for _, q := range b.peerQuestions() {
+		args := q.args(b.fx.malos[0])
+		line, err := b.peerFloor(q, args, readParquetOf(current), lake)
+		if err != nil {
+			return fmt.Errorf("peers: floor of %s: %w", q.name, err)
+		}
+		fmt.Fprintf(&out, "%s: %s\n", q.name, line)
+		ours, err := b.st.Engine().Explain(b.ctx, "EXPLAIN ANALYZE "+fmt.Sprintf(q.sql, "readings"), args...)
+		if err != nil {
+			return fmt.Errorf("peers: explain %s: %w", q.name, err)
+		}
+		theirs, err := lakeExplain(b, lake, fmt.Sprintf(q.sql, lakeCatalog+".readings"), args)
+		if err != nil {
+			return fmt.Errorf("peers: explain %s on DuckLake: %w", q.name, err)
+		}
+		fmt.Fprintf(&out, "## %s\n\n### readings\n\n%s\n### DuckLake\n\n%s\n", q.name, ours, theirs)
+	}
+	return os.WriteFile(b.o.peersExplain, []byte(out.String()), 0o644)
+}
+
+// currentColdFiles are the cold files a current read keeps (every one but
+// those marked superseded), below the watermark.
+func (b *bench) currentColdFiles() ([]catalog.DataFile, error) {
+	fs, err := b.filesIn(b.fx.first, b.fx.watermark)
+	return slices.DeleteFunc(fs, func(f catalog.DataFile) bool { return f.Superseded }), err
+}
+
+// peerFloor times one question, alternating, through readings, on DuckLake
+// and by hand over read_parquet of the current cold files (no hot tier, no
+// resolution: the floor of a cold read through DuckDB).
+func (b *bench) peerFloor(q question, args []any, files string, lake *store.Store) (string, error) {
+	var ours, lk, raw []time.Duration
+	for i := -1; i < b.o.reps; i++ {
+		o, err := b.runEngine(fmt.Sprintf(q.sql, "readings"), args...)
+		if err != nil {
+			return "", err
+		}
+		l, err := b.runOn(lake.Engine().DB(), fmt.Sprintf(q.sql, lakeCatalog+".readings"), args...)
+		if err != nil {
+			return "", err
+		}
+		r, err := b.runRaw(fmt.Sprintf(q.sql, files), args...)
+		if err != nil {
+			return "", err
+		}
+		if i >= 0 {
+			ours, lk, raw = append(ours, o), append(lk, l), append(raw, r)
+		}
+	}
+	o50, l50, r50 := percentile(ours, 0.5), percentile(lk, 0.5), percentile(raw, 0.5)
+	ms := func(d time.Duration) string { return d.Round(100 * time.Microsecond).String() }
+	return fmt.Sprintf("readings %s, DuckLake %s, read_parquet of the current cold files %s (%.2f× DuckLake, %.2f× read_parquet)",
+		ms(o50), ms(l50), ms(r50), float64(o50)/float64(l50), float64(o50)/float64(r50)), nil
+}
+
+// countFiles counts the regular files under dir.
+func countFiles(dir string) int {
+	n := 0
+	_ = filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// lakeExplain is DuckDB's EXPLAIN ANALYZE of a statement over DuckLake.
+func lakeExplain(b *bench, lake *store.Store, q string, args []any) (string, error) {
+	rows, err := lake.Engine().DB().QueryContext(b.ctx, "EXPLAIN ANALYZE "+q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out strings.Builder
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return "", err
+		}
+		out.WriteString(v + "\n")
+	}
+	return out.String(), rows.Err()
 }
 
 // askPeers times one question on readings, PostgreSQL's current values and
