@@ -33,4 +33,10 @@
 // system's binaries (testkit/pgtest) and a file:// Iceberg warehouse — for a
 // deployment's own table declaration; its Example feeds it a workload and
 // compares the answers with the oracle.
+//
+// # The rules both tiers hold
+//
+// testkit/rulecases is the one list of writes the hot tier's constraints
+// refuse, with controls they accept: hot's tests run it through PostgreSQL,
+// store's through every cold write path (a late correction, a history load).
 package testkit
