@@ -43,10 +43,25 @@ func messageLevel(v string) (string, error) {
 	return v, nil
 }
 
-// startupMessageLevel is client_min_messages from a startup message: its own
-// parameter, or -c client_min_messages=… in options (libpq's PGOPTIONS).
+// startupMessageLevel is client_min_messages from a startup message.
 func startupMessageLevel(params map[string]string) (string, error) {
-	v := params["client_min_messages"]
+	v := startupSetting(params, "client_min_messages")
+	if v == "" {
+		return defaultMessageLevel, nil
+	}
+	return messageLevel(v)
+}
+
+// startupSetting is a setting a startup message carries: as a parameter of
+// its own (any case: pgjdbc sends TimeZone, libpq's PGTZ timezone), or as
+// -c name=value in options (libpq's PGOPTIONS), which wins as in PostgreSQL.
+func startupSetting(params map[string]string, name string) string {
+	var v string
+	for k, x := range params {
+		if strings.EqualFold(k, name) {
+			v = x
+		}
+	}
 	opts := strings.Fields(params["options"])
 	for i, o := range opts {
 		o = strings.TrimPrefix(o, "--")
@@ -55,14 +70,11 @@ func startupMessageLevel(params map[string]string) (string, error) {
 		} else {
 			o = strings.TrimPrefix(o, "-c")
 		}
-		if name, val, ok := strings.Cut(o, "="); ok && strings.EqualFold(name, "client_min_messages") {
+		if n, val, ok := strings.Cut(o, "="); ok && strings.EqualFold(n, name) {
 			v = val
 		}
 	}
-	if v == "" {
-		return defaultMessageLevel, nil
-	}
-	return messageLevel(v)
+	return v
 }
 
 // setMessageLevel applies SET client_min_messages and RESET

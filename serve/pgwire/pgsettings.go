@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgproto3"
+
 	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
@@ -64,4 +66,21 @@ var utcNames = map[string]bool{"UTC": true, "ETC/UTC": true, "GMT": true, "ETC/G
 
 func sameZone(a, b string) bool {
 	return strings.EqualFold(a, b) || utcNames[strings.ToUpper(a)] && utcNames[strings.ToUpper(b)]
+}
+
+// startupZoneWarning is the warning for a time zone a client asked for in its
+// startup message (pgjdbc always sends the JVM's zone, libpq sends PGTZ) that
+// is not the engine's: PostgreSQL would make it the session's zone, this
+// server cannot (the zone is the deployment's, as checkSet says) — and a
+// SET TimeZone to it is refused, so the connection says so too rather than
+// let the client read wall times in a zone that is not in force. Nil when the
+// client named none or the engine's.
+func (sess *pgSession) startupZoneWarning(asked string) *pgproto3.NoticeResponse {
+	cur := sess.eng.TimeZone()
+	if asked == "" || sameZone(asked, cur) || strings.EqualFold(asked, "DEFAULT") || strings.EqualFold(asked, "LOCAL") {
+		return nil
+	}
+	return &pgproto3.NoticeResponse{Severity: "WARNING", SeverityUnlocalized: "WARNING", Code: "01000",
+		Message: fmt.Sprintf("TimeZone %s from the connection's startup parameters is not in force: every session of this server evaluates timestamps in %s (the deployment's time_zone setting)", asked, cur),
+		Hint:    "timestamps written without an offset and timestamp (without time zone) parameters mean " + cur + " wall time here: write offsets into literals, bind timestamptz, or run the client in " + cur}
 }

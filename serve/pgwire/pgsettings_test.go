@@ -2,9 +2,12 @@ package pgwire_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/serve/internal/servetest"
@@ -38,5 +41,37 @@ func TestPGWireSetTimeZone(t *testing.T) {
 		require.NoError(t, c.QueryRow(ctx, `SHOW TimeZone`).Scan(&zone))
 		require.Equal(t, "UTC", zone)
 		require.Equal(t, "UTC", c.PgConn().ParameterStatus("TimeZone"))
+	}
+}
+
+// TestPGWireStartupTimeZone: a time zone asked for in the startup message —
+// pgjdbc always sends the JVM's as TimeZone, libpq sends PGTZ as timezone,
+// PGOPTIONS as -c TimeZone=… — that is not the engine's cannot be honoured
+// (SET TimeZone to it is refused) and must not be dropped silently: the
+// connection warns, naming the zone asked for and the zone in force. The
+// engine's own zone, or none, brings no warning.
+func TestPGWireStartupTimeZone(t *testing.T) {
+	f := servetest.New(t)
+	_, addr := f.StartPG(t, f.Users(t))
+	host, port, _ := strings.Cut(addr, ":")
+	connect := func(extra string) []*pgconn.Notice {
+		cfg, err := pgx.ParseConfig(fmt.Sprintf("host=%s port=%s user=meterstore dbname=meterstore sslmode=disable %s", host, port, extra))
+		require.NoError(t, err)
+		var notices []*pgconn.Notice
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n) }
+		c, err := pgx.ConnectConfig(context.Background(), cfg)
+		require.NoError(t, err, extra)
+		require.NoError(t, c.Close(context.Background()))
+		return notices
+	}
+	for _, extra := range []string{`TimeZone=America/New_York`, `timezone=America/New_York`, `options='-c TimeZone=America/New_York'`} {
+		notices := connect(extra)
+		require.Len(t, notices, 1, "%s: the zone asked for is not in force, and the client is told", extra)
+		require.Equal(t, "WARNING", notices[0].Severity, extra)
+		require.Contains(t, notices[0].Message, "America/New_York", extra)
+		require.Contains(t, notices[0].Message, "UTC", extra)
+	}
+	for _, extra := range []string{``, `TimeZone=UTC`, `timezone=Etc/UTC`} {
+		require.Empty(t, connect(extra), "%q: the zone in force brings no warning", extra)
 	}
 }

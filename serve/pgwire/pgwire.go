@@ -143,6 +143,7 @@ type pgSession struct {
 	args       []any     // the bound parameters of the statement being translated
 
 	minMessages, startMessages string // client_min_messages: the session's, and what RESET restores (pgmessages.go)
+	startupZone                string // the TimeZone the startup message asked for ("" when none; pgsettings.go)
 	lastProvenance             string // the provenance of the session's last statement
 
 	stmts   map[string]*pgStatement
@@ -321,6 +322,7 @@ func (sess *pgSession) startup(ctx context.Context) error {
 				return sess.fatal("22023", err.Error())
 			}
 			sess.minMessages, sess.startMessages = level, level
+			sess.startupZone = startupSetting(m.Parameters, "TimeZone")
 			return sess.authenticate(ctx)
 		default:
 			return fmt.Errorf("unexpected startup message %T", msg)
@@ -442,6 +444,9 @@ func (sess *pgSession) authenticate(ctx context.Context) error {
 		if reportedParameters[k] {
 			sess.be.Send(&pgproto3.ParameterStatus{Name: k, Value: v})
 		}
+	}
+	if w := sess.startupZoneWarning(sess.startupZone); w != nil && sess.sends("warning") {
+		sess.be.Send(w)
 	}
 	sess.started = time.Now()
 	sess.setActivity("idle", "")
