@@ -17,17 +17,49 @@ import (
 // at the same version on the other side of the watermark is taken by neither
 // — and every sum over the overlap counts it twice.
 
+const straddlerVersion = 20260302000001
+
+// straddler is a day value of maloA's import channel by op at version,
+// 23:00–23:00 UTC from day0: archived with day0, it reaches above the
+// watermark day0+24h.
+func straddler(t testing.TB, op string, version uint64) meterstore.StoredSeries {
+	return spans(t, imp, op, version, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"})
+}
+
+// quarterHourInStraddler is the quarter-hour at 06:00 of the day after day0,
+// by op at version: inside the straddler, above the watermark.
+func quarterHourInStraddler(t testing.TB, op string, version uint64) meterstore.StoredSeries {
+	at := day0.Add(30 * time.Hour)
+	return spans(t, imp, op, version, span{at, at.Add(15 * time.Minute), "1"})
+}
+
+// archivedStraddler stores operator 1's straddler and archives day0.
+func (e *env) archivedStraddler(t testing.TB) {
+	t.Helper()
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, straddler(t, op1, straddlerVersion))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
+}
+
+// hotQuarterHourAboveADay archives day0 (another MaLo's rows) and stores
+// op's quarter-hour in the straddler's span above the watermark.
+func (e *env) hotQuarterHourAboveADay(t testing.TB, op string) {
+	t.Helper()
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "2"}))
+	require.NoError(t, err)
+	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
+	_, err = e.st.Append(e.ctx, quarterHourInStraddler(t, op, straddlerVersion))
+	require.NoError(t, err)
+}
+
 // TestHotRefusesOverlapWithAnArchivedStraddler: the day value is archived,
 // then a quarter-hour inside it, above the watermark, goes to PostgreSQL.
 func TestHotRefusesOverlapWithAnArchivedStraddler(t *testing.T) {
 	e := open(t, nil, intervalTable(t, nil))
-	tbl, _ := e.st.Table("readings_versions")
-	const v = 20260302000001
-	_, err := e.st.Append(e.ctx, spans(t, imp, op1, v, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"}))
-	require.NoError(t, err)
-	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
-	at := day0.Add(30 * time.Hour)
-	out, err := e.st.Append(e.ctx, spans(t, imp, op1, v, span{at, at.Add(15 * time.Minute), "1"}))
+	e.archivedStraddler(t)
+	out, err := e.st.Append(e.ctx, quarterHourInStraddler(t, op1, straddlerVersion))
 	require.ErrorIs(t, err, meterstore.ErrOverlap, "outcome %v, hot rows %d", effects(out), out.HotRows)
 	require.Equal(t, "24", dec(t, e.scalar(t, `SELECT sum(value) FROM readings`)).String())
 }
@@ -37,15 +69,8 @@ func TestHotRefusesOverlapWithAnArchivedStraddler(t *testing.T) {
 // watermark reaches over it.
 func TestColdRefusesAStraddlerOverHotRows(t *testing.T) {
 	e := open(t, nil, intervalTable(t, nil))
-	tbl, _ := e.st.Table("readings_versions")
-	const v = 20260302000001
-	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "2"}))
-	require.NoError(t, err)
-	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
-	at := day0.Add(30 * time.Hour)
-	_, err = e.st.Append(e.ctx, spans(t, imp, op1, v, span{at, at.Add(15 * time.Minute), "1"}))
-	require.NoError(t, err)
-	out, err := e.st.Append(e.ctx, spans(t, imp, op1, v, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"}))
+	e.hotQuarterHourAboveADay(t, op1)
+	out, err := e.st.Append(e.ctx, straddler(t, op1, straddlerVersion))
 	require.ErrorIs(t, err, meterstore.ErrOverlap, "outcome %v, cold rows %d", effects(out), out.ColdRows)
 	require.Equal(t, "1", dec(t, e.scalar(t, `SELECT sum(value) FROM readings WHERE malo_id = $1`, maloA)).String())
 }
@@ -60,13 +85,8 @@ func TestColdRefusesAStraddlerOverHotRows(t *testing.T) {
 // value is archived; operator 2's quarter-hour inside it goes to PostgreSQL.
 func TestHotRefusesASecondOperatorInsideAnArchivedStraddler(t *testing.T) {
 	e := open(t, nil, intervalTable(t, nil))
-	tbl, _ := e.st.Table("readings_versions")
-	const v = 20260302000001
-	_, err := e.st.Append(e.ctx, spans(t, imp, op1, v, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"}))
-	require.NoError(t, err)
-	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
-	at := day0.Add(30 * time.Hour)
-	out, err := e.st.Append(e.ctx, spans(t, imp, op2, v+1, span{at, at.Add(15 * time.Minute), "1"}))
+	e.archivedStraddler(t)
+	out, err := e.st.Append(e.ctx, quarterHourInStraddler(t, op2, straddlerVersion+1))
 	require.ErrorIs(t, err, meterstore.ErrSecondOperator, "outcome %v, hot rows %d", effects(out), out.HotRows)
 	require.Equal(t, "24", dec(t, e.scalar(t, `SELECT sum(value) FROM readings_versions`)).String())
 }
@@ -76,15 +96,8 @@ func TestHotRefusesASecondOperatorInsideAnArchivedStraddler(t *testing.T) {
 // starting below it reaches over it as a late correction.
 func TestColdRefusesAStraddlerOfASecondOperatorOverHotRows(t *testing.T) {
 	e := open(t, nil, intervalTable(t, nil))
-	tbl, _ := e.st.Table("readings_versions")
-	const v = 20260302000001
-	_, err := e.st.Append(e.ctx, mk(t, dl{malo: maloB, from: day0, value: "2"}))
-	require.NoError(t, err)
-	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
-	at := day0.Add(30 * time.Hour)
-	_, err = e.st.Append(e.ctx, spans(t, imp, op2, v, span{at, at.Add(15 * time.Minute), "1"}))
-	require.NoError(t, err)
-	out, err := e.st.Append(e.ctx, spans(t, imp, op1, v+1, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"}))
+	e.hotQuarterHourAboveADay(t, op2)
+	out, err := e.st.Append(e.ctx, straddler(t, op1, straddlerVersion+1))
 	require.ErrorIs(t, err, meterstore.ErrSecondOperator, "outcome %v, cold rows %d", effects(out), out.ColdRows)
 	require.Equal(t, "1", dec(t, e.scalar(t, `SELECT sum(value) FROM readings_versions WHERE malo_id = $1`, maloA)).String())
 }
@@ -95,12 +108,9 @@ func TestColdRefusesAStraddlerOfASecondOperatorOverHotRows(t *testing.T) {
 // them, in both its forms, for the same reading at the same version and for
 // a second operator.
 func TestHistoryRefusesConflictsWithHotRows(t *testing.T) {
-	const v = 20260302000001
+	const v = straddlerVersion
 	day1 := day0.Add(24 * time.Hour)
-	at := day0.Add(30 * time.Hour)
-	gasDay := func(op string, version uint64) meterstore.StoredSeries {
-		return spans(t, imp, op, version, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"})
-	}
+	gasDay := func(op string, version uint64) meterstore.StoredSeries { return straddler(t, op, version) }
 	loads := map[string]func(e *env, tbl *store.Table, s meterstore.StoredSeries) error{
 		"Backfill": func(e *env, tbl *store.Table, s meterstore.StoredSeries) error {
 			_, _, err := tbl.Backfill(e.ctx, day1, s)
@@ -126,7 +136,7 @@ func TestHistoryRefusesConflictsWithHotRows(t *testing.T) {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				e := open(t, nil, intervalTable(t, nil))
 				tbl, _ := e.st.Table("readings_versions")
-				_, err := e.st.Append(e.ctx, spans(t, imp, c.hotOp, v, span{at, at.Add(15 * time.Minute), "1"}))
+				_, err := e.st.Append(e.ctx, quarterHourInStraddler(t, c.hotOp, v))
 				require.NoError(t, err)
 				err = load(e, tbl, c.history)
 				if c.want == nil {

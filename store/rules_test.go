@@ -66,14 +66,10 @@ func TestColdRefusesQuarterHoursInsideAnArchivedHour(t *testing.T) {
 func TestHistoryRefusesOverlapWithAStoredStraddler(t *testing.T) {
 	e := open(t, nil, intervalTable(t, nil))
 	tbl, _ := e.st.Table("readings_versions")
-	const v = 20260302000001
-	_, err := e.st.Append(e.ctx, spans(t, imp, op1, v, span{day0.Add(23 * time.Hour), day0.Add(47 * time.Hour), "24"}))
-	require.NoError(t, err)
-	e.archiveThrough(t, tbl, day0.Add(24*time.Hour))
-	at := day0.Add(30 * time.Hour)
-	_, _, err = tbl.Backfill(e.ctx, day0.Add(48*time.Hour), spans(t, imp, op1, v, span{at, at.Add(15 * time.Minute), "1"}))
+	e.archivedStraddler(t)
+	_, _, err := tbl.Backfill(e.ctx, day0.Add(48*time.Hour), quarterHourInStraddler(t, op1, straddlerVersion))
 	require.ErrorIs(t, err, meterstore.ErrOverlap)
-	_, _, err = tbl.Backfill(e.ctx, day0.Add(48*time.Hour), spans(t, imp, op1, v+1, span{at, at.Add(15 * time.Minute), "1"}))
+	_, _, err = tbl.Backfill(e.ctx, day0.Add(48*time.Hour), quarterHourInStraddler(t, op1, straddlerVersion+1))
 	require.NoError(t, err, "a higher version may overlap")
 }
 
