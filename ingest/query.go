@@ -24,7 +24,7 @@ func Query(ctx context.Context, st *store.Store, opt Options, name, query string
 	}
 	im.prog.FilesTotal = 1
 	q := strings.TrimRight(strings.TrimSpace(query), ";")
-	if err := im.done(ctx, name)(im.readTabular(ctx, "("+q+"\n)", name, "query")); err != nil {
+	if err := im.done(ctx, name)(im.readTabular(ctx, "("+q+"\n)", name, "query", false)); err != nil {
 		return im.finish(), err
 	}
 	err = im.flush(ctx, name)

@@ -60,14 +60,30 @@ type srcColumn struct {
 // readTabularAs reads the CSV or Parquet file at path, named name in
 // refusals, into batches: one per (malo_id, obis_code, version_scope) group,
 // with the declared identity columns, in the order the file first names them.
+//
+// Batches the routed write puts into PostgreSQL are written as soon as they
+// are complete, while the read goes on (earlyWriter); the others are returned.
 func (im *importer) readTabularAs(ctx context.Context, path, name string, f Format) ([]batch, error) {
-	return im.readTabular(ctx, readerSQL(path, f), name, "read as "+string(f))
+	return im.readTabular(ctx, readerSQL(path, f), name, "read as "+string(f), true)
 }
 
 // readTabular reads the rows of src — a table function or a parenthesised
-// query — as readTabularAs reads a file's; what says how, in refusals.
-func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]batch, error) {
+// query — as readTabularAs reads a file's; what says how, in refusals. early
+// writes complete batches while reading (src is read twice, so not for a
+// query).
+func (im *importer) readTabular(ctx context.Context, src, name, what string, early bool) ([]batch, error) {
+	var ew *earlyWriter
+	n := 0
 	refuseFile := func(err error) ([]batch, error) {
+		if werr := ew.finish(n); werr != nil {
+			return nil, werr
+		}
+		if ew != nil {
+			im.rep.Batches += ew.handedBatches
+			if s := ew.written(); s != "" {
+				err = fmt.Errorf("%w%s", err, s)
+			}
+		}
 		im.rep.Batches++
 		im.refuse(Refusal{File: name, Err: err})
 		return nil, nil
@@ -81,6 +97,11 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 			err = fmt.Errorf("%w; in the query: cast it, CAST(… AS DECIMAL(18,6)), or read_csv(…, all_varchar = true)", err)
 		}
 		return refuseFile(err)
+	}
+	if early {
+		if ew, err = im.startEarlyWrites(ctx, name, src, cols); err != nil {
+			return nil, err
+		}
 	}
 	sel := make([]string, len(cols))
 	for i, c := range cols {
@@ -104,15 +125,9 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	type group struct {
-		batch
-		refusal *Refusal
-		index   map[string]int // delivery key → position in series
-	}
-	groups := map[string]*group{}
-	var order []*group
+	groups := map[string]*readGroup{}
+	var order []*readGroup
 	rec := make(record, len(cols)+len(im.opt.Set))
-	n := 0
 	for rows.Next() {
 		n++
 		if err := rows.Scan(ptrs...); err != nil {
@@ -145,33 +160,25 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 		key, label := im.groupOf(rec, p, perr == nil)
 		g := groups[key]
 		if g == nil {
-			g = &group{batch: batch{file: name, label: label}, index: map[string]int{}}
+			g = &readGroup{batch: batch{file: name, label: label}, index: map[string]int{}}
 			groups[key] = g
 			order = append(order, g)
+		}
+		ch, err := ew.channel(rec, g)
+		if err != nil {
+			return refuseFile(fmt.Errorf("row %d: %w", n, err))
 		}
 		if perr != nil {
 			g.rows++
 			if g.refusal == nil {
 				g.refusal = im.rowRefusal(name, label, n, cols, perr)
 			}
-			continue
-		}
-		d := p.delivery
-		var at time.Time
-		if len(d.Intervals) > 0 {
-			at = d.Intervals[0].From
 		} else {
-			at = d.Readings[0].At
+			g.addRow(p)
 		}
-		g.add(at)
-		if i, ok := g.index[p.key]; ok {
-			s := &g.series[i].Delivery
-			s.Intervals = append(s.Intervals, d.Intervals...)
-			s.Readings = append(s.Readings, d.Readings...)
-			continue
+		if err := ew.rowRead(ch, n); err != nil {
+			return nil, errors.Join(err, ew.finish(n))
 		}
-		g.index[p.key] = len(g.series)
-		g.series = append(g.series, meterstore.StoredSeries{Delivery: d, Extra: p.extra})
 	}
 	if err := rows.Err(); err != nil {
 		return refuseFile(fmt.Errorf("%s after row %d: %w", what, n, err))
@@ -179,21 +186,38 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string) ([]
 	if n == 0 {
 		return refuseFile(fmt.Errorf("%w: the file holds no rows", metering.ErrInvalid))
 	}
+	if err := ew.finish(n); err != nil {
+		return nil, err
+	}
 	var out []batch
 	for _, g := range order {
 		im.rep.Batches++
-		if g.refusal != nil {
+		switch {
+		case g.early:
+		case g.refusal != nil:
 			g.refusal.Rows = g.rows
 			im.refuse(*g.refusal)
-			continue
+		case !g.accepted(im):
+			im.refuse(Refusal{File: name, Batch: g.label, Rows: g.rows, Err: g.checkErr})
+		default:
+			out = append(out, g.batch)
 		}
-		if err := im.check(g.series); err != nil {
-			im.refuse(Refusal{File: name, Batch: g.label, Rows: g.rows, Err: err})
-			continue
-		}
-		out = append(out, g.batch)
 	}
 	return out, nil
+}
+
+// addRow adds a parsed row to the batch.
+func (g *readGroup) addRow(p parsed) {
+	d := p.delivery
+	g.add(p.at())
+	if i, ok := g.index[p.key]; ok {
+		s := &g.series[i].Delivery
+		s.Intervals = append(s.Intervals, d.Intervals...)
+		s.Readings = append(s.Readings, d.Readings...)
+		return
+	}
+	g.index[p.key] = len(g.series)
+	g.series = append(g.series, meterstore.StoredSeries{Delivery: d, Extra: p.extra})
 }
 
 // stream runs query on a connection of its own as a DuckDB stream

@@ -1,0 +1,286 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// earlyWriter writes the batches of a file to PostgreSQL while the file is
+// still being read. A batch of a CSV or Parquet file is complete only once
+// every row of its channel has been read, and that is known only at the
+// file's end — unless the rows of each channel are counted first: a query
+// over the file (one scan of two columns) counts them per channel as the read
+// spells the channel (the malo_id and obis_code text), so a channel's batches
+// are complete the moment its last row is read, and they are written then,
+// hotWriters transactions at a time, while the read goes on. Each batch is
+// still written whole or not at all, as writeGroupOrEach writes it, and the
+// rows held are those of the channels not yet complete and of the writes in
+// flight, not the file's.
+//
+// Only batches the routed write would put wholly into PostgreSQL are written
+// early: their first "from" at or above the watermark and the bulk history
+// path's limit, both as the read began, so nothing written early changes
+// where the rest of the file goes. A channel any batch of which is not such a
+// batch is left whole to the write after the read.
+type earlyWriter struct {
+	im       *importer
+	ctx      context.Context
+	file     string
+	w, limit time.Time
+	hotLimit int
+	// channels are the rows left to read of each channel, by its text.
+	channels map[channelText]*channelRows
+	// maloInFile, obisInFile: the channel's columns the file holds (a
+	// column filled by --set is the same for every row).
+	maloInFile, obisInFile bool
+
+	chunk    []batch
+	rows     int
+	launched map[string]bool // channels (malo_id|obis_code) of writes begun
+	sem      chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	err      error
+	// handed counts the batches and rows given to writers.
+	handedBatches, handedRows int
+}
+
+// channelText is a channel as the file's text spells it.
+type channelText struct{ malo, obis string }
+
+// channelRows is a channel's rows not yet read and the batches they fill.
+type channelRows struct {
+	left   int
+	groups []*readGroup
+}
+
+// onEarlyWrite, when set, is told the rows read so far each time the early
+// writer begins a write.
+var onEarlyWrite func(rowsRead int)
+
+// startEarlyWrites counts the rows of each channel of the file src and
+// returns the writer of its complete batches, or nil when nothing is to be
+// written early: a dry run, batches of earlier files still queued (they go
+// first, in file order), no channel column in the file, or a count that
+// failed (the read itself then says why).
+func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols []srcColumn) (*earlyWriter, error) {
+	if im.opt.DryRun || len(im.pending) > 0 {
+		return nil, nil
+	}
+	ew := &earlyWriter{im: im, ctx: ctx, file: name, hotLimit: im.tbl.HotBatchRows(),
+		channels: map[channelText]*channelRows{}, launched: map[string]bool{}, sem: make(chan struct{}, hotWriters)}
+	key := []string{"''", "''"}
+	for _, c := range cols {
+		switch c.target {
+		case "malo_id":
+			key[0], ew.maloInFile = "coalesce(CAST("+sqlIdent(c.name)+" AS VARCHAR), '')", true
+		case "obis_code":
+			key[1], ew.obisInFile = "coalesce(CAST("+sqlIdent(c.name)+" AS VARCHAR), '')", true
+		}
+	}
+	if !ew.maloInFile && !ew.obisInFile {
+		return nil, nil
+	}
+	var err error
+	if ew.w, err = im.tbl.Watermark(ctx); err != nil {
+		return nil, fmt.Errorf("import %s: %w", name, err)
+	}
+	if ew.limit, err = im.bulkLimit(ctx); err != nil {
+		return nil, fmt.Errorf("import %s: %w", name, err)
+	}
+	rows, err := im.db.QueryContext(ctx, "SELECT "+key[0]+", "+key[1]+", count(*) FROM "+src+" GROUP BY ALL")
+	if err != nil {
+		return nil, nil
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ch channelText
+		var n int
+		if err := rows.Scan(&ch.malo, &ch.obis, &n); err != nil {
+			return nil, nil
+		}
+		ew.channels[ch] = &channelRows{left: n}
+	}
+	if rows.Err() != nil {
+		return nil, nil
+	}
+	return ew, nil
+}
+
+// errFileChanged: the read met more rows of a channel than the count.
+var errFileChanged = errors.New("the file changed while it was read: a channel holds more rows than counted before; import it again")
+
+// channel is the counted channel of the record just read; it tracks g, the
+// batch the row went to, as one the channel fills.
+func (ew *earlyWriter) channel(rec record, g *readGroup) (*channelRows, error) {
+	if ew == nil {
+		return nil, nil
+	}
+	var ct channelText
+	if ew.maloInFile {
+		ct.malo = rec["malo_id"]
+	}
+	if ew.obisInFile {
+		ct.obis = rec["obis_code"]
+	}
+	ch := ew.channels[ct]
+	if ch == nil || ch.left == 0 {
+		return nil, errFileChanged
+	}
+	if !containsGroup(ch.groups, g) {
+		ch.groups = append(ch.groups, g)
+		g.open++
+	}
+	return ch, nil
+}
+
+func containsGroup(gs []*readGroup, g *readGroup) bool {
+	for _, x := range gs {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// rowRead counts a row of ch read; once its last is, the channel's batches
+// that are complete and all for PostgreSQL are written.
+func (ew *earlyWriter) rowRead(ch *channelRows, rowsRead int) error {
+	if ch == nil {
+		return nil
+	}
+	ch.left--
+	if ch.left > 0 {
+		return nil
+	}
+	for _, g := range ch.groups {
+		g.open--
+	}
+	for _, g := range ch.groups {
+		if g.open > 0 || (g.accepted(ew.im) && !ew.hot(g.batch)) {
+			return nil
+		}
+	}
+	for _, g := range ch.groups {
+		if g.accepted(ew.im) && !g.early {
+			g.early = true
+			ew.chunk = append(ew.chunk, g.batch)
+			ew.rows += g.rows
+		}
+	}
+	if ew.rows >= ew.hotLimit {
+		return ew.launch(rowsRead)
+	}
+	return nil
+}
+
+// hot reports whether the routed write puts all of b into PostgreSQL and the
+// bulk history path would not take it.
+func (ew *earlyWriter) hot(b batch) bool {
+	return !b.lo.Before(ew.w) && !b.lo.Before(ew.limit)
+}
+
+// launch begins writing the chunk of complete batches, once a writer is
+// free. A chunk holding a channel an earlier write holds waits for every
+// earlier write: which delivery of a channel wins must not depend on timing.
+func (ew *earlyWriter) launch(rowsRead int) error {
+	if len(ew.chunk) == 0 {
+		return nil
+	}
+	if err := ew.failed(); err != nil {
+		return err
+	}
+	chunk := ew.chunk
+	ew.chunk, ew.rows = nil, 0
+	keys := map[string]bool{}
+	shared := false
+	for _, b := range chunk {
+		for _, s := range b.series {
+			k := s.MaloID.String() + "|" + s.Obis.String()
+			keys[k] = true
+			shared = shared || ew.launched[k]
+		}
+		ew.handedBatches++
+		ew.handedRows += b.rows
+	}
+	if shared {
+		ew.wg.Wait()
+	}
+	for k := range keys {
+		ew.launched[k] = true
+	}
+	if onEarlyWrite != nil {
+		onEarlyWrite(rowsRead)
+	}
+	select {
+	case ew.sem <- struct{}{}:
+	case <-ew.ctx.Done():
+		return ew.ctx.Err()
+	}
+	ew.wg.Add(1)
+	go func() {
+		defer ew.wg.Done()
+		defer func() { <-ew.sem }()
+		if err := ew.im.writeGroupOrEach(ew.ctx, ew.file, chunk); err != nil {
+			ew.mu.Lock()
+			ew.err = errors.Join(ew.err, err)
+			ew.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+func (ew *earlyWriter) failed() error {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	return ew.err
+}
+
+// finish writes what is left of the chunk and waits for every write; the
+// error is one that stops the import (a tier that cannot be reached).
+func (ew *earlyWriter) finish(rowsRead int) error {
+	if ew == nil {
+		return nil
+	}
+	err := ew.launch(rowsRead)
+	ew.wg.Wait()
+	return errors.Join(err, ew.failed())
+}
+
+// written is how a refusal of the rest of a file says what of it was
+// written before: the batches complete before the row it stopped at.
+func (ew *earlyWriter) written() string {
+	if ew == nil || ew.handedBatches == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the %d batches (%d rows) complete before that row were written before it was met (the report counts each)",
+		ew.handedBatches, ew.handedRows)
+}
+
+// readGroup is a batch being read: its deliveries by key, the first refusal
+// of a row of it, and how many of its channels are still being read.
+type readGroup struct {
+	batch
+	refusal *Refusal
+	index   map[string]int // delivery key → position in series
+	open    int
+	// checkErr is the encoding check's (checked once it is done).
+	checked  bool
+	checkErr error
+	early    bool
+}
+
+// accepted reports whether the batch breaks no rule the read checks: no row
+// of it refused, its deliveries encoded as the write path will encode them.
+func (g *readGroup) accepted(im *importer) bool {
+	if g.refusal != nil {
+		return false
+	}
+	if !g.checked {
+		g.checkErr, g.checked = im.check(g.series), true
+	}
+	return g.checkErr == nil
+}

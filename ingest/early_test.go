@@ -1,0 +1,103 @@
+package ingest_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/ingest"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/testkit/storetest"
+)
+
+const maloC = "10000000017"
+
+// earlyWrites records the rows read when each write during a read began.
+func earlyWrites(t *testing.T) func() []int {
+	var mu sync.Mutex
+	var seen []int
+	ingest.SetEarlyWriteHook(t, func(rowsRead int) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, rowsRead)
+	})
+	return func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int(nil), seen...)
+	}
+}
+
+// A channel's batch is written once its last row is read, while the rest of
+// the file is still being read; the report adds up as if written after.
+func TestCompleteChannelsWrittenWhileTheFileIsRead(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Start(t, storetest.Options{Now: now, HotBatchRows: 8}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	seen := earlyWrites(t)
+	one := func(int) string { return "1" }
+	lines := []string{header}
+	for _, m := range []string{maloA, maloB, maloC} {
+		lines = append(lines, quarterHours(m, hotDay, 8, "20260319000001", one)...)
+	}
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, writeFile(t, t.TempDir(), "day.csv", lines...))
+	require.NoError(t, err)
+	require.True(t, rep.OK(), rep.String())
+	require.Equal(t, 3, rep.Batches)
+	require.Equal(t, 24, rep.Rows)
+	require.Equal(t, 24, rep.HotRows)
+	require.Equal(t, 24, rep.Inserted)
+	require.Equal(t, []int{8, 16, 24}, seen(), "each channel's batch written as its eighth row is read")
+	require.EqualValues(t, 24, scalar(t, st, `SELECT count(*) FROM readings`))
+}
+
+// A channel whose rows are split across the file is complete only at its
+// last row: its bad last row refuses all of it, though the channels between
+// were written while the file was read.
+func TestChannelSplitAcrossTheFileStaysWhole(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Start(t, storetest.Options{Now: now, HotBatchRows: 4}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	seen := earlyWrites(t)
+	one := func(int) string { return "1" }
+	a := quarterHours(maloA, hotDay, 8, "20260319000001", one)
+	a[7] = strings.Replace(a[7], ",1,KWH", ",1e3,KWH", 1)
+	lines := append([]string{header}, a[:4]...)
+	lines = append(lines, quarterHours(maloB, hotDay, 4, "20260319000001", one)...)
+	lines = append(lines, quarterHours(maloC, hotDay, 4, "20260319000001", one)...)
+	lines = append(lines, a[4:]...)
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, writeFile(t, t.TempDir(), "split.csv", lines...))
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Batches)
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.Equal(t, "row 16, column value", rep.Refused[0].Where)
+	require.Equal(t, 8, rep.Refused[0].Rows)
+	require.ErrorIs(t, rep.Refused[0], metering.ErrInvalid)
+	require.Equal(t, 8, rep.Rows)
+	require.Equal(t, 8, rep.Inserted)
+	require.Equal(t, []int{8, 12}, seen())
+	require.EqualValues(t, 0, scalar(t, st, `SELECT count(*) FROM readings WHERE malo_id = $1`, maloA))
+	require.EqualValues(t, 8, scalar(t, st, `SELECT count(*) FROM readings`))
+}
+
+// A row that stops the read of a file (a timestamp without an offset) after
+// batches were written says so, and the report counts what went in.
+func TestFileRefusedAfterEarlyWritesSaysWhatWentIn(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Start(t, storetest.Options{Now: now, HotBatchRows: 4}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	one := func(int) string { return "1" }
+	lines := append([]string{header}, quarterHours(maloA, hotDay, 4, "20260319000001", one)...)
+	lines = append(lines, maloB+","+obisIn+",STROM,2026-03-18 01:00:00,2026-03-18 01:15:00,1.5,KWH,MEASURED,20260319000001,"+op)
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, writeFile(t, t.TempDir(), "naive.csv", lines...))
+	require.NoError(t, err)
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.ErrorIs(t, rep.Refused[0], ingest.ErrNaiveTimestamp)
+	require.Contains(t, rep.Refused[0].Error(), "row 5, column from")
+	require.Contains(t, rep.Refused[0].Error(), "the 1 batches (4 rows) complete before that row were written")
+	require.Equal(t, 2, rep.Batches)
+	require.Equal(t, 4, rep.Rows)
+	require.Equal(t, 4, rep.Inserted)
+	require.EqualValues(t, 4, scalar(t, st, `SELECT count(*) FROM readings`))
+}
