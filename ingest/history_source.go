@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -37,8 +38,8 @@ type historyStream struct {
 	closeRows func()
 	closeDB   func()
 	sc        *recordScanner
-	name      string                  // the file's, for progress
-	rest      map[string]*batchSeries // by label
+	name      string                // the file's, for progress
+	rest      map[string]*readGroup // by label
 
 	// the channel's month being read: its deliveries by delivery key, and
 	// the readings (merge key, scope and "from") it holds
@@ -49,14 +50,10 @@ type historyStream struct {
 	index     map[string]int
 	seen      map[string]struct{}
 	carryOver *parsed // the row that began the next unit
+	// ended are the channels whose unit of the month being read has ended.
+	ended map[unitOf]bool
 
 	bulkRows, stamped, readings int
-}
-
-// batchSeries is a batch being collected with its deliveries by key.
-type batchSeries struct {
-	batch
-	index map[string]int
 }
 
 // unitOf is a channel's UTC month.
@@ -71,11 +68,25 @@ func unitOfRow(p *parsed) unitOf {
 }
 
 // openHistoryStream starts the second read: the file ordered by UTC month
-// of "from", malo_id, obis_code and "from" in a database of its own (sortDB).
-func (im *importer) openHistoryStream(ctx context.Context, name, src string, cols []srcColumn, plan *streamPlan) (*historyStream, error) {
-	db, closeDB, err := sortDB(ctx)
+// of "from", malo_id, obis_code and "from" in a database of its own (sortDB);
+// from is the instant of "from" (instantSQL). A CSV file (spool) is first
+// written to a Parquet file in the sort's directory with its instant as a
+// column: DuckDB's sort of read_csv's rows runs out of sortMemory instead of
+// spilling (1 M rows of ten text columns), the same sort of a Parquet file's
+// does not.
+func (im *importer) openHistoryStream(ctx context.Context, name, src string, cols []srcColumn, from string, spool bool, plan *streamPlan) (*historyStream, error) {
+	db, closeDB, dir, err := sortDB(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if spool {
+		path := filepath.Join(dir, "rows.parquet")
+		q := "COPY (SELECT *, " + from + " AS " + sqlIdent(sortInstant) + " FROM " + src + ") TO " + sqlString(path) + " (FORMAT parquet)"
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			closeDB()
+			return nil, fmt.Errorf("spool for the sort: %w", err)
+		}
+		src, from = readerSQL(path, Parquet), sqlIdent(sortInstant)
 	}
 	col := func(target string) string {
 		for _, c := range cols {
@@ -85,7 +96,6 @@ func (im *importer) openHistoryStream(ctx context.Context, name, src string, col
 		}
 		return ""
 	}
-	from := col("from")
 	order := []string{"date_trunc('month', " + from + ")"}
 	for _, target := range []string{"malo_id", "obis_code"} {
 		if c := col(target); c != "" {
@@ -99,21 +109,22 @@ func (im *importer) openHistoryStream(ctx context.Context, name, src string, col
 		return nil, err
 	}
 	return &historyStream{im: im, plan: plan, rows: rows, closeRows: closeRows, closeDB: closeDB,
-		sc: im.newRecordScanner(cols, name), name: name, rest: map[string]*batchSeries{}, index: map[string]int{}, seen: map[string]struct{}{}}, nil
+		sc: im.newRecordScanner(cols, name), name: name, rest: map[string]*readGroup{}, index: map[string]int{}, seen: map[string]struct{}{},
+		ended: map[unitOf]bool{}}, nil
 }
 
 // sortDB is an in-memory DuckDB database of sortMemory that spills to a
 // temporary directory of its own; its time zone is UTC, so date_trunc cuts
-// UTC months. close closes it and removes the directory.
-func sortDB(ctx context.Context) (db *sql.DB, close func(), err error) {
-	dir, err := os.MkdirTemp("", "msql-import-sort-*")
+// UTC months. close closes it and removes the directory dir.
+func sortDB(ctx context.Context) (db *sql.DB, close func(), dir string, err error) {
+	dir, err = os.MkdirTemp("", "msql-import-sort-*")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	connector, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	db = sql.OpenDB(connector)
 	close = func() {
@@ -124,11 +135,15 @@ func sortDB(ctx context.Context) (db *sql.DB, close func(), err error) {
 		"SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL preserve_insertion_order = false"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			close()
-			return nil, nil, fmt.Errorf("sort database: %s: %w", q, err)
+			return nil, nil, "", fmt.Errorf("sort database: %s: %w", q, err)
 		}
 	}
-	return db, close, nil
+	return db, close, dir, nil
 }
+
+// sortInstant is the column of a spooled CSV file's instant of "from"; no
+// table has a column of that name, so no file read this far has one.
+const sortInstant = "msql_import_sort_instant"
 
 func (hs *historyStream) close() {
 	hs.closeRows()
@@ -165,6 +180,9 @@ func (hs *historyStream) Next(ctx context.Context) ([]meterstore.StoredSeries, e
 			continue
 		}
 		if u := unitOfRow(&p); hs.unitRows > 0 && u != hs.unit {
+			if err := hs.follows(u); err != nil {
+				return nil, err
+			}
 			page, rows = hs.endUnit(page, rows)
 			if rows >= historyPageRows {
 				hs.carryOver = &p
@@ -195,6 +213,29 @@ func (hs *historyStream) handOver(held int) {
 	hs.im.queued = hs.bulkRows
 	hs.im.mu.Unlock()
 	hs.im.progress(hs.name)
+}
+
+// errOutOfOrder: the second read met a channel's month after a later month
+// or after the channel's month had ended (the sort read an instant otherwise
+// than the row's parse).
+var errOutOfOrder = errors.New("read again: a channel's month out of the sorted order")
+
+// follows checks that u, the unit the row just read begins, comes after the
+// unit being read in the sort's order: a later month, or a channel of this
+// month not ended yet.
+func (hs *historyStream) follows(u unitOf) error {
+	switch {
+	case u.month < hs.unit.month:
+		return fmt.Errorf("%w: %s %s in month %d after month %d", errOutOfOrder, u.malo, u.obis, u.month, hs.unit.month)
+	case u.month > hs.unit.month:
+		clear(hs.ended)
+	default:
+		hs.ended[hs.unit] = true
+	}
+	if hs.ended[u] {
+		return fmt.Errorf("%w: %s %s in month %d again", errOutOfOrder, u.malo, u.obis, u.month)
+	}
+	return nil
 }
 
 // errNotPlanned: the second read met a batch the first did not (the file
@@ -239,18 +280,10 @@ func (hs *historyStream) endUnit(page []meterstore.StoredSeries, rows int) ([]me
 func (hs *historyStream) collect(g *plannedBatch, p *parsed) {
 	b := hs.rest[g.label]
 	if b == nil {
-		b = &batchSeries{batch: batch{file: g.file, label: g.label}, index: map[string]int{}}
+		b = &readGroup{batch: batch{file: g.file, label: g.label}, index: map[string]int{}}
 		hs.rest[g.label] = b
 	}
-	b.add(p.at())
-	if i, ok := b.index[p.key]; ok {
-		d := &b.series[i].Delivery
-		d.Intervals = append(d.Intervals, p.delivery.Intervals...)
-		d.Readings = append(d.Readings, p.delivery.Readings...)
-		return
-	}
-	b.index[p.key] = len(b.series)
-	b.series = append(b.series, meterstore.StoredSeries{Delivery: p.delivery, Extra: p.extra})
+	b.addRow(*p)
 }
 
 // restBatches are the collected batches in the order the file first names them.

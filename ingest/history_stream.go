@@ -11,7 +11,7 @@ import (
 	"github.com/meterstore/meterstore/internal/duckfmt"
 )
 
-// streamHistory imports the Parquet file at path by the streamed history
+// streamHistory imports the CSV or Parquet file at path by the streamed history
 // path when it holds history the bulk path takes: memory then holds a
 // channel's month of it at a time, not the file, whatever its size.
 //
@@ -26,27 +26,27 @@ import (
 // afterwards.
 //
 // handled is false when the file is to be read whole instead (readTabularAs),
-// nothing of it written or reported: it is no Parquet file with a TIMESTAMPTZ
-// "from", holds no row the bulk path would take, cannot be read or mapped
+// nothing of it written or reported: its "from" is neither a TIMESTAMPTZ nor
+// a CSV field (instantSQL), holds no row the bulk path would take, cannot be read or mapped
 // (the whole read refuses it, naming why), or its history was refused as a
 // whole — then the whole read writes it as the bulk path does, batch by batch
 // where the store refuses the history.
-func (im *importer) streamHistory(ctx context.Context, path string) (handled bool, err error) {
-	src := readerSQL(path, Parquet)
+func (im *importer) streamHistory(ctx context.Context, path string, format Format) (handled bool, err error) {
+	src := readerSQL(path, format)
 	cols, err := im.describe(ctx, src)
 	if err != nil || im.mapColumns(cols) != nil {
 		return false, nil
 	}
-	from := -1
-	for i, c := range cols {
-		if c.target == "from" && c.typ.Kind == duckfmt.TimestampTZ {
-			from = i
+	from := ""
+	for _, c := range cols {
+		if c.target == "from" {
+			from = im.instantSQL(c)
 		}
 	}
-	if from < 0 {
+	if from == "" {
 		return false, nil
 	}
-	if ok, err := im.mayHoldHistory(ctx, src, cols[from].name); err != nil || !ok {
+	if ok, err := im.mayHoldHistory(ctx, src, from); err != nil || !ok {
 		return false, err
 	}
 	if len(im.pending) > 0 {
@@ -72,7 +72,7 @@ func (im *importer) streamHistory(ctx context.Context, path string) (handled boo
 	for _, b := range bulk {
 		plan.groups[b.label].bulk = true
 	}
-	hs, err := im.openHistoryStream(ctx, path, src, cols, plan)
+	hs, err := im.openHistoryStream(ctx, path, src, cols, from, format == CSV, plan)
 	if err != nil {
 		return true, fmt.Errorf("import %s: %w", path, err)
 	}
@@ -90,6 +90,27 @@ func (im *importer) streamHistory(ctx context.Context, path string) (handled boo
 	return true, im.writeRest(ctx, path, rest, w)
 }
 
+// instantSQL is the DuckDB expression of the instant column c holds, for
+// the streamed path's order: a TIMESTAMPTZ as it is; a CSV field's text (with
+// its offset, or as wall-clock time in Options.TimeZone) cast as the row's
+// parse reads it; "" for any other column, which is then read whole. A field
+// the cast reads otherwise than the parse (NULL, say) puts a channel's month
+// out of the order, which the second read refuses (errOutOfOrder): the file
+// is then read whole.
+func (im *importer) instantSQL(c srcColumn) string {
+	col := sqlIdent(c.name)
+	switch {
+	case c.typ.Kind == duckfmt.TimestampTZ:
+		return col
+	case c.typ.Kind != duckfmt.Varchar:
+		return ""
+	case im.opt.TimeZone == nil:
+		return "TRY_CAST(" + col + " AS TIMESTAMPTZ)"
+	}
+	return "CASE WHEN regexp_matches(" + col + ", '(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$') THEN TRY_CAST(" + col +
+		" AS TIMESTAMPTZ) ELSE timezone(" + sqlString(im.opt.TimeZone.String()) + ", TRY_CAST(" + col + " AS TIMESTAMP)) END"
+}
+
 // streamMinRows is the fewest rows a file streamed by the history path
 // holds. A smaller one is read whole and queued with the files after it
 // (pendingRows), so that a folder of small files is one plan and one history
@@ -102,7 +123,7 @@ var streamMinRows = 200_000
 func (im *importer) mayHoldHistory(ctx context.Context, src, from string) (bool, error) {
 	var lo sql.NullTime
 	var n int64
-	if err := im.db.QueryRowContext(ctx, "SELECT min("+sqlIdent(from)+"), count(*) FROM "+src).Scan(&lo, &n); err != nil {
+	if err := im.db.QueryRowContext(ctx, "SELECT min("+from+"), count(*) FROM "+src).Scan(&lo, &n); err != nil {
 		return false, nil
 	}
 	if !lo.Valid || n < int64(streamMinRows) {

@@ -138,3 +138,75 @@ func TestStreamedHistoryRefusedWhileWritingFallsBackToTheWholeRead(t *testing.T)
 	require.EqualValues(t, rep.BulkRows, scalar(t, st, `SELECT count(*) FROM readings`))
 	require.Positive(t, rep.BulkRows)
 }
+
+// historyCSV writes hours hourly rows of maloA and maloB from from on, the
+// latest first and the MaLos interleaved; at formats each row's "from" and
+// "to".
+func historyCSV(t *testing.T, name string, from time.Time, hours int, at func(time.Time) string) string {
+	lines := []string{header}
+	for h := hours - 1; h >= 0; h-- {
+		f := from.Add(time.Duration(h) * time.Hour)
+		for _, m := range []string{maloA, maloB} {
+			lines = append(lines, fmt.Sprintf("%s,%s,STROM,%s,%s,0.5,KWH,MEASURED,20260101000001,%s", m, obisIn, at(f), at(f.Add(time.Hour)), op))
+		}
+	}
+	return writeFile(t, t.TempDir(), name, lines...)
+}
+
+// A CSV file of history is streamed as a Parquet file is: one commit, a page
+// and a channel's month held at once, its rows in whole — read in the order
+// of its instants, not of its text (the offsets change at the DST switches).
+func TestCSVHistoryIsStreamed(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	const page = 500
+	most, pages := 0, 0
+	ingest.SetHistoryPaging(t, page, func(held int) { most, pages = max(most, held), pages+1 })
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	csv := historyCSV(t, "history.csv", time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), hoursOfTwoYears,
+		func(t time.Time) string { return t.In(berlin).Format(time.RFC3339) })
+
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, csv)
+	require.NoError(t, err)
+	require.True(t, rep.OK(), rep.String())
+	rows := 2 * hoursOfTwoYears
+	require.Equal(t, rows, rep.Rows)
+	require.Equal(t, rows, rep.BulkRows)
+	require.Equal(t, 1, rep.BulkCommits)
+	require.Equal(t, rows, rep.Inserted)
+	require.Empty(t, rep.Notes)
+	channelMonth := 31 * 24
+	require.LessOrEqual(t, most, page+channelMonth, "held at once: a page and the channel's month it began")
+	require.GreaterOrEqual(t, pages, rows/(page+channelMonth), "handed over a page at a time")
+	files, _, err := st.Table().Cold.PlanFiles(ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	require.Len(t, files, 24, "one file per month")
+	for _, m := range []string{maloA, maloB} {
+		require.Equal(t, fmt.Sprintf("%d.000000", hoursOfTwoYears/2), decimalOf(t, scalar(t, st, `SELECT sum(value) FROM readings WHERE malo_id = $1`, m)))
+	}
+}
+
+// Naive CSV timestamps read in Options.TimeZone are streamed in the order of
+// the instants they are there.
+func TestCSVHistoryInATimeZoneIsStreamed(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	pages := 0
+	ingest.SetHistoryPaging(t, 100, func(int) { pages++ })
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	hours := 59 * 24 // January and February 2025 in Berlin: no DST switch
+	csv := historyCSV(t, "naive.csv", time.Date(2024, 12, 31, 23, 0, 0, 0, time.UTC), hours,
+		func(t time.Time) string { return t.In(berlin).Format("2006-01-02 15:04:05") })
+
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{TimeZone: berlin}, csv)
+	require.NoError(t, err)
+	require.True(t, rep.OK(), rep.String())
+	require.Equal(t, 2*hours, rep.BulkRows)
+	require.Equal(t, 1, rep.BulkCommits)
+	require.Positive(t, pages)
+	first := scalar(t, st, `SELECT min("from") FROM readings`).(time.Time)
+	require.True(t, first.Equal(time.Date(2024, 12, 31, 23, 0, 0, 0, time.UTC)), "2025-01-01 00:00 in Berlin, got %s", first)
+	require.EqualValues(t, 2*hours, scalar(t, st, `SELECT count(*) FROM readings`))
+}

@@ -405,8 +405,8 @@ func (im *importer) file(ctx context.Context, path string) error {
 	if format == MSCONS {
 		return im.done(ctx, path)(im.readMSCONS(ctx, path, f))
 	}
-	if format == Parquet && !im.opt.DryRun {
-		if handled, err := im.streamHistory(ctx, path); handled || err != nil {
+	if !im.opt.DryRun {
+		if handled, err := im.streamHistory(ctx, path, format); handled || err != nil {
 			return err
 		}
 	}
