@@ -80,6 +80,7 @@ type options struct {
 	importDayMalos    int           // -only import: MaLo of the hot day
 	importRSS         string        // -import-rss-rows as given
 	importRSSRows     []int         // -only import: Parquet sizes of the peak-RSS comparison
+	importRSSFormats  []string      // -only import: file formats of the peak-RSS comparison
 }
 
 func main() {
@@ -112,7 +113,17 @@ func main() {
 	flag.IntVar(&o.importDays, "import-days", 365, "-only import: days of the history")
 	flag.IntVar(&o.importDayMalos, "import-day-malos", 200, "-only import: MaLo × 2 channels of the day imported into the hot tier (the issue's scale is 1000)")
 	flag.StringVar(&o.importRSS, "import-rss-rows", "1000000,3000000", "-only import: Parquet sizes (rows, a year each) whose import peak RSS is compared (the issue's are 1000000,30000000); empty skips it")
+	importRSSFormats := flag.String("import-rss-formats", "parquet", "-only import: file formats (parquet, csv) of the peak-RSS comparison, each measured at -import-rss-rows")
 	flag.Parse()
+	for _, s := range strings.Split(*importRSSFormats, ",") {
+		switch f := strings.TrimSpace(s); f {
+		case "parquet", "csv":
+			o.importRSSFormats = append(o.importRSSFormats, f)
+		default:
+			fmt.Fprintf(os.Stderr, "-import-rss-formats %s: not a format; use parquet, csv or parquet,csv\n", s)
+			os.Exit(2)
+		}
+	}
 	for _, s := range strings.Split(o.importRSS, ",") {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err == nil && n > 0 {
