@@ -8,7 +8,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
+
+// AmbiguousDateError refuses a time.Time argument of a DATE parameter whose
+// day in its own location is not its day in the session's time zone: a
+// time.Time of a DATE parameter is read as its day in the session's zone (as
+// DuckDB casts an instant to a date), and a value naming another day in its
+// own zone cannot be told apart. Pass the day as a string, or a time.Time in
+// the session's zone.
+type AmbiguousDateError = duckstream.AmbiguousDateError
 
 // Params are values for a statement's parameters by name: "malo" binds $malo,
 // "1" binds $1 (and the first ?). Given as the only argument of Query, Rows,

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meterstore/meterstore/internal/duckstream"
 	"github.com/meterstore/meterstore/internal/sqltree"
 	"github.com/meterstore/meterstore/metering"
 )
@@ -479,7 +480,14 @@ func evalExprs(ctx context.Context, conn *sql.Conn, exprs []*sqltree.Cast, args 
 	for i := range out {
 		ptrs[i] = &out[i]
 	}
-	if err := conn.QueryRowContext(ctx, q, args...).Scan(ptrs...); err != nil {
+	// Through duckstream, which binds a time.Time to a DATE parameter as the
+	// statement's run does: the bounds are the statement's own.
+	db, err := duckstream.Open(conn, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, q, args...).Scan(ptrs...); err != nil {
 		return nil, err
 	}
 	return out[:len(exprs)], nil

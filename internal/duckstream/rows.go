@@ -94,6 +94,10 @@ func (c *streamConn) start(ctx context.Context, query string, args []driver.Name
 	fail := func(err error) (*streamRows, error) {
 		return nil, errors.Join(err, stmt.Close())
 	}
+	args, err = sessionDates(ctx, c.duck, stmt, args)
+	if err != nil {
+		return fail(err)
+	}
 	if err := stmt.BindWithCtx(ctx, args); err != nil {
 		return fail(err)
 	}
