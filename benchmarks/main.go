@@ -405,8 +405,8 @@ func writeResults(o options, fx *fixture, rs []result, took time.Duration) error
 		fmt.Fprintf(&b, "Fixture: one table per history length (%s years), each %d MaLo × 2 channels of 15-minute values archived one UTC day per commit up to %s, %g corrections (none in the first %d days); queries read the last year.\n\n",
 			o.history, o.malos, historyEnd.Format(time.DateOnly), o.corrections, o.cleanDays)
 	case o.only == "import":
-		fmt.Fprintf(&b, "Fixture (-only import, `-import-malos %d -import-days %d -import-day-malos %d -import-rss-rows '%s'`): generated quarter-hours on 1-0:1.29.0 and 1-0:2.29.0, one version, one network operator; the history a year from %s written as Parquet (DECIMAL values, TIMESTAMPTZ instants), the MSCONS interchange 31 days of the same MaLo count with a decimal comma.\n\n",
-			o.importMalos, o.importDays, o.importDayMalos, o.importRSS, importStart.Format(time.DateOnly))
+		fmt.Fprintf(&b, "Fixture (-only import, `-import-malos %d -import-days %d -import-day-malos %d -import-rss-rows '%s' -import-rss-formats %s`): generated quarter-hours on 1-0:1.29.0 and 1-0:2.29.0, one version, one network operator; the history a year from %s written as Parquet (DECIMAL values, TIMESTAMPTZ instants) — for -import-rss-formats csv as CSV (RFC 3339 with offsets, decimal text) —, the MSCONS interchange 31 days of the same MaLo count with a decimal comma.\n\n",
+			o.importMalos, o.importDays, o.importDayMalos, o.importRSS, strings.Join(o.importRSSFormats, ","), importStart.Format(time.DateOnly))
 	case fx == nil:
 		fmt.Fprintf(&b, "Fixture: %d MaLo × 2 channels × %d days of 15-minute values, %g corrections, archived into each warehouse.\n\n", o.malos, objectStoreDays, o.corrections)
 	default:
