@@ -166,3 +166,10 @@ func isUniqueViolation(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23505"
 }
+
+// droppedMeanwhile: err is PostgreSQL's undefined_table — a partition dropped
+// (archived) between listing it and reading it.
+func droppedMeanwhile(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "42P01"
+}

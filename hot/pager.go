@@ -2,13 +2,11 @@ package hot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/meterstore/meterstore"
@@ -207,8 +205,7 @@ func (p *Pager) fetchBlocks(ctx context.Context, part blockPart, buf []meterstor
 	}
 	sql := p.blockSQL(meterstore.QuoteIdent(part.name), bounded)
 	out, err := p.plan.query(ctx, sql, args, buf)
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.Code == "42P01" { // undefined_table
+	if droppedMeanwhile(err) {
 		return nil, fmt.Errorf("scan %s: partition %s was dropped during the scan (archived): %w: %w", p.plan.table, part.name, ErrPartitionDetached, err)
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package hot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -63,7 +64,7 @@ func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore
 		malos[r.MaloID] = true
 	}
 	names := slices.Sorted(maps.Keys(malos))
-	moving, err := s.detachedReaching(ctx, tx, names, lo, hi)
+	moving, err := s.movingRows(ctx, tx, names, lo, hi)
 	if err != nil {
 		return err
 	}
@@ -81,6 +82,31 @@ func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore
 	}
 	return nil
 }
+
+// movingRows is detachedReaching in a savepoint of tx, read again when a
+// partition it listed was dropped before its rows were read: an archival drops
+// its window's partition once the window is committed to Iceberg, so the rows
+// are in the cold read that follows. A failed statement would abort tx, the
+// savepoint keeps the write alive.
+func (s *Store) movingRows(ctx context.Context, tx pgx.Tx, malos []string, lo, hi time.Time) ([]meterstore.Row, error) {
+	for attempt := 1; ; attempt++ {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("write %s: read detached partitions: %w", s.cfg.Name(), err)
+		}
+		rows, err := s.detachedReaching(ctx, sp, malos, lo, hi)
+		if err == nil {
+			return rows, sp.Commit(ctx)
+		}
+		if rerr := sp.Rollback(ctx); rerr != nil || attempt == maxDroppedRereads || !droppedMeanwhile(err) {
+			return nil, errors.Join(err, rerr)
+		}
+	}
+}
+
+// maxDroppedRereads bounds movingRows' reads: each retry follows an archival
+// committing a window, which a write outlives only a few times.
+const maxDroppedRereads = 5
 
 // detachedReaching reads the rows of the MaLos in the table's detached
 // partitions — an archival's window on its way to Iceberg — that start before
@@ -230,7 +256,7 @@ func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*metersto
 	if err != nil {
 		return fmt.Errorf("write %s: check intervals against the hot tier: %w", s.cfg.Name(), err)
 	}
-	moving, err := s.detachedReaching(ctx, tx, names, lo, hi)
+	moving, err := s.movingRows(ctx, tx, names, lo, hi)
 	if err != nil {
 		return err
 	}

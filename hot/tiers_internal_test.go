@@ -1,0 +1,81 @@
+package hot
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/testkit/pgtest"
+)
+
+// TestMovingRowsOutliveADroppedPartition: an archival that commits its window
+// drops the detached partition, possibly between a hot write listing the
+// detached partitions and reading them. The write's transaction survives and
+// lists again (the window's rows are in the cold tier by then), instead of
+// failing with undefined_table — as a write racing archival did in the proof
+// suite ("read detached partitions: ERROR: relation
+// "readings_versions_2025_10_23_0000" does not exist (SQLSTATE 42P01)").
+func TestMovingRowsOutliveADroppedPartition(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.Database(t))
+	require.NoError(t, err)
+	defer pool.Close()
+	cfg, err := meterstore.TableSpec{Name: "readings_versions"}.Build()
+	require.NoError(t, err)
+	st := New(pool, cfg)
+	day := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, st.CreateTables(ctx, day))
+	parts, err := st.Partitions(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, parts)
+	require.NoError(t, st.Detach(ctx, parts[0]))
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	race := &droppingTx{Tx: tx, drop: func() error { return st.Drop(ctx, parts[0]) }}
+	rows, err := st.movingRows(ctx, race, []string{"41373559241"}, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	require.Equal(t, 2, race.savepoints, "listed, found dropped, listed again")
+	var one int
+	require.NoError(t, tx.QueryRow(ctx, "SELECT 1").Scan(&one), "the write's transaction is alive")
+}
+
+// droppingTx drops a partition through another connection just before the
+// first savepoint's second statement: between listing the detached
+// partitions and reading them.
+type droppingTx struct {
+	pgx.Tx
+	drop       func() error
+	savepoints int
+}
+
+func (d *droppingTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	sp, err := d.Tx.Begin(ctx)
+	d.savepoints++
+	if err != nil || d.savepoints > 1 {
+		return sp, err
+	}
+	return &dropBeforeSecond{Tx: sp, drop: d.drop}, nil
+}
+
+type dropBeforeSecond struct {
+	pgx.Tx
+	drop    func() error
+	queries int
+}
+
+func (d *dropBeforeSecond) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if d.queries++; d.queries == 2 {
+		if err := d.drop(); err != nil {
+			return nil, err
+		}
+	}
+	return d.Tx.Query(ctx, sql, args...)
+}
