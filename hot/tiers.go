@@ -55,15 +55,10 @@ func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore
 		return nil
 	}
 	rows := make([]*meterstore.Row, len(fresh))
-	lo, hi := ds[fresh[0]].Row.From, *ds[fresh[0]].Row.To
-	malos := map[string]bool{}
 	for j, i := range fresh {
-		r := &ds[i].Row
-		rows[j] = r
-		lo, hi = minTime(lo, r.From), maxTime(hi, *r.To)
-		malos[r.MaloID] = true
+		rows[j] = &ds[i].Row
 	}
-	names := slices.Sorted(maps.Keys(malos))
+	names, lo, hi := spanOf(rows)
 	moving, err := s.movingRows(ctx, tx, names, lo, hi)
 	if err != nil {
 		return err
@@ -235,16 +230,7 @@ func (s *Store) HoldReadings(ctx context.Context, rows []meterstore.Row, w time.
 // checkAgainstHot refuses a row of rows overlapping a row PostgreSQL holds,
 // attached or detached, of the same reading at the same version.
 func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*meterstore.Row, w time.Time) error {
-	lo, hi := rows[0].From, rows[0].From
-	malos := map[string]bool{}
-	for _, r := range rows {
-		if r.To == nil {
-			continue
-		}
-		lo, hi = minTime(lo, r.From), maxTime(hi, *r.To)
-		malos[r.MaloID] = true
-	}
-	names := slices.Sorted(maps.Keys(malos))
+	names, lo, hi := spanOf(rows)
 	cols := s.cfg.ColumnNames()
 	// Attached partitions lie above the archived range, so at or above w.
 	res, err := tx.Query(ctx, fmt.Sprintf(`SELECT %s FROM %s WHERE malo_id = ANY($1) AND "from" < $3 AND "to" > $2 AND "from" >= $4`,
@@ -268,6 +254,24 @@ func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*metersto
 		return s.tierConflict(c, w)
 	}
 	return nil
+}
+
+// spanOf is what a check across the watermark reads of the other tier for
+// rows: their MaLos, sorted, and [lo, hi) from the earliest "from" to the
+// latest "to" of the intervals among them (a point in time overlaps nothing).
+func spanOf(rows []*meterstore.Row) (malos []string, lo, hi time.Time) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.To == nil {
+			continue
+		}
+		if len(seen) == 0 {
+			lo, hi = r.From, *r.To
+		}
+		lo, hi = minTime(lo, r.From), maxTime(hi, *r.To)
+		seen[r.MaloID] = true
+	}
+	return slices.Sorted(maps.Keys(seen)), lo, hi
 }
 
 func minTime(a, b time.Time) time.Time {
