@@ -72,6 +72,8 @@ type options struct {
 	pgbenchSingle     bool          // -only pgbench: only the single-meter reads
 	keep              bool          // leave the fixture directory (PostgreSQL's data, the warehouse) in place
 	peersExplain      string        // where -only peers writes each question's EXPLAIN ANALYZE, ours and DuckLake's ("" for none)
+	fixtureDir        string        // -only peers: build the fixture here once and reuse it ("" for a temporary one)
+	buildOnly         bool          // with -fixture-dir: stop once the fixture is built, before any question is timed
 	pgbenchDuration   time.Duration // each pgbench run's length
 	pgbenchClients    string        // -pgbench-clients as given
 	pgbenchProtocol   string        // pgbench -M
@@ -98,6 +100,8 @@ func main() {
 	flag.BoolVar(&o.pgbenchSingle, "pgbench-single", false, "-only pgbench: run only the single-meter reads (one meter's day and month)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the fixture directory (PostgreSQL's data directory, the warehouse, msql) in place and log where, to run msql serve and pgbench against it by hand")
 	flag.StringVar(&o.peersExplain, "peers-explain", "", "after the peers' timings, write each question's EXPLAIN ANALYZE — ours (the split, files, resolution, DuckDB's profile) and DuckLake's — to this file")
+	flag.StringVar(&o.fixtureDir, "fixture-dir", "", "-only peers: build the fixture (PostgreSQL's data, the warehouse, both peers) in this directory and record each finished build phase in its fixture.json; a later run with the same fixture flags skips what is built and times the questions")
+	flag.BoolVar(&o.buildOnly, "build-only", false, "with -fixture-dir: stop once the fixture and both peers are built and checked to agree, before any question is timed (build on a loaded machine, time on a quiet one)")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
 	flag.StringVar(&o.out, "out", "benchmarks/RESULTS.md", "where to write the results table")
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
@@ -155,6 +159,10 @@ func main() {
 	} else if o.extensions != "" {
 		o.extensions, _ = filepath.Abs(o.extensions)
 	}
+	if (o.fixtureDir != "" || o.buildOnly) && (o.only != "peers" || o.fixtureDir == "") {
+		fmt.Fprintf(os.Stderr, "-fixture-dir %q -build-only=%v -only %q: a fixture directory is for -only peers (the other measures change the fixture they measure), and -build-only needs one\n", o.fixtureDir, o.buildOnly, o.only)
+		os.Exit(2)
+	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmarks:", err)
 		os.Exit(1)
@@ -172,18 +180,26 @@ type env struct {
 	keep      bool // leave dir in place on close
 }
 
-func startEnv(ctx context.Context) (*env, error) {
+// startEnv starts the deployment in dir, a temporary directory if dir is
+// empty; a PostgreSQL data directory already in dir is started as it is.
+func startEnv(ctx context.Context, dir string) (*env, error) {
 	bin, err := pglocal.FindBinaries()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "meterstore-bench-")
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "meterstore-bench-")
+	} else {
+		err = os.MkdirAll(dir, 0o755)
+	}
 	if err != nil {
 		return nil, err
 	}
 	e := &env{dir: dir}
-	if err := pglocal.Init(ctx, bin, filepath.Join(dir, "pg"), pglocal.Durable); err != nil {
-		return nil, err
+	if _, err := os.Stat(filepath.Join(dir, "pg", "PG_VERSION")); err != nil {
+		if err := pglocal.Init(ctx, bin, filepath.Join(dir, "pg"), pglocal.Durable); err != nil {
+			return nil, err
+		}
 	}
 	e.server, err = pglocal.Start(ctx, bin, filepath.Join(dir, "pg"), pglocal.Options{})
 	if err != nil {
@@ -229,11 +245,18 @@ type result struct {
 
 func run(ctx context.Context, o options) error {
 	start := time.Now()
-	e, err := startEnv(ctx)
+	var built *builtFixture
+	if o.fixtureDir != "" {
+		var err error
+		if built, err = openBuilt(o); err != nil {
+			return err
+		}
+	}
+	e, err := startEnv(ctx, o.fixtureDir)
 	if err != nil {
 		return err
 	}
-	e.keep = o.keep
+	e.keep = o.keep || built != nil
 	defer e.close()
 	if o.objectStore == "only" {
 		b := &bench{ctx: ctx, o: o, e: e}
@@ -275,12 +298,14 @@ func run(ctx context.Context, o options) error {
 	w.MaLos, w.Days, w.CorrectionRate = o.malos, o.days, o.corrections
 	w.Start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	cfg := w.IntervalTable("readings_versions").MustBuild()
-	logf("generating fixture: %d MaLo × %d days × 2 channels of 15-minute values, %.1f %% corrections", o.malos, o.days, 100*o.corrections)
-	fx, err := loadFixture(ctx, e, w, cfg, o.cleanDays, o.reference)
-	if err != nil {
-		return err
+	fx := built.fixture(o.reference)
+	if fx == nil {
+		logf("generating fixture: %d MaLo × %d days × 2 channels of 15-minute values, %.1f %% corrections", o.malos, o.days, 100*o.corrections)
+		if fx, err = loadFixture(ctx, e, w, cfg, o.cleanDays, o.reference); err != nil {
+			return err
+		}
+		logf("fixture: %d rows (%d cold in %d windows, %d hot), loaded in %s (load %s)", fx.rows, fx.coldRows, fx.windows, fx.hotRows, time.Since(start).Round(time.Second), loadAverage())
 	}
-	logf("fixture: %d rows (%d cold in %d windows, %d hot), loaded in %s", fx.rows, fx.coldRows, fx.windows, fx.hotRows, time.Since(start).Round(time.Second))
 
 	st, err := store.Open(ctx, store.Config{Pool: e.pool, Catalog: e.cat, Tables: []meterstore.TableConfig{cfg}, Now: func() time.Time { return fx.now },
 		MemoryLimit: o.memoryLimit})
@@ -288,7 +313,12 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer st.Close()
-	b := &bench{ctx: ctx, o: o, e: e, st: st, cfg: cfg, w: w, fx: fx}
+	b := &bench{ctx: ctx, o: o, e: e, st: st, cfg: cfg, w: w, fx: fx, built: built}
+	if fx.coldFiles == nil {
+		if fx.coldFiles, err = b.plannedPaths(); err != nil {
+			return err
+		}
+	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -297,13 +327,25 @@ func run(ctx context.Context, o options) error {
 		defer stop()
 	}
 	var results []result
-	if o.compacted {
-		r, err := b.compactClosedMonths()
+	if built != nil {
+		// The hot week is written once, with the fixture; ingest below is
+		// then skipped.
+		rs, _, err := b.phase(fixturePhase, b.ingest)
 		if err != nil {
 			return err
 		}
-		logf("%-55s %s", r.measure, r.figure)
-		results = append(results, r)
+		results = append(results, rs...)
+	}
+	if o.compacted {
+		rs, _, err := b.phase("compaction", func() ([]result, error) {
+			r, err := b.compactClosedMonths()
+			return []result{r}, err
+		})
+		if err != nil {
+			return err
+		}
+		logf("%-55s %s", rs[0].measure, rs[0].figure)
+		results = append(results, rs...)
 	}
 	type measure struct {
 		name      string
@@ -322,7 +364,7 @@ func run(ctx context.Context, o options) error {
 		only[strings.TrimSpace(n)] = true
 	}
 	for _, ms := range measures {
-		if ms.reference && !o.reference || o.only != "" && !only[ms.name] || ms.name == "compaction" && o.compacted {
+		if ms.reference && !o.reference || o.only != "" && !only[ms.name] || ms.name == "compaction" && o.compacted || ms.name == "ingest" && built != nil {
 			continue
 		}
 		m := ms.run
@@ -334,6 +376,10 @@ func run(ctx context.Context, o options) error {
 			logf("%-55s %s (target %s)", r.measure, r.figure, r.target)
 		}
 		results = append(results, rs...)
+	}
+	if o.buildOnly {
+		logf("build: %s is built (%s): run again without -build-only to time the questions", o.fixtureDir, time.Since(start).Round(time.Second))
+		return nil
 	}
 	if len(o.rssRows) >= 2 && (o.only == "" || only["archival"]) {
 		rs, err := b.archivalRSS()

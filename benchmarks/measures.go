@@ -22,6 +22,9 @@ type bench struct {
 	cfg meterstore.TableConfig
 	w   testkit.Workload // the fixture's generator, for loading peers from the same deliveries
 	fx  *fixture
+	// built records the build phases of a fixture directory (-fixture-dir);
+	// nil for a temporary fixture.
+	built *builtFixture
 }
 
 func (b *bench) table() *store.Table { return b.st.Tables()[0] }
