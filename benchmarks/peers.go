@@ -31,12 +31,14 @@ import (
 // resolves versions at query time. The questions are TSBS-like metering
 // questions, each timed alternately on the three sides.
 const (
-	curTable     = "cur_readings"
-	curStaging   = "cur_staging"
-	lakeCatalog  = "lake"
-	upsertRows   = 50_000
-	peerMeters   = 20
-	lakeDataPath = "ducklake-data"
+	curTable    = "cur_readings"
+	curStaging  = "cur_staging"
+	lakeCatalog = "lake"
+	upsertRows  = 50_000
+	// upsertProgress is how many upserted rows the load logs its rate after.
+	upsertProgress = 2_000_000
+	peerMeters     = 20
+	lakeDataPath   = "ducklake-data"
 )
 
 // question is one metering question, its SQL taking the relation as %s.
@@ -322,6 +324,10 @@ ON CONFLICT (%s) DO UPDATE SET %s WHERE %s.version < excluded.version; COMMIT`,
 			return fmt.Errorf("upsert into %s: %w", curTable, err)
 		}
 		_, err := b.e.pool.Exec(b.ctx, "TRUNCATE "+curStaging)
+		if rows/upsertProgress != (rows+len(batch))/upsertProgress {
+			logf("peers: %d rows upserted in %s (%.0f rows/s, load %s)", rows+len(batch), time.Since(start).Round(time.Second),
+				float64(rows+len(batch))/time.Since(start).Seconds(), loadAverage())
+		}
 		rows += len(batch)
 		batch = batch[:0]
 		return err
