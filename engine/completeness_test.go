@@ -109,18 +109,23 @@ func TestCompleteness(t *testing.T) {
 			require.EqualValues(t, incomplete, res.Rows[0][0])
 			require.Equal(t, missing, res.Rows[0][1])
 			require.Equal(t, surplus, res.Rows[0][2])
-			// A time.Time names its own calendar day, whatever the session zone:
-			// a Berlin midnight is that Berlin day, not the UTC day before.
+			// A time.Time is read by the rule of every DATE parameter: its day
+			// in the session's zone (UTC here) — a Berlin noon and a UTC midnight
+			// are that day — and a Berlin midnight, the UTC day before, refused.
 			berlin, err := time.LoadLocation("Europe/Berlin")
 			require.NoError(t, err)
-			inBerlin := func(d metering.Date) time.Time {
-				return time.Date(d.Time().Year(), d.Time().Month(), d.Time().Day(), 0, 0, 0, 0, berlin)
+			inBerlin := func(d metering.Date, hour int) time.Time {
+				return time.Date(d.Time().Year(), d.Time().Month(), d.Time().Day(), hour, 0, 0, 0, berlin)
 			}
-			for _, args := range [][]any{{inBerlin(from), inBerlin(to)}, {from.Time(), to.Time()}} {
+			for _, args := range [][]any{{inBerlin(from, 12), inBerlin(to, 12)}, {from.Time(), to.Time()}} {
 				again, err := eng.Query(ctx, `SELECT count(*) FILTER (WHERE NOT complete), CAST(sum(missing) AS BIGINT), CAST(sum(surplus) AS BIGINT) FROM meter_completeness($1, $2)`, args...)
 				require.NoError(t, err, "%s", args[0])
 				require.Equal(t, res.Rows, again.Rows, "%s", args[0])
 			}
+			_, err = eng.Query(ctx, `SELECT * FROM meter_completeness($1, $2)`, inBerlin(from, 0), inBerlin(to, 0))
+			var amb *engine.AmbiguousDateError
+			require.ErrorAs(t, err, &amb)
+			require.Equal(t, from.String(), amb.Own)
 			res, err = eng.Query(ctx, `SELECT malo_id, first_gap FROM meter_completeness('`+from.String()+`', '`+to.String()+`') c WHERE NOT c.complete ORDER BY 1`)
 			require.NoError(t, err)
 			require.Len(t, res.Rows, incomplete)

@@ -44,7 +44,7 @@ func (pl *planning) expandCompleteness(ctx context.Context, t *sqltree.TableFunc
 		}
 		exprs = append(exprs, sqltree.NewCast(c, typ, true))
 	}
-	vals, err := evalExprs(ctx, pl.conn, exprs, calendarDates(pl.in.Args))
+	vals, err := evalExprs(ctx, pl.conn, exprs, pl.in.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", completenessFunction, err)
 	}
@@ -75,19 +75,4 @@ func (pl *planning) expandCompleteness(ctx context.Context, t *sqltree.TableFunc
 		alias = completenessFunction
 	}
 	return sqltree.AsSubqueryRef(t, alias, sub), nil
-}
-
-// calendarDates replaces each time.Time argument by its own calendar date (in
-// its location): the day the caller wrote, not the date of that instant in the
-// session's time zone.
-func calendarDates(args []any) []any {
-	out := make([]any, len(args))
-	for i, a := range args {
-		if v, ok := a.(time.Time); ok {
-			out[i] = v.Format(time.DateOnly)
-		} else {
-			out[i] = a
-		}
-	}
-	return out
 }
