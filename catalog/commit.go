@@ -292,8 +292,8 @@ func (t *Table) commitFenced(ctx context.Context, f Fence, op string, src RowSou
 		})
 		return err
 	}
-	if hold := t.hotHold(); hold != nil && reaching != nil {
-		err = hold(ctx, reaching(), newWatermark, commit)
+	if reaching != nil {
+		err = t.underHotHold(ctx, reaching(), newWatermark, commit)
 	} else {
 		err = commit(ctx)
 	}

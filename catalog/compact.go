@@ -469,9 +469,13 @@ func (t *Table) compactPartition(ctx context.Context, p Partition, opt CompactOp
 	if err != nil {
 		return out, err
 	}
+	w, err := t.watermarkFrom(ctx, tbl, tbl.CurrentSnapshot())
+	if err != nil {
+		return out, err
+	}
 	id := uuid.New().String()
 	fan.footer = func(w *partWriter) map[string]string { return compactionMarks(id, w) }
-	files, err := t.mergePartition(ctx, fsys, fan, p, opt, index, of, &out)
+	files, reaching, err := t.mergePartition(ctx, fsys, fan, p, opt, w, index, of, &out)
 	if err != nil {
 		fan.abort()
 		return out, err
@@ -483,8 +487,16 @@ func (t *Table) compactPartition(ctx context.Context, p Partition, opt CompactOp
 	for i, task := range p.tasks {
 		remove[i] = task.File
 	}
-	snap, err := t.commitCompaction(ctx, id, remove, files)
-	if errors.Is(err, ErrCompactionRaced) {
+	var snap int64
+	err = t.underHotHold(ctx, reaching, w, func(ctx context.Context) (err error) {
+		snap, err = t.commitCompaction(ctx, id, remove, files)
+		return err
+	})
+	if errors.Is(err, meterstore.ErrOverlap) || errors.Is(err, meterstore.ErrSecondOperator) {
+		err = &ForeignIntervalError{Err: err} // refused before the commit
+	}
+	var refused *ForeignIntervalError
+	if errors.Is(err, ErrCompactionRaced) || errors.As(err, &refused) {
 		fan.abort() // never committed: the files are ours to remove
 	}
 	if err != nil {
@@ -523,8 +535,11 @@ func compactionMarks(id string, w *partWriter) map[string]string {
 }
 
 // mergePartition merges p's files into fan and closes it, checking that every
-// row read is written exactly once.
-func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, p Partition, opt CompactOptions, index, of int, out *CompactedPartition) ([]iceberg.DataFile, error) {
+// row read is written exactly once. It returns the files and the rows whose
+// intervals reach above the watermark w: no rule of this tier compares them
+// with the hot tier's rows, and a writer outside MeterStore compared them with
+// nothing, so the commit is held against PostgreSQL's (underHotHold).
+func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, p Partition, opt CompactOptions, w time.Time, index, of int, out *CompactedPartition) ([]iceberg.DataFile, []meterstore.Row, error) {
 	var inputs []*mergeInput
 	defer func() {
 		for _, in := range inputs {
@@ -534,7 +549,7 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 	for _, task := range p.tasks {
 		in, err := openMergeInput(ctx, t.cfg, fsys, task.File.FilePath())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		inputs = append(inputs, in)
 	}
@@ -550,12 +565,13 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 	if !p.Month.IsZero() {
 		reaching, err := t.reachingInto(ctx, t.Iceberg(), p.Month)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rules.carry(reaching)
 	}
 	pairs := unitPairs{}
 	var checked []offered
+	var reaching []meterstore.Row
 	err := mergeGroups(ctx, inputs, func(group []meterstore.Row) error {
 		slices.SortFunc(group, order)
 		checked = checked[:0]
@@ -564,6 +580,9 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 				return fmt.Errorf("compact %s: %w", p.Name, err)
 			}
 			checked = append(checked, offered{&group[i], true})
+			if rowEnd(&group[i]).After(w) {
+				reaching = append(reaching, group[i])
+			}
 		}
 		if err := rules.group(checked); err != nil {
 			return fmt.Errorf("compact %s: %w", p.Name, err)
@@ -603,20 +622,20 @@ func (t *Table) mergePartition(ctx context.Context, fsys iceio.IO, fan *fanout, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files, err := fan.close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var written int64
 	for _, f := range files {
 		written += f.Count()
 	}
 	if out.Rows != p.Rows || written != p.Rows {
-		return nil, fmt.Errorf("merged %d rows into files holding %d, from files holding %d", out.Rows, written, p.Rows)
+		return nil, nil, fmt.Errorf("merged %d rows into files holding %d, from files holding %d", out.Rows, written, p.Rows)
 	}
-	return files, nil
+	return files, reaching, nil
 }
 
 // keyOrder orders the rows of a merge group — they share malo_id, obis_code

@@ -49,3 +49,21 @@ var (
 	// commit since its run began, or the run's lease lost (see Fence).
 	ErrFenced = fmt.Errorf("watermark commit fenced off: %w", meterstore.ErrConflict)
 )
+
+// ForeignIntervalError refuses a compaction whose files hold an interval
+// reaching above the tiering watermark that conflicts with a row the hot tier
+// holds. No write path of MeterStore stores such a pair — each checks the
+// other tier's rows — so a file committed out of band brought it; compacting
+// would mark the interval clean and every sum over the overlap would count
+// both. Err is the hot tier's refusal, naming the reading, both intervals and
+// the rule.
+type ForeignIntervalError struct {
+	Err error
+}
+
+func (e *ForeignIntervalError) Error() string {
+	return fmt.Sprintf("the month's files hold an interval reaching above the tiering watermark that the hot tier's rows contradict (a file committed out of band; no write path stores such a pair): "+
+		"remove that file from the table, or restate the interval at a higher version, then compact again: %v", e.Err)
+}
+
+func (e *ForeignIntervalError) Unwrap() error { return e.Err }

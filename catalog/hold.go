@@ -33,6 +33,17 @@ func (t *Table) hotHold() HotHold {
 	return t.holdHot
 }
 
+// underHotHold runs commit — of rows, among others, reaching above the
+// watermark w — under the hold HoldAgainstHot set, which refuses a row that
+// conflicts with one PostgreSQL holds; without a hold, or with no row
+// reaching above w, it just commits.
+func (t *Table) underHotHold(ctx context.Context, rows []meterstore.Row, w time.Time, commit func(context.Context) error) error {
+	if hold := t.hotHold(); hold != nil && len(rows) > 0 {
+		return hold(ctx, rows, w, commit)
+	}
+	return commit(ctx)
+}
+
 // ReachingAbove is the rows whose interval ends above w: those of a cold
 // write to check against the hot tier.
 func ReachingAbove(rows []meterstore.Row, w time.Time) []meterstore.Row {
