@@ -368,3 +368,61 @@ func TestFirstWindowCommitsTheRowsClaimedBelowIt(t *testing.T) {
 	require.True(t, out.Watermark.Equal(end), "watermark %s", out.Watermark)
 	checkExactlyOnce(t, l)
 }
+
+// TestReconcileRefusesARecreatedPartitionAConflictingColdWriteContradicts:
+// a partition recreated below the watermark holds a correction (a write that
+// raced an archival — here the state a build without the archived range
+// left), and before Reconcile moves it a late correction of the same reading
+// and version with another value goes to Iceberg: no check saw the pair, the
+// cold write compares only with cold rows and hot rows reaching above the
+// watermark. Reconcile offers the partition's rows to AppendCold, which
+// refuses the restatement; as reoffer's doc says, the partition stays
+// detached (its row not counted, not lost), the run fails naming it, and the
+// next run refuses again. Answers stay the cold row's, once.
+func TestReconcileRefusesARecreatedPartitionAConflictingColdWriteContradicts(t *testing.T) {
+	ctx := context.Background()
+	l := load(t, nil)
+	now := l.first.Add(24*time.Hour + l.tbl.Config.SettlementLag())
+	var late meterstore.Row
+	err := l.tbl.Hot.Scan(ctx, hot.ScanRequest{To: l.first.Add(24 * time.Hour), PageRows: 1}, func(rs []meterstore.Row) error { late = rs[0]; return errStop })
+	require.ErrorIs(t, err, errStop)
+	out, err := l.tbl.Archiver.Archive(ctx, now, 1)
+	require.NoError(t, err)
+	require.True(t, out.ArchivedAnything())
+
+	_, err = l.s.Pool.Exec(ctx, `DROP TABLE "readings_versions$archived"`)
+	require.NoError(t, err, "the state an earlier build left: no archived range")
+	late.Version++
+	late.Value = late.Value.Add(decimal.NewFromInt(1))
+	_, err = l.tbl.Hot.Write(ctx, []meterstore.Row{late})
+	require.NoError(t, err, "the partition below the watermark is recreated")
+	cold := late
+	cold.Value = late.Value.Add(decimal.NewFromInt(1))
+	_, err = l.tbl.Cold.AppendCold(ctx, []meterstore.Row{cold})
+	require.NoError(t, err, "the cold write does not see the recreated partition")
+	_, err = l.oracle.Record(cold)
+	require.NoError(t, err)
+
+	for run := range 2 {
+		rec, err := l.tbl.Archiver.Reconcile(ctx)
+		require.ErrorIs(t, err, meterstore.ErrRestatement, "run %d: %+v", run, rec)
+		require.Empty(t, rec.Dropped)
+		t.Logf("run %d refused: %v", run, err)
+		det, derr := l.tbl.Hot.DetachedPartitions(ctx)
+		require.NoError(t, derr)
+		require.Len(t, det, 1, "the recreated partition, detached")
+		require.ErrorContains(t, err, det[0].Name)
+		var held []meterstore.Row
+		require.NoError(t, l.tbl.Hot.Scan(ctx, hot.ScanRequest{Table: det[0].Name}, func(rs []meterstore.Row) error {
+			held = append(held, rs...)
+			return nil
+		}))
+		require.Len(t, held, 1)
+		require.True(t, held[0].Value.Equal(late.Value), "the hot correction is kept")
+	}
+	res, err := l.s.Engine.Query(ctx, `SELECT count(*), sum(value) FROM readings`)
+	require.NoError(t, err)
+	all := time.Time{}
+	require.EqualValues(t, l.oracle.RowCount(all, all), res.Rows[0][0])
+	require.True(t, l.oracle.Sum(all, all).Equal(res.Rows[0][1].(decimal.Decimal)), "sum %s, oracle %s (the cold correction once)", res.Rows[0][1], l.oracle.Sum(all, all))
+}
