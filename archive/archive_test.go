@@ -220,6 +220,22 @@ func TestInsertRacingDetachFailsLoudly(t *testing.T) {
 	checkExactlyOnce(t, l)
 }
 
+// firstWindowArchived is a loaded store with its first window archived,
+// and a row of that window.
+func firstWindowArchived(t *testing.T) (loaded, meterstore.Row) {
+	t.Helper()
+	ctx := context.Background()
+	l := load(t, nil)
+	now := l.first.Add(24*time.Hour + l.tbl.Config.SettlementLag())
+	var row meterstore.Row
+	err := l.tbl.Hot.Scan(ctx, hot.ScanRequest{To: l.first.Add(24 * time.Hour), PageRows: 1}, func(rs []meterstore.Row) error { row = rs[0]; return errStop })
+	require.ErrorIs(t, err, errStop)
+	out, err := l.tbl.Archiver.Archive(ctx, now, 1)
+	require.NoError(t, err)
+	require.True(t, out.ArchivedAnything())
+	return l, row
+}
+
 // TestReconcileMovesARecreatedPartition: a late correction written straight
 // to PostgreSQL after archival dropped its window (what a stale router would
 // do) is refused: the window is the cold tier's. A partition recreated below
@@ -228,17 +244,10 @@ func TestInsertRacingDetachFailsLoudly(t *testing.T) {
 // it and claims the range again.
 func TestReconcileMovesARecreatedPartition(t *testing.T) {
 	ctx := context.Background()
-	l := load(t, nil)
-	now := l.first.Add(24*time.Hour + l.tbl.Config.SettlementLag())
-	var late meterstore.Row
-	err := l.tbl.Hot.Scan(ctx, hot.ScanRequest{To: l.first.Add(24 * time.Hour), PageRows: 1}, func(rs []meterstore.Row) error { late = rs[0]; return errStop })
-	require.ErrorIs(t, err, errStop)
-	out, err := l.tbl.Archiver.Archive(ctx, now, 1)
-	require.NoError(t, err)
-	require.True(t, out.ArchivedAnything())
+	l, late := firstWindowArchived(t)
 	late.Version++
 	late.Value = late.Value.Add(decimal.NewFromInt(1))
-	_, err = l.tbl.Hot.Write(ctx, []meterstore.Row{late})
+	_, err := l.tbl.Hot.Write(ctx, []meterstore.Row{late})
 	require.ErrorIs(t, err, hot.ErrArchivedRange, "the archived window is not recreated")
 
 	_, err = l.s.Pool.Exec(ctx, `DROP TABLE "readings_versions$archived"`)
@@ -381,16 +390,9 @@ func TestFirstWindowCommitsTheRowsClaimedBelowIt(t *testing.T) {
 // next run refuses again. Answers stay the cold row's, once.
 func TestReconcileRefusesARecreatedPartitionAConflictingColdWriteContradicts(t *testing.T) {
 	ctx := context.Background()
-	l := load(t, nil)
-	now := l.first.Add(24*time.Hour + l.tbl.Config.SettlementLag())
-	var late meterstore.Row
-	err := l.tbl.Hot.Scan(ctx, hot.ScanRequest{To: l.first.Add(24 * time.Hour), PageRows: 1}, func(rs []meterstore.Row) error { late = rs[0]; return errStop })
-	require.ErrorIs(t, err, errStop)
-	out, err := l.tbl.Archiver.Archive(ctx, now, 1)
-	require.NoError(t, err)
-	require.True(t, out.ArchivedAnything())
+	l, late := firstWindowArchived(t)
 
-	_, err = l.s.Pool.Exec(ctx, `DROP TABLE "readings_versions$archived"`)
+	_, err := l.s.Pool.Exec(ctx, `DROP TABLE "readings_versions$archived"`)
 	require.NoError(t, err, "the state an earlier build left: no archived range")
 	late.Version++
 	late.Value = late.Value.Add(decimal.NewFromInt(1))
