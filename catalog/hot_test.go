@@ -15,48 +15,73 @@ import (
 
 // TestCompactionRefusesAForeignIntervalOverHotRows: a file committed out of
 // band holds a day whose interval starts below the watermark and ends above
-// it, at the version of a quarter-hour PostgreSQL holds above the watermark —
-// the overlap the hot tier's no_overlap refuses, which no check of either
-// tier saw (the foreign writer asked neither). Compaction, which would mark
-// the day clean, compares the rows it rewrites that reach above the watermark
-// with the hot tier's and refuses, naming the reading, both intervals and the
-// rule; nothing is rewritten.
+// it, over a quarter-hour PostgreSQL holds above the watermark — at the same
+// version (what the hot tier's no_overlap refuses) or of another operator
+// (one_operator) — which no check of either tier saw (the foreign writer
+// asked neither). Compaction, which would mark the day clean, compares the
+// rows it rewrites that reach above the watermark with the hot tier's and
+// refuses, naming the reading, both intervals and the rule; nothing is
+// rewritten. A higher version of the same operator is a correction, and
+// compacts.
 func TestCompactionRefusesAForeignIntervalOverHotRows(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	tb, err := e.cat.CreateTable(ctx, e.cfg)
-	require.NoError(t, err)
-	h := withHotTier(t, e, tb, w10Feb)
-	tb.HoldAgainstHot(h.HoldReadings)
+	for _, tc := range []struct {
+		name string
+		day  func(meterstore.Row) meterstore.Row
+		want error
+		rule string
+	}{
+		{"same version", func(r meterstore.Row) meterstore.Row { return r }, meterstore.ErrOverlap, "no_overlap across tiers"},
+		{"another operator", func(r meterstore.Row) meterstore.Row {
+			return mkRowLike(r, v10Feb+1, opB)
+		}, meterstore.ErrSecondOperator, "one_operator across tiers"},
+		{"control: a higher version", func(r meterstore.Row) meterstore.Row { return mkRowLike(r, v10Feb+1, opA) }, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t)
+			tb, err := e.cat.CreateTable(ctx, e.cfg)
+			require.NoError(t, err)
+			w := w10Feb
+			h := withHotTier(t, e, tb, w)
+			tb.HoldAgainstHot(h.HoldReadings)
+			archived := mkRow(malos[0], "tenant01", w.Add(-12*time.Hour), "1", v10Feb, opA)
+			_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{archived}}, w)
+			require.NoError(t, err)
+			quarter := quarterAbove(w)
+			_, err = h.Write(ctx, []meterstore.Row{quarter})
+			require.NoError(t, err)
+			day := tc.day(gasDayAcross(w))
+			commitOutOfBand(t, tb, []meterstore.Row{day})
+			before := len(readAll(t, tb))
 
-	w := w10Feb
-	archived := mkRow(malos[0], "tenant01", w.Add(-12*time.Hour), "1", v10Feb, opA)
-	_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{archived}}, w)
-	require.NoError(t, err)
-	quarter := quarterAbove(w)
-	_, err = h.Write(ctx, []meterstore.Row{quarter})
-	require.NoError(t, err)
-
-	day := gasDayAcross(w)
-	commitOutOfBand(t, tb, []meterstore.Row{day})
-	before := len(readAll(t, tb))
-
-	res, err := tb.Compact(ctx, CompactOptions{Month: w, OpenMonthFiles: 1})
-	var foreign *ForeignIntervalError
-	require.True(t, errors.As(err, &foreign), "compacted %+v: %v", res, err)
-	var overlap *hot.OverlapError
-	require.True(t, errors.As(err, &overlap), "%v", err)
-	require.ErrorIs(t, err, meterstore.ErrOverlap)
-	for _, want := range []string{malos[0], "no_overlap across tiers", formatWatermark(day.From), formatWatermark(quarter.From), "remove"} {
-		require.ErrorContains(t, err, want)
+			res, err := tb.Compact(ctx, CompactOptions{Month: w, OpenMonthFiles: 1})
+			if tc.want == nil {
+				require.NoError(t, err)
+				require.Len(t, res.Partitions, 1)
+				return
+			}
+			var foreign *ForeignIntervalError
+			require.True(t, errors.As(err, &foreign), "compacted %+v: %v", res, err)
+			require.ErrorIs(t, err, tc.want)
+			for _, want := range []string{malos[0], tc.rule, formatWatermark(day.From), formatWatermark(quarter.From), "remove"} {
+				require.ErrorContains(t, err, want)
+			}
+			t.Logf("refused: %v", err)
+			require.Empty(t, res.Partitions)
+			require.Len(t, readAll(t, tb), before, "nothing rewritten")
+			parts, err := tb.Partitions(ctx)
+			require.NoError(t, err)
+			require.Len(t, parts, 1)
+			require.Equal(t, 2, parts[0].Files, "the archived file and the foreign one, not a compaction's")
+		})
 	}
-	t.Logf("refused: %v", err)
-	require.Empty(t, res.Partitions)
-	require.Len(t, readAll(t, tb), before, "nothing rewritten")
-	parts, err := tb.Partitions(ctx)
-	require.NoError(t, err)
-	require.Len(t, parts, 1)
-	require.Equal(t, 2, parts[0].Files, "the archived file and the foreign one, not a compaction's")
+}
+
+// mkRowLike is r at version by op: its version scope names op.
+func mkRowLike(r meterstore.Row, version uint64, op string) meterstore.Row {
+	like := mkRow(r.MaloID, *r.Extra[0], r.From, r.Value.String(), version, op)
+	like.To, like.Resolution = r.To, r.Resolution
+	return like
 }
 
 // The rows the tests across the tiers share: w10Feb is the watermark, a
