@@ -306,13 +306,27 @@ func sortPartitions(ps []Partition) {
 	}
 }
 
-func (s *Store) detachedNames(ctx context.Context, q querier) (map[string]bool, error) {
-	rows, err := q.Query(ctx, `SELECT c.relname FROM pg_class c
+// detachedNamesSQL lists the table's detached partitions (detachedNames); its
+// one argument is detachedNamesPattern.
+const detachedNamesSQL = `SELECT c.relname FROM pg_class c
 		WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relkind = 'r' AND NOT c.relispartition
-		AND c.relname ~ $1`, "^"+regexp.QuoteMeta(s.cfg.Name())+`_[0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{4}$`)
+		AND c.relname ~ $1`
+
+func (s *Store) detachedNamesPattern() string {
+	return "^" + regexp.QuoteMeta(s.cfg.Name()) + `_[0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{4}$`
+}
+
+func (s *Store) detachedNames(ctx context.Context, q querier) (map[string]bool, error) {
+	rows, err := q.Query(ctx, detachedNamesSQL, s.detachedNamesPattern())
 	if err != nil {
 		return nil, fmt.Errorf("list detached partitions of %s: %w", s.cfg.Name(), err)
 	}
+	return s.collectDetachedNames(rows)
+}
+
+// collectDetachedNames reads the result of detachedNamesSQL as a set: never
+// nil, so a caller can tell "listed, none" from "not listed".
+func (s *Store) collectDetachedNames(rows pgx.Rows) (map[string]bool, error) {
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("list detached partitions of %s: %w", s.cfg.Name(), err)

@@ -37,6 +37,12 @@ func (s *Store) coldRows() ColdRows {
 	return s.cold
 }
 
+// checksAcrossTiers reports whether Write compares its fresh intervals with
+// the cold tier's (checkAcrossTiers).
+func (s *Store) checksAcrossTiers() bool {
+	return s.coldRows() != nil && s.checksAcrossPartitions()
+}
+
 // checkAcrossTiers refuses a fresh row overlapping an interval of the same
 // reading and version that the cold tier holds or an archival is moving
 // there. It runs after the COPY, under the readings' locks, so the rows it
@@ -49,7 +55,10 @@ func (s *Store) coldRows() ColdRows {
 //     COPY. The claimed partitions stay in PostgreSQL, detached, until the
 //     archival's commit is in Iceberg: read first, then the cold tier, no
 //     window's rows fall between the two reads.
-func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore.Displacement, fresh []int) error {
+//
+// detached is the detached partitions as readPrior listed them under the
+// parent's lock.
+func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, detached map[string]bool, ds []meterstore.Displacement, fresh []int) error {
 	cold := s.coldRows()
 	if cold == nil || !s.checksAcrossPartitions() || len(fresh) == 0 {
 		return nil
@@ -59,7 +68,7 @@ func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore
 		rows[j] = &ds[i].Row
 	}
 	names, lo, hi := spanOf(rows)
-	moving, err := s.movingRows(ctx, tx, names, lo, hi)
+	moving, err := s.movingRows(ctx, tx, detached, names, lo, hi)
 	if err != nil {
 		return err
 	}
@@ -78,24 +87,30 @@ func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, ds []meterstore
 	return nil
 }
 
-// movingRows is detachedReaching in a savepoint of tx, read again when a
-// partition it listed was dropped before its rows were read: an archival drops
-// its window's partition once the window is committed to Iceberg, so the rows
-// are in the cold read that follows. A failed statement would abort tx, the
-// savepoint keeps the write alive.
-func (s *Store) movingRows(ctx context.Context, tx pgx.Tx, malos []string, lo, hi time.Time) ([]meterstore.Row, error) {
+// movingRows is detachedReaching in a savepoint of tx, listed and read again
+// when a partition listed was dropped before its rows were read: an archival
+// drops its window's partition once the window is committed to Iceberg, so
+// the rows are in the cold read that follows. A failed statement would abort
+// tx, the savepoint keeps the write alive. listed is the detached partitions
+// as already listed under the parent's lock (readPrior), nil if not: a list
+// with none costs no round trip.
+func (s *Store) movingRows(ctx context.Context, tx pgx.Tx, listed map[string]bool, malos []string, lo, hi time.Time) ([]meterstore.Row, error) {
+	if listed != nil && len(listed) == 0 {
+		return nil, nil
+	}
 	for attempt := 1; ; attempt++ {
 		sp, err := tx.Begin(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("write %s: read detached partitions: %w", s.cfg.Name(), err)
 		}
-		rows, err := s.detachedReaching(ctx, sp, malos, lo, hi)
+		rows, err := s.detachedReaching(ctx, sp, listed, malos, lo, hi)
 		if err == nil {
 			return rows, sp.Commit(ctx)
 		}
 		if rerr := sp.Rollback(ctx); rerr != nil || attempt == maxDroppedRereads || !droppedMeanwhile(err) {
 			return nil, errors.Join(err, rerr)
 		}
+		listed = nil
 	}
 }
 
@@ -105,11 +120,16 @@ const maxDroppedRereads = 5
 
 // detachedReaching reads the rows of the MaLos in the table's detached
 // partitions — an archival's window on its way to Iceberg — that start before
-// hi and end after lo.
-func (s *Store) detachedReaching(ctx context.Context, q querier, malos []string, lo, hi time.Time) ([]meterstore.Row, error) {
-	names, err := s.detachedNames(ctx, q)
-	if err != nil || len(names) == 0 {
-		return nil, err
+// hi and end after lo. names lists those partitions; nil: list them first.
+func (s *Store) detachedReaching(ctx context.Context, q querier, names map[string]bool, malos []string, lo, hi time.Time) ([]meterstore.Row, error) {
+	if names == nil {
+		var err error
+		if names, err = s.detachedNames(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
 	}
 	cols := s.cfg.ColumnNames()
 	sel := meterstore.QuoteIdents(cols)
@@ -242,7 +262,7 @@ func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*metersto
 	if err != nil {
 		return fmt.Errorf("write %s: check intervals against the hot tier: %w", s.cfg.Name(), err)
 	}
-	moving, err := s.movingRows(ctx, tx, names, lo, hi)
+	moving, err := s.movingRows(ctx, tx, nil, names, lo, hi)
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,68 @@ import (
 // "readings_versions_2025_10_23_0000" does not exist (SQLSTATE 42P01)").
 func TestMovingRowsOutliveADroppedPartition(t *testing.T) {
 	ctx := context.Background()
+	st, pool, day := storeWithADetachedPartition(t)
+	parts, err := st.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	race := &droppingTx{Tx: tx, before: 2, drop: func() error { return st.Drop(ctx, parts[0]) }}
+	rows, err := st.movingRows(ctx, race, nil, []string{"41373559241"}, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	require.Equal(t, 2, race.savepoints, "listed, found dropped, listed again")
+	var one int
+	require.NoError(t, tx.QueryRow(ctx, "SELECT 1").Scan(&one), "the write's transaction is alive")
+}
+
+// TestMovingRowsListAgainWhenAListedPartitionIsDropped: a write lists the
+// detached partitions with its prior read, under the parent's lock — which
+// keeps partitions from being detached, not detached ones from being dropped.
+// One dropped before its rows are read is listed again, as above.
+func TestMovingRowsListAgainWhenAListedPartitionIsDropped(t *testing.T) {
+	ctx := context.Background()
+	st, pool, day := storeWithADetachedPartition(t)
+	parts, err := st.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Len(t, parts, 1)
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	race := &droppingTx{Tx: tx, before: 1, drop: func() error { return st.Drop(ctx, parts[0]) }}
+	rows, err := st.movingRows(ctx, race, map[string]bool{parts[0].Name: true}, []string{"41373559241"}, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	require.Equal(t, 2, race.savepoints, "read the listed partition, found it dropped, listed again")
+}
+
+// TestMovingRowsOfAListWithNoneSendNothing: a write that listed no detached
+// partition reads none, and sends no statement for them.
+func TestMovingRowsOfAListWithNoneSendNothing(t *testing.T) {
+	ctx := context.Background()
+	st, pool, day := storeWithADetachedPartition(t)
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	counted := &droppingTx{Tx: tx, before: 1, drop: func() error { return nil }}
+	rows, err := st.movingRows(ctx, counted, map[string]bool{}, []string{"41373559241"}, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	require.Zero(t, counted.savepoints)
+	rows, err = st.movingRows(ctx, counted, nil, []string{"41373559241"}, day, day.Add(24*time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, rows)
+	require.Equal(t, 1, counted.savepoints, "not listed: listed in a savepoint")
+}
+
+// storeWithADetachedPartition is a table with its first partition detached.
+func storeWithADetachedPartition(t *testing.T) (*Store, *pgxpool.Pool, time.Time) {
+	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, pgtest.Database(t))
 	require.NoError(t, err)
-	defer pool.Close()
+	t.Cleanup(pool.Close)
 	cfg, err := meterstore.TableSpec{Name: "readings_versions"}.Build()
 	require.NoError(t, err)
 	st := New(pool, cfg)
@@ -34,24 +93,16 @@ func TestMovingRowsOutliveADroppedPartition(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, parts)
 	require.NoError(t, st.Detach(ctx, parts[0]))
-
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
-	race := &droppingTx{Tx: tx, drop: func() error { return st.Drop(ctx, parts[0]) }}
-	rows, err := st.movingRows(ctx, race, []string{"41373559241"}, day, day.Add(24*time.Hour))
-	require.NoError(t, err)
-	require.Empty(t, rows)
-	require.Equal(t, 2, race.savepoints, "listed, found dropped, listed again")
-	var one int
-	require.NoError(t, tx.QueryRow(ctx, "SELECT 1").Scan(&one), "the write's transaction is alive")
+	return st, pool, day
 }
 
 // droppingTx drops a partition through another connection just before the
-// first savepoint's second statement: between listing the detached
-// partitions and reading them.
+// first savepoint's statement number before: the second is between listing
+// the detached partitions and reading them, the first before reading ones
+// listed earlier.
 type droppingTx struct {
 	pgx.Tx
+	before     int
 	drop       func() error
 	savepoints int
 }
@@ -62,17 +113,18 @@ func (d *droppingTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	if err != nil || d.savepoints > 1 {
 		return sp, err
 	}
-	return &dropBeforeSecond{Tx: sp, drop: d.drop}, nil
+	return &dropBefore{Tx: sp, at: d.before, drop: d.drop}, nil
 }
 
-type dropBeforeSecond struct {
+type dropBefore struct {
 	pgx.Tx
+	at      int
 	drop    func() error
 	queries int
 }
 
-func (d *dropBeforeSecond) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if d.queries++; d.queries == 2 {
+func (d *dropBefore) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if d.queries++; d.queries == d.at {
 		if err := d.drop(); err != nil {
 			return nil, err
 		}

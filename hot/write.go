@@ -91,7 +91,7 @@ func (s *Store) write(ctx context.Context, rows []meterstore.Row, lap func(step 
 			return nil, err
 		}
 		lap("straddle")
-		if err := s.checkAcrossTiers(ctx, tx, ds, fresh); err != nil {
+		if err := s.checkAcrossTiers(ctx, tx, prior.detached, ds, fresh); err != nil {
 			return nil, err
 		}
 		lap("tiers")

@@ -203,21 +203,31 @@ func BenchmarkWriteVsCopy(b *testing.B) {
 // BenchmarkWritePhases breaks a 9 984-row Write down by step (hot.WritePhases:
 // validation and grouping in Go, ensuring partitions, BEGIN, the one round trip
 // taking the advisory locks and reading the prior state, classification, COPY
-// encoding in Go, the COPY itself, the checks across partitions, COMMIT), in ms
-// per batch, for new rows (a day's delivery of further MaLos into a growing
-// partition), a redelivery (all Duplicate) and a correction (all Superseded),
-// on a table with integrity constraints and, for new rows, one without.
+// encoding in Go, the COPY itself, the checks across partitions and across
+// tiers, COMMIT), in ms per batch, for new rows (a day's delivery of further
+// MaLos into a growing partition), a redelivery (all Duplicate) and a
+// correction (all Superseded), on a table with integrity constraints and, for
+// new rows, one without. The against_cold runs write new rows to a table whose
+// writes are compared with a cold tier (CheckAgainstCold) that holds nothing:
+// what the comparison costs this tier (the detached partitions' read) besides
+// the cold tier's own read; small_against_cold writes one reading's day (96
+// rows), where that fixed cost weighs most.
 func BenchmarkWritePhases(b *testing.B) {
 	ctx := context.Background()
 	pool := openPool(b)
 	on := storeOn(b, pool, meterstore.TableSpec{Name: "readings_versions"})
 	off := storeOn(b, pool, meterstore.TableSpec{Name: "unchecked_versions", DisableIntegrityConstraints: true})
+	checked := storeOn(b, pool, meterstore.TableSpec{Name: "checked_versions"})
+	checked.CheckAgainstCold(func(context.Context, []string, time.Time, time.Time) (time.Time, []meterstore.Row, error) {
+		return time.Time{}, nil, nil
+	})
 	const v1, v2 = 20260310000001, 20260310000002
 	set := 0
 	next := func() []meterstore.Row { set++; return benchRowsFor(set, v1) }
 	run := func(name string, st *hot.Store, setup func() []meterstore.Row, want meterstore.Effect) {
 		b.Run(name, func(b *testing.B) {
 			d := map[string]time.Duration{}
+			written := 0
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				rows := setup()
@@ -225,13 +235,14 @@ func BenchmarkWritePhases(b *testing.B) {
 				ds, err := st.TimedWrite(ctx, rows, d)
 				require.NoError(b, err)
 				require.Equal(b, want, ds[0].Effect)
+				written += len(rows)
 			}
 			var total time.Duration
 			for _, p := range hot.WritePhases {
 				total += d[p]
 				b.ReportMetric(float64(d[p].Microseconds())/1000/float64(b.N), p+"_ms")
 			}
-			b.ReportMetric(float64(benchBatch*b.N)/total.Seconds(), "rows/s")
+			b.ReportMetric(float64(written)/total.Seconds(), "rows/s")
 		})
 	}
 	run("new", on, next, meterstore.Inserted)
@@ -251,4 +262,9 @@ func BenchmarkWritePhases(b *testing.B) {
 		return rows
 	}, meterstore.Superseded)
 	run("new_unchecked", off, next, meterstore.Inserted)
+	run("new_against_cold", checked, next, meterstore.Inserted)
+	run("small_against_cold", checked, func() []meterstore.Row {
+		set++
+		return quarterHours(malosFor(set)[0], "1-0:1.29.0", day10, 96, v1)
+	}, meterstore.Inserted)
 }

@@ -218,12 +218,25 @@ type prior struct {
 	// partitionOIDs fingerprints the partition list (partitionOIDsSQL) for the
 	// checks across partitions; nil when the table needs none.
 	partitionOIDs []int64
+	// detached names the table's detached partitions for the check across
+	// tiers (checkAcrossTiers); nil when the write makes none.
+	detached map[string]bool
 }
 
 // readPrior takes the readings' advisory locks and reads their prior state in
 // one round trip: the statements run in order, so the read (and its snapshot)
 // starts only once the locks are held. Tables that check intervals across
-// partitions also read the partition fingerprint there.
+// partitions also read the partition fingerprint there, and writes checked
+// against the cold tier the detached partitions' names.
+//
+// A list of detached partitions read here is the one the check across tiers
+// needs at its own time, after the COPY: the prior read holds the parent
+// table's ACCESS SHARE lock until the transaction ends, and a partition
+// leaves the parent only by DETACH PARTITION (ClaimBelow; never CONCURRENTLY),
+// which needs ACCESS EXCLUSIVE on the parent, so none is detached between
+// this list and the commit; one detached before the prior read is listed, as
+// each statement here reads the catalogue afresh (READ COMMITTED). A listed
+// partition dropped meanwhile is handled as before (movingRows).
 func (s *Store) readPrior(ctx context.Context, tx pgx.Tx, b *batch) (prior, error) {
 	var p prior
 	pb := &pgx.Batch{}
@@ -234,6 +247,10 @@ func (s *Store) readPrior(ctx context.Context, tx pgx.Tx, b *batch) (prior, erro
 	straddles := s.checksAcrossPartitions()
 	if straddles {
 		pb.Queue(partitionOIDsSQL, meterstore.QuoteIdent(s.cfg.Name()))
+	}
+	againstCold := s.checksAcrossTiers()
+	if againstCold {
+		pb.Queue(detachedNamesSQL, s.detachedNamesPattern())
 	}
 	br := tx.SendBatch(ctx, pb)
 	defer br.Close()
@@ -252,6 +269,15 @@ func (s *Store) readPrior(ctx context.Context, tx pgx.Tx, b *batch) (prior, erro
 	if straddles {
 		if err := br.QueryRow().Scan(&p.partitionOIDs); err != nil {
 			return p, fmt.Errorf("write %s: list partitions: %w", s.cfg.Name(), err)
+		}
+	}
+	if againstCold {
+		res, err := br.Query()
+		if err == nil {
+			p.detached, err = s.collectDetachedNames(res)
+		}
+		if err != nil {
+			return p, fmt.Errorf("write %s: %w", s.cfg.Name(), err)
 		}
 	}
 	if err := br.Close(); err != nil {
