@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/meterstore/meterstore/metering"
 )
 
 // earlyWriter writes the batches of a file to PostgreSQL while the file is
 // still being read. A batch of a CSV or Parquet file is complete only once
 // every row of its channel has been read, and that is known only at the
 // file's end — unless the rows of each channel are counted first: a query
-// over the file (one scan of two columns) counts them per channel as the read
-// spells the channel (the malo_id and obis_code text), so a channel's batches
-// are complete the moment its last row is read, and they are written then,
+// over the file (one scan of two columns) counts them per spelling of the
+// channel (the malo_id and obis_code text), summed per channel as the parser
+// reads it (channelOf), so a channel's batches are complete the moment its
+// last row is read, and they are written then,
 // hotWriters transactions at a time, while the read goes on. Each batch is
 // still written whole or not at all, as writeGroupOrEach writes it, and the
 // rows held are those of the channels not yet complete and of the writes in
@@ -31,8 +34,8 @@ type earlyWriter struct {
 	file     string
 	w, limit time.Time
 	hotLimit int
-	// channels are the rows left to read of each channel, by its text.
-	channels map[channelText]*channelRows
+	// channels are the rows left to read of each channel (channelOf).
+	channels map[channelKey]*channelRows
 	// maloInFile, obisInFile: the channel's columns the file holds (a
 	// column filled by --set is the same for every row).
 	maloInFile, obisInFile bool
@@ -48,8 +51,25 @@ type earlyWriter struct {
 	handedBatches, handedRows int
 }
 
-// channelText is a channel as the file's text spells it.
-type channelText struct{ malo, obis string }
+// channelKey is a channel as the parser reads it: the canonical MaLo and
+// OBIS code.
+type channelKey struct{ malo, obis string }
+
+// channelOf is the channel of a row whose malo_id and obis_code read as malo
+// and obis: their canonical forms where they parse, so that two spellings of
+// one channel (" 41373559241", "1-0:01.29.0") count as the one channel the
+// batches hold — its batches complete at its last row in either spelling,
+// and in file order. Text that does not parse is kept as it is: the row is
+// refused, and the count and the read key it alike.
+func channelOf(malo, obis string) channelKey {
+	if m, err := metering.ParseMaloID(malo); err == nil {
+		malo = m.String()
+	}
+	if o, err := metering.ParseObis(obis); err == nil {
+		obis = o.String()
+	}
+	return channelKey{malo, obis}
+}
 
 // channelRows is a channel's rows not yet read and the batches they fill.
 type channelRows struct {
@@ -71,7 +91,7 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 		return nil, nil
 	}
 	ew := &earlyWriter{im: im, ctx: ctx, file: name, hotLimit: im.tbl.HotBatchRows(),
-		channels: map[channelText]*channelRows{}, launched: map[string]bool{}, sem: make(chan struct{}, hotWriters)}
+		channels: map[channelKey]*channelRows{}, launched: map[string]bool{}, sem: make(chan struct{}, hotWriters)}
 	key := []string{"''", "''"}
 	for _, c := range cols {
 		switch c.target {
@@ -97,12 +117,16 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var ch channelText
+		var malo, obis string
 		var n int
-		if err := rows.Scan(&ch.malo, &ch.obis, &n); err != nil {
+		if err := rows.Scan(&malo, &obis, &n); err != nil {
 			return nil, nil
 		}
-		ew.channels[ch] = &channelRows{left: n}
+		k := channelOf(malo, obis)
+		if ew.channels[k] == nil {
+			ew.channels[k] = &channelRows{}
+		}
+		ew.channels[k].left += n
 	}
 	if rows.Err() != nil {
 		return nil, nil
@@ -119,14 +143,14 @@ func (ew *earlyWriter) channel(rec record, g *readGroup) (*channelRows, error) {
 	if ew == nil {
 		return nil, nil
 	}
-	var ct channelText
+	var malo, obis string
 	if ew.maloInFile {
-		ct.malo = rec["malo_id"]
+		malo = rec["malo_id"]
 	}
 	if ew.obisInFile {
-		ct.obis = rec["obis_code"]
+		obis = rec["obis_code"]
 	}
-	ch := ew.channels[ct]
+	ch := ew.channels[channelOf(malo, obis)]
 	if ch == nil || ch.left == 0 {
 		return nil, errFileChanged
 	}

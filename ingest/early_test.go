@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -100,4 +101,30 @@ func TestFileRefusedAfterEarlyWritesSaysWhatWentIn(t *testing.T) {
 	require.Equal(t, 4, rep.Rows)
 	require.Equal(t, 4, rep.Inserted)
 	require.EqualValues(t, 4, scalar(t, st, `SELECT count(*) FROM readings`))
+}
+
+// A channel spelled two ways in one file — OBIS 1-0:1.29.0 and 1-0:01.29.0,
+// one code to the parser — is one channel to the early writer too: its
+// batches are written in the file's order, as the write after the read writes
+// them. Here the first operator's quarter-hours, the second operator's same
+// quarter-hours spelled the other way, then one more row of the first
+// operator's batch: the first batch stands and the second operator's is
+// refused (one operator per reading), whichever spelling ends first.
+func TestAChannelSpelledTwoWaysIsWrittenInFileOrder(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Start(t, storetest.Options{Now: now, HotBatchRows: 4}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	one := func(int) string { return "1" }
+	lines := append([]string{header}, quarterHours(maloA, hotDay, 4, "20260319000001", one)...)
+	for _, l := range quarterHours(maloA, hotDay, 4, "20260319000001", func(int) string { return "2" }) {
+		l = strings.Replace(l, op, "9900000000003", 1)
+		lines = append(lines, strings.Replace(l, obisIn, "1-0:01.29.0", 1))
+	}
+	lines = append(lines, quarterHours(maloA, hotDay.Add(time.Hour), 1, "20260319000001", one)...)
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, writeFile(t, t.TempDir(), "spelled.csv", lines...))
+	require.NoError(t, err)
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.Contains(t, rep.Refused[0].Error(), "version_scope 9900000000003:")
+	require.ErrorIs(t, rep.Refused[0], meterstore.ErrConflict)
+	require.Equal(t, 5, rep.Inserted)
+	require.Equal(t, "5.000000", decimalOf(t, scalar(t, st, "SELECT sum(value) FROM readings")))
 }
