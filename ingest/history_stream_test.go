@@ -210,3 +210,38 @@ func TestCSVHistoryInATimeZoneIsStreamed(t *testing.T) {
 	require.True(t, first.Equal(time.Date(2024, 12, 31, 23, 0, 0, 0, time.UTC)), "2025-01-01 00:00 in Berlin, got %s", first)
 	require.EqualValues(t, 2*hours, scalar(t, st, `SELECT count(*) FROM readings`))
 }
+
+// The sort of the second read orders channels by their text, the parse by
+// their canonical code: a channel spelled 1-0:01.29.0 and 1-0:1.29.0 sorts
+// on either side of 1-0:02.29.0, so the second read meets the channel's
+// month again after another channel's (errOutOfOrder). The file is then read
+// whole, not committed in pieces: every row goes in, once, in one commit.
+func TestHistorySortedOtherwiseThanParsedIsReadWhole(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	streamed := false
+	ingest.SetHistoryPaging(t, 100, func(int) { streamed = true })
+	pq := parquetFrom(t, st, filepath.Join(t.TempDir(), "spelled.parquet"), fmt.Sprintf(`
+		SELECT '%s' AS malo_id, CASE WHEN i %% 3 = 0 THEN '1-0:02.29.0' WHEN i %% 3 = 1 THEN '1-0:01.29.0' ELSE '1-0:1.29.0' END AS obis_code,
+		       'STROM' AS sparte,
+		       TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_hours(i // 3 * 2 + CASE WHEN i %% 3 = 2 THEN 1 ELSE 0 END) AS "from",
+		       TIMESTAMPTZ '2025-01-01 01:00:00+00' + to_hours(i // 3 * 2 + CASE WHEN i %% 3 = 2 THEN 1 ELSE 0 END) AS "to",
+		       CAST('1' AS DECIMAL(18,6)) AS value, 'KWH' AS unit, 'MEASURED' AS quality,
+		       CAST(20260101000001 AS DECIMAL(20,0)) AS version, '%s' AS operator
+		FROM range(3 * 1000) r(i)`, maloA, op))
+	before, err := st.Table().Cold.Snapshots(ctx)
+	require.NoError(t, err)
+
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, pq)
+	require.NoError(t, err)
+	require.True(t, rep.OK(), rep.String())
+	require.True(t, streamed, "the second read began")
+	require.Equal(t, 3000, rep.BulkRows)
+	require.Equal(t, 3000, rep.Inserted)
+	after, err := st.Table().Cold.Snapshots(ctx)
+	require.NoError(t, err)
+	require.Len(t, after, len(before)+1, "one commit")
+	require.EqualValues(t, 2000, scalar(t, st, `SELECT count(*) FROM readings WHERE obis_code = '1-0:1.29.0'`))
+	require.EqualValues(t, 1000, scalar(t, st, `SELECT count(*) FROM readings WHERE obis_code = '1-0:2.29.0'`))
+	require.EqualValues(t, 3000, scalar(t, st, `SELECT count(DISTINCT (obis_code, "from")) FROM readings`))
+}
