@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -310,40 +311,33 @@ func (b *bench) loadCurrentValues() (result, error) {
 	upsert := fmt.Sprintf(`BEGIN; %s; INSERT INTO %s SELECT DISTINCT ON (%s) * FROM %s ORDER BY %s, version DESC
 ON CONFLICT (%s) DO UPDATE SET %s WHERE %s.version < excluded.version; COMMIT`,
 		upsertWorkMem, curTable, key, curStaging, key, key, strings.Join(sets, ", "), curTable)
-	var batch []meterstore.Row
 	rows := 0
 	start := time.Now()
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	flush := func(batch []meterstore.Row) error {
 		if _, err := copyRows(b.ctx, b.e, b.cfg, curStaging, batch); err != nil {
 			return err
 		}
 		if _, err := b.e.pool.Exec(b.ctx, upsert); err != nil {
 			return fmt.Errorf("upsert into %s: %w", curTable, err)
 		}
-		_, err := b.e.pool.Exec(b.ctx, "TRUNCATE "+curStaging)
 		if rows/upsertProgress != (rows+len(batch))/upsertProgress {
 			logf("peers: %d rows upserted in %s (%.0f rows/s, load %s)", rows+len(batch), time.Since(start).Round(time.Second),
 				float64(rows+len(batch))/time.Since(start).Seconds(), loadAverage())
 		}
 		rows += len(batch)
-		batch = batch[:0]
+		_, err := b.e.pool.Exec(b.ctx, "TRUNCATE "+curStaging)
 		return err
 	}
 	logf("peers: upserting the fixture's deliveries into PostgreSQL (%s)", curTable)
-	err := b.fx.stream(b.w, b.cfg, func(rs []meterstore.Row) error {
-		batch = append(batch, rs...)
-		if len(batch) < upsertRows {
-			return nil
+	stop := make(chan struct{})
+	defer close(stop)
+	batches, generated := b.deliveryBatches(upsertRows, stop)
+	for batch := range batches {
+		if err := flush(batch); err != nil {
+			return result{}, err
 		}
-		return flush()
-	})
-	if err == nil {
-		err = flush()
 	}
-	if err != nil {
+	if err := <-generated; err != nil {
 		return result{}, err
 	}
 	took := time.Since(start)
@@ -359,6 +353,38 @@ ON CONFLICT (%s) DO UPDATE SET %s WHERE %s.version < excluded.version; COMMIT`,
 	return result{measure: "peers: PostgreSQL current values, ingest", against: "reported (the peer's own load)", target: "reported",
 		figure: fmt.Sprintf("%d delivered rows upserted in %s (%.0f rows/s, batches of %d); %.0f B/row stored", rows, took.Round(time.Second),
 			float64(rows)/took.Seconds(), upsertRows, float64(size)/float64(max(1, b.curRows()))), met: true}, nil
+}
+
+// deliveryBatches generates the fixture's deliveries in their order, in
+// batches of at least n rows, on a goroutine of its own: the upsert of one
+// batch overlaps the generation of the next, so the peer's ingest rate is
+// PostgreSQL's rather than the workload generator's. Closing stop ends it.
+func (b *bench) deliveryBatches(n int, stop <-chan struct{}) (<-chan []meterstore.Row, <-chan error) {
+	out, done := make(chan []meterstore.Row, 1), make(chan error, 1)
+	go func() {
+		defer close(out)
+		var batch []meterstore.Row
+		send := func() error {
+			select {
+			case out <- batch:
+				batch = nil
+				return nil
+			case <-stop:
+				return errors.New("delivery batches: stopped by their reader")
+			}
+		}
+		err := b.fx.stream(b.w, b.cfg, func(rs []meterstore.Row) error {
+			if batch = append(batch, rs...); len(batch) < n {
+				return nil
+			}
+			return send()
+		})
+		if err == nil && len(batch) > 0 {
+			err = send()
+		}
+		done <- err
+	}()
+	return out, done
 }
 
 func (b *bench) curRows() int64 {
