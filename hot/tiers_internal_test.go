@@ -20,43 +20,36 @@ import (
 // failing with undefined_table — as a write racing archival did in the proof
 // suite ("read detached partitions: ERROR: relation
 // "readings_versions_2025_10_23_0000" does not exist (SQLSTATE 42P01)").
+// A write lists them with its prior read, under the parent's lock — which
+// keeps partitions from being detached, not detached ones from being dropped
+// — so the drop may come before the first read too.
 func TestMovingRowsOutliveADroppedPartition(t *testing.T) {
-	ctx := context.Background()
-	st, pool, day := storeWithADetachedPartition(t)
-	parts, err := st.DetachedPartitions(ctx)
-	require.NoError(t, err)
-	require.Len(t, parts, 1)
-
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
-	race := &droppingTx{Tx: tx, before: 2, drop: func() error { return st.Drop(ctx, parts[0]) }}
-	rows, err := st.movingRows(ctx, race, nil, []string{"41373559241"}, day, day.Add(24*time.Hour))
-	require.NoError(t, err)
-	require.Empty(t, rows)
-	require.Equal(t, 2, race.savepoints, "listed, found dropped, listed again")
-	var one int
-	require.NoError(t, tx.QueryRow(ctx, "SELECT 1").Scan(&one), "the write's transaction is alive")
-}
-
-// TestMovingRowsListAgainWhenAListedPartitionIsDropped: a write lists the
-// detached partitions with its prior read, under the parent's lock — which
-// keeps partitions from being detached, not detached ones from being dropped.
-// One dropped before its rows are read is listed again, as above.
-func TestMovingRowsListAgainWhenAListedPartitionIsDropped(t *testing.T) {
-	ctx := context.Background()
-	st, pool, day := storeWithADetachedPartition(t)
-	parts, err := st.DetachedPartitions(ctx)
-	require.NoError(t, err)
-	require.Len(t, parts, 1)
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx)
-	race := &droppingTx{Tx: tx, before: 1, drop: func() error { return st.Drop(ctx, parts[0]) }}
-	rows, err := st.movingRows(ctx, race, map[string]bool{parts[0].Name: true}, []string{"41373559241"}, day, day.Add(24*time.Hour))
-	require.NoError(t, err)
-	require.Empty(t, rows)
-	require.Equal(t, 2, race.savepoints, "read the listed partition, found it dropped, listed again")
+	for _, c := range []struct {
+		name   string
+		before int // the savepoint's statement the drop comes before
+		listed func(Partition) map[string]bool
+	}{
+		{"listed in the savepoint", 2, func(Partition) map[string]bool { return nil }},
+		{"listed with the prior read", 1, func(p Partition) map[string]bool { return map[string]bool{p.Name: true} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, pool, day := storeWithADetachedPartition(t)
+			parts, err := st.DetachedPartitions(ctx)
+			require.NoError(t, err)
+			require.Len(t, parts, 1)
+			tx, err := pool.Begin(ctx)
+			require.NoError(t, err)
+			defer tx.Rollback(ctx)
+			race := &droppingTx{Tx: tx, before: c.before, drop: func() error { return st.Drop(ctx, parts[0]) }}
+			rows, err := st.movingRows(ctx, race, c.listed(parts[0]), []string{"41373559241"}, day, day.Add(24*time.Hour))
+			require.NoError(t, err)
+			require.Empty(t, rows)
+			require.Equal(t, 2, race.savepoints, "found dropped, listed again")
+			var one int
+			require.NoError(t, tx.QueryRow(ctx, "SELECT 1").Scan(&one), "the write's transaction is alive")
+		})
+	}
 }
 
 // TestMovingRowsOfAListWithNoneSendNothing: a write that listed no detached
