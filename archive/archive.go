@@ -685,6 +685,30 @@ func (a *Archiver) VerifyInvariant(ctx context.Context) (Report, error) {
 	return r, nil
 }
 
+// ContradictionAcrossTiers compares the cold rows reaching above the
+// watermark with PostgreSQL's (hot.Store.HoldReadings, which takes the
+// readings' locks for the comparison and writes nothing here): conflict is
+// the hot tier's refusal of the first interval a hot row contradicts
+// (overlap at one version, a second operator), nil when none does. No write
+// path stores such a pair, so a writer around the store left it (a file
+// committed to Iceberg out of band), and sums over the overlap count both.
+// It reads the files that may hold such an interval: msql verify runs it,
+// not the readiness probe.
+func (a *Archiver) ContradictionAcrossTiers(ctx context.Context) (conflict, err error) {
+	if err := a.cold.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	w, rows, err := a.cold.Straddling(ctx)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	err = a.hot.HoldReadings(ctx, rows, w, func(context.Context) error { return nil })
+	if errors.Is(err, meterstore.ErrOverlap) || errors.Is(err, meterstore.ErrSecondOperator) {
+		return err, nil
+	}
+	return nil, err
+}
+
 // ErrLeaseHeld: another process holds the table's archiver lease; an operation
 // that must not run beside an archival did nothing. Retry when it is done.
 var ErrLeaseHeld = errors.New("archiver lease held by another process")

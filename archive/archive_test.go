@@ -12,6 +12,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/archive"
+	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/hot"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/pgtest"
@@ -427,4 +428,34 @@ func TestReconcileRefusesARecreatedPartitionAConflictingColdWriteContradicts(t *
 	all := time.Time{}
 	require.EqualValues(t, l.oracle.RowCount(all, all), res.Rows[0][0])
 	require.True(t, l.oracle.Sum(all, all).Equal(res.Rows[0][1].(decimal.Decimal)), "sum %s, oracle %s (the cold correction once)", res.Rows[0][1], l.oracle.Sum(all, all))
+}
+
+// TestContradictionAcrossTiersReportsAForeignInterval: a commit no rule
+// checks (as a foreign writer's: CommitWindow keeping the watermark) adds a
+// cold interval from below the watermark over a row PostgreSQL holds above
+// it, at that row's version. ContradictionAcrossTiers reports the hot tier's
+// refusal naming the reading and both intervals; before the commit, none.
+func TestContradictionAcrossTiersReportsAForeignInterval(t *testing.T) {
+	ctx := context.Background()
+	l, _ := firstWindowArchived(t)
+	conflict, err := l.tbl.Archiver.ContradictionAcrossTiers(ctx)
+	require.NoError(t, err)
+	require.NoError(t, conflict)
+	w, err := l.tbl.Cold.Watermark(ctx)
+	require.NoError(t, err)
+	var above meterstore.Row
+	err = l.tbl.Hot.Scan(ctx, hot.ScanRequest{From: w, PageRows: 1}, func(rs []meterstore.Row) error { above = rs[0]; return errStop })
+	require.ErrorIs(t, err, errStop)
+	straddler := above
+	straddler.From = w.Add(-time.Hour)
+	_, err = l.tbl.Cold.CommitWindow(ctx, &catalog.SliceSource{Rows: []meterstore.Row{straddler}}, w)
+	require.NoError(t, err)
+
+	conflict, err = l.tbl.Archiver.ContradictionAcrossTiers(ctx)
+	require.NoError(t, err)
+	require.ErrorIs(t, conflict, meterstore.ErrOverlap)
+	for _, want := range []string{above.MaloID, "no_overlap across tiers", straddler.From.Format(time.RFC3339), above.From.Format(time.RFC3339)} {
+		require.ErrorContains(t, conflict, want)
+	}
+	t.Logf("%v", conflict)
 }

@@ -63,7 +63,7 @@ type ForeignIntervalError struct {
 
 func (e *ForeignIntervalError) Error() string {
 	return fmt.Sprintf("the month's files hold an interval reaching above the tiering watermark that the hot tier's rows contradict (a file committed out of band; no write path stores such a pair): "+
-		"remove that file from the table, or restate the interval at a higher version, then compact again: %v", e.Err)
+		"remove that file from the table with the tool that added it (deliver its values through MeterStore, which checks them, if they are needed), then compact again: %v", e.Err)
 }
 
 func (e *ForeignIntervalError) Unwrap() error { return e.Err }

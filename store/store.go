@@ -282,6 +282,13 @@ func (t *Table) VerifyInvariant(ctx context.Context) (archive.Report, error) {
 	return t.archiver.VerifyInvariant(ctx)
 }
 
+// ContradictionAcrossTiers is the first cold interval reaching above the
+// watermark that a row PostgreSQL holds contradicts — the hot tier's refusal
+// of it — or nil (archive.Archiver.ContradictionAcrossTiers).
+func (t *Table) ContradictionAcrossTiers(ctx context.Context) (conflict, err error) {
+	return t.archiver.ContradictionAcrossTiers(ctx)
+}
+
 // Watermark is the committed tiering watermark (zero when nothing is archived).
 func (t *Table) Watermark(ctx context.Context) (time.Time, error) {
 	if err := t.cold.Refresh(ctx); err != nil {

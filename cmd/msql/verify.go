@@ -15,8 +15,11 @@ func init() {
 const verifyUsage = `msql verify [--table T] — check invariant 1 for every table: no row below the
 watermark is still in PostgreSQL; and that no stored row carries a unit its sparte
 cannot have (electricity in m³: a writer around the store, a foreign file in the
-cold tier), each pair named with its rows and tier. Exit status 0 when both hold, 3
-when rows sit below the watermark in PostgreSQL or carry such a pair, 4 when they
+cold tier), each pair named with its rows and tier; and that no cold interval
+reaching above the watermark overlaps a row PostgreSQL holds at its version or of
+another operator (a foreign file again), the first such pair named. Exit status 0
+when all hold, 3 when rows sit below the watermark in PostgreSQL, carry such a
+unit pair or contradict across the tiers, 4 when they
 hold but a table is quarantined (its
 configuration narrows the stored schema, each change named: archival and writes
 halt, queries answer from the stored layout), 1 when it could not be checked.
@@ -43,7 +46,7 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
-	var bad, mixed, quarantined []string
+	var bad, mixed, contradicted, quarantined []string
 	for _, tb := range d.store.Tables() {
 		if name != "" && tb.Config().Name() != name && tb.Config().ResolvedName() != name {
 			continue
@@ -70,6 +73,14 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 			fmt.Fprintf(io.out, "%s: %s\n", r.Table, v)
 			mixed = append(mixed, r.Table+": "+v.String())
 		}
+		conflict, err := tb.ContradictionAcrossTiers(ctx)
+		if err != nil {
+			return err
+		}
+		if conflict != nil {
+			fmt.Fprintf(io.out, "%s: an interval of the cold tier contradicts the hot tier's rows: %v\n", r.Table, conflict)
+			contradicted = append(contradicted, r.Table+": "+conflict.Error())
+		}
 		if len(r.Quarantine) > 0 {
 			quarantined = append(quarantined, r.Table)
 		}
@@ -80,6 +91,10 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 	if len(mixed) > 0 {
 		return withHint(&verifyFailed{report: "rows in a unit their sparte cannot have: " + strings.Join(mixed, "; ")},
 			"every SQL sum over the sparte adds them to values in its own unit; find the writer that bypassed the store and undo its writes (a correction in the sparte's unit supersedes them in the resolved relation, not in the versions)")
+	}
+	if len(contradicted) > 0 {
+		return withHint(&verifyFailed{report: "an interval of the cold tier contradicts the hot tier's rows: " + strings.Join(contradicted, "; ")},
+			"no write of the store leaves such a pair: find the file committed to Iceberg out of band (system.snapshots) and remove it with the tool that added it; deliver its values through the store if they are needed")
 	}
 	if len(quarantined) > 0 {
 		return withHint(fmt.Errorf("%w: %s", store.ErrQuarantined, strings.Join(quarantined, ", ")), quarantineHint)
