@@ -14,6 +14,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/engine/plan"
 	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
@@ -29,6 +30,20 @@ import (
 // files on as many threads as the confined one consumes rows. Only the
 // columns the statement reads are asked for. The confined database opens no
 // file itself.
+//
+// A relation's query is prepared once and kept for its next run
+// (duckstream.Statements): a reused plan (plan.Plan.Again) feeds the same
+// relations, whose text carries everything their rows depend on — the
+// files, the scope, range and ceilings, every value rendered — so a kept
+// statement answers its text and nothing else, whichever scope runs it.
+// A relation that reads a run's own meter_cold_scan token is new each run,
+// and not kept.
+
+// maxFedStatements bounds the fed relations kept prepared, each on a
+// connection of the engine's database: a reused plan's halves (up to
+// Streams relations each), and one more of a relation for each run of it at
+// once.
+const maxFedStatements = 64
 
 // fedRegistry hands fed relations to meter_fed_scan by an unguessable token
 // that lives only while its statement runs, for the confined database of one
@@ -145,10 +160,7 @@ type fedSource struct {
 }
 
 // fedStream is one thread's relation running in the engine's database.
-type fedStream struct {
-	conn *sql.Conn
-	src  *duckstream.Source
-}
+type fedStream struct{ src *duckstream.Source }
 
 func (s *fedSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.f.cfg) }
 func (s *fedSource) Cardinality() *duckdb.CardinalityInfo { return nil }
@@ -207,16 +219,11 @@ func (s *fedSource) start(st *fedStream, part string, proj []int, n int) error {
 		}
 	}
 	f := s.f
-	conn, err := f.e.db.Conn(f.ctx)
+	src, err := f.e.fedStatements.Open(f.ctx, "SELECT "+strings.Join(cols, ", ")+" FROM ("+part+")", !namesRunScan(part))
 	if err != nil {
-		return fmt.Errorf("meter_fed_scan: a connection of the engine's database: %w", err)
-	}
-	src, err := duckstream.OpenSource(f.ctx, conn, "SELECT "+strings.Join(cols, ", ")+" FROM ("+part+")")
-	if err != nil {
-		conn.Close()
 		return err
 	}
-	st.conn, st.src = conn, src
+	st.src = src
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.removed {
@@ -230,8 +237,14 @@ func (s *fedSource) start(st *fedStream, part string, proj []int, n int) error {
 	return nil
 }
 
-// end closes st, whose relation ended, and frees its connection for the
-// next.
+// namesRunScan is whether relation reads a scan registered for one run
+// (meter_cold_scan under the run's token): its text never comes again.
+func namesRunScan(relation string) bool {
+	return strings.Contains(relation, plan.MeterColdScan+"(")
+}
+
+// end closes st, whose relation ended, and gives its statement back for the
+// next run of the relation.
 func (f *fedRelation) end(st *fedStream) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -243,7 +256,6 @@ func (f *fedRelation) end(st *fedStream) {
 func (s *fedStream) close() {
 	if s.src != nil {
 		s.src.Close()
-		s.conn.Close()
-		s.src, s.conn = nil, nil
+		s.src = nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,10 +67,16 @@ func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
 	require.NotEqual(t, want["tenant01"], want["tenant02"])
 
 	require.False(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "the first run plans")
+	kept01 := fedKeptOf(t, eng, "tenant01")
+	require.NotEmpty(t, kept01, "the run's fed relations are kept prepared")
 	require.True(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "a session of the same scope reuses the plan")
+	require.ElementsMatch(t, kept01, fedKeptOf(t, eng, "tenant01"), "the reused plan ran the statements kept, preparing none")
 	require.False(t, scopedRun(t, eng, "tenant02", lo, want["tenant02"]), "another scope is planned anew")
+	kept02 := fedKeptOf(t, eng, "tenant02")
+	require.Len(t, kept02, len(kept01), "another scope's relations are its own statements")
 	require.True(t, scopedRun(t, eng, "tenant02", lo, want["tenant02"]))
 	require.True(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "the other scope's plan did not replace this one")
+	require.ElementsMatch(t, append(kept01, kept02...), engine.FedStatementsKept(eng))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 18)
@@ -97,6 +104,23 @@ func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
+	require.Len(t, engine.FedStatementsKept(eng), len(fedKeptOf(t, eng, "tenant01"))+len(fedKeptOf(t, eng, "tenant02")))
+	require.GreaterOrEqual(t, len(fedKeptOf(t, eng, "tenant01")), len(kept01), "runs at once each took a statement of their own, all given back")
+}
+
+// fedKeptOf is the fed relations kept prepared in e's database whose text
+// scopes them to tenant; it fails if a kept relation names two tenants.
+func fedKeptOf(t *testing.T, e *engine.Engine, tenant string) []string {
+	t.Helper()
+	var out []string
+	for _, q := range engine.FedStatementsKept(e) {
+		names := strings.Count(q, "'tenant0")
+		if strings.Contains(q, "'"+tenant+"'") {
+			require.Equal(t, strings.Count(q, "'"+tenant+"'"), names, "a kept relation of %s names another tenant: %s", tenant, q)
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // TestConfinedPlanAfterReopen: with room for one confined database, each
@@ -134,6 +158,8 @@ func TestConfinedPlanAfterArchival(t *testing.T) {
 	want := tenantAnswer(t, eng, "tenant01", lo)
 	require.False(t, scopedRun(t, eng, "tenant01", lo, want))
 	require.True(t, scopedRun(t, eng, "tenant01", lo, want))
+	before := engine.FedStatementsKept(eng)
+	require.NotEmpty(t, before)
 
 	last := a.batch.Days[len(a.batch.Days)-1]
 	out, err := a.tbl.Archiver.Archive(ctx, last.Time().Add(a.cfg.SettlementLag()), 0)
@@ -147,9 +173,12 @@ func TestConfinedPlanAfterArchival(t *testing.T) {
 	require.Equal(t, want, res.Rows, "the same rows, now more of them cold")
 	require.False(t, res.Provenance.Reused, "the watermark moved: planned anew")
 	require.True(t, res.Provenance.Watermark.Equal(out.Watermark))
+	after := engine.FedStatementsKept(eng)
+	require.Greater(t, len(after), len(before), "the new plan's relations read the archived files: statements of their own")
 	res, err = sc.Query(ctx, spanningCount, lo)
 	require.NoError(t, err)
 	require.Equal(t, want, res.Rows)
 	require.True(t, res.Provenance.Reused)
 	require.True(t, res.Provenance.Watermark.Equal(out.Watermark))
+	require.ElementsMatch(t, after, engine.FedStatementsKept(eng), "the reused plan ran the statements kept")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine/plan"
+	"github.com/meterstore/meterstore/internal/duckstream"
 	"github.com/meterstore/meterstore/udf"
 )
 
@@ -128,6 +129,10 @@ type Engine struct {
 	shared   *Engine
 	cfg      Config
 
+	// fedStatements keeps the fed relations prepared in db for their
+	// next run (confine_feed.go).
+	fedStatements *duckstream.Statements
+
 	// confinedDBs are the DuckDB databases of confined handles, walled off
 	// from the file system (see confined), keyed by their allowed
 	// directories. Each is created on first use, and anew after a fatal error
@@ -175,6 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.db, e.catalog = d.db, d.catalog
+	e.fedStatements = duckstream.NewStatements(e.db, maxFedStatements)
 	if e.confinedMemory, err = e.confinedMemoryShare(ctx); err != nil {
 		e.db.Close()
 		return nil, fmt.Errorf("engine: %w", err)
@@ -287,7 +293,7 @@ func (e *Engine) TimeZone() string { return e.shared.timeZone }
 // Close releases the DuckDB database. Handles derived with AsOf, Scoped, … share
 // it; close the engine Open returned, once.
 func (e *Engine) Close() error {
-	return errors.Join(e.shared.db.Close(), e.shared.closeConfined())
+	return errors.Join(e.shared.fedStatements.Close(), e.shared.db.Close(), e.shared.closeConfined())
 }
 
 // DB is the unrestricted DuckDB handle, for in-process callers only (the shell's

@@ -15,3 +15,7 @@ func ConfinedConn(ctx context.Context, e *Engine) (*sql.Conn, string, error) {
 	}
 	return c, d.catalog, nil
 }
+
+// FedStatementsKept is the text of each fed relation kept prepared in the
+// engine's database for its next run.
+func FedStatementsKept(e *Engine) []string { return e.shared.fedStatements.Kept() }

@@ -13,6 +13,7 @@
 // result chunks, so a database that may open no file reads rows another one
 // read for it, without a copy.
 //
-//	src, err := duckstream.OpenSource(ctx, conn, query)
+//	kept := duckstream.NewStatements(db, 64) // queries kept prepared for the next run
+//	src, err := kept.Open(ctx, query)
 //	n, err := src.Fill(out) // in the table function's FillChunk; src.Close() after
 package duckstream

@@ -2,7 +2,6 @@ package duckstream
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
@@ -14,47 +13,30 @@ import (
 // the table function's output vectors reference the source chunk's (DuckDB
 // vectors share their buffers), so no value is copied or converted. The
 // reading database never names the files, databases or tables the query
-// reads. The source connection is reserved for the query until Close.
+// reads. The statement and its connection are the Source's until Close
+// (Statements.Open).
 type Source struct {
-	ctx   context.Context
-	raw   bindings.Connection
-	res   bindings.Result
-	cols  int
-	ended bool
+	ctx    context.Context
+	stmt   *prepared
+	kept   *Statements // where the statement goes back to at Close; nil: closed
+	res    bindings.Result
+	cols   int
+	ended  bool
+	failed bool // the run failed: its statement is not kept
 }
 
-// OpenSource runs query (no parameters: the caller renders its values) on
-// src as a stream; DuckDB computes no further ahead than its stream buffer.
-func OpenSource(ctx context.Context, src *sql.Conn, query string) (*Source, error) {
-	s := &Source{ctx: ctx}
-	err := src.Raw(func(dc any) error {
-		d, ok := dc.(*duckdb.Conn)
-		if !ok {
-			return fmt.Errorf("source: %T is not a duckdb-go connection", dc)
-		}
-		raw, err := Connection(d)
-		s.raw = raw
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	var ps bindings.PreparedStatement
-	if bindings.Prepare(s.raw, query, &ps) == bindings.StateError {
-		err := &duckdb.Error{Type: duckdb.ErrorTypeInvalid, Msg: bindings.PrepareError(ps)}
-		bindings.DestroyPrepare(&ps)
-		return nil, err
-	}
-	defer bindings.DestroyPrepare(&ps)
+// start executes p as a stream.
+func start(ctx context.Context, p *prepared) (*Source, error) {
+	s := &Source{ctx: ctx, stmt: p}
 	var pending bindings.PendingResult
-	if bindings.PendingPreparedStreaming(ps, &pending) == bindings.StateError {
+	if bindings.PendingPreparedStreaming(p.ps, &pending) == bindings.StateError {
 		err := &duckdb.Error{Type: duckdb.ErrorTypeInvalid, Msg: bindings.PendingError(pending)}
 		bindings.DestroyPending(&pending)
 		return nil, err
 	}
 	defer bindings.DestroyPending(&pending)
 	var state bindings.State
-	interruptible(ctx, s.raw, func() { state = bindings.ExecutePending(pending, &s.res) })
+	interruptible(ctx, p.raw, func() { state = bindings.ExecutePending(pending, &s.res) })
 	if state == bindings.StateError {
 		err := statementError(ctx, &s.res)
 		bindings.DestroyResult(&s.res)
@@ -78,9 +60,10 @@ func (s *Source) Fill(out bindings.DataChunk) (int, error) {
 		return 0, fmt.Errorf("source: the output has %d columns, the query %d", n, s.cols)
 	}
 	var chunk bindings.DataChunk
-	interruptible(s.ctx, s.raw, func() { chunk = bindings.FetchChunk(s.res) })
+	interruptible(s.ctx, s.stmt.raw, func() { chunk = bindings.FetchChunk(s.res) })
 	if chunk.Ptr == nil {
 		if bindings.ResultError(&s.res) != "" {
+			s.failed = true
 			return 0, statementError(s.ctx, &s.res)
 		}
 		s.ended = true
@@ -95,15 +78,22 @@ func (s *Source) Fill(out bindings.DataChunk) (int, error) {
 	return int(n), nil
 }
 
-// Close ends the query. DuckDB keeps a stream's executor that did not run to
-// its end on the connection until its next statement, so a trivial one runs.
+// Close ends the query and gives its statement back if it is kept, unless
+// the run failed or its context ended (an interrupt may still be on its way to the
+// connection). DuckDB keeps a stream's executor that did not run to its end
+// on the connection until its next statement, so a trivial one runs.
 func (s *Source) Close() {
 	bindings.DestroyResult(&s.res)
 	if !s.ended {
 		var res bindings.Result
-		bindings.Query(s.raw, "SELECT NULL", &res)
+		bindings.Query(s.stmt.raw, "SELECT NULL", &res)
 		bindings.DestroyResult(&res)
 	}
+	if s.kept == nil || s.failed || s.ctx.Err() != nil {
+		s.stmt.close()
+		return
+	}
+	s.kept.giveBack(s.stmt)
 }
 
 // OutputChunk is the DuckDB chunk behind a duckdb-go table function's output

@@ -21,15 +21,14 @@ var sourceColumns = []string{"i", "malo", "from", "value", "version", "day"}
 // sourceFunction is fed(query): the columns of sourceQuery, read from src
 // with only the columns the statement reads.
 type sourceFunction struct {
-	src *sql.DB
+	src *Statements
 	ctx context.Context
 }
 
 type sourceState struct {
-	f    sourceFunction
-	q    string
-	conn *sql.Conn
-	s    *Source
+	f sourceFunction
+	q string
+	s *Source
 }
 
 func (st *sourceState) ColumnInfos() []duckdb.ColumnInfo {
@@ -69,10 +68,7 @@ func (st *sourceState) FillChunk(c duckdb.DataChunk) error {
 				cols[at] = `"` + sourceColumns[src] + `"`
 			}
 		}
-		if st.conn, err = st.f.src.Conn(st.f.ctx); err != nil {
-			return err
-		}
-		if st.s, err = OpenSource(st.f.ctx, st.conn, "SELECT "+strings.Join(cols, ", ")+" FROM ("+st.q+")"); err != nil {
+		if st.s, err = st.f.src.Open(st.f.ctx, "SELECT "+strings.Join(cols, ", ")+" FROM ("+st.q+")", true); err != nil {
 			return err
 		}
 	}
@@ -83,7 +79,6 @@ func (st *sourceState) FillChunk(c duckdb.DataChunk) error {
 func (st *sourceState) close() {
 	if st.s != nil {
 		st.s.Close()
-		st.conn.Close()
 	}
 }
 
@@ -91,13 +86,21 @@ func (st *sourceState) close() {
 // query on src; close ends the sources the statements opened.
 func sourceDB(t *testing.T, ctx context.Context, src *sql.DB) (*sql.Conn, func()) {
 	t.Helper()
+	kept := NewStatements(src, 8)
+	t.Cleanup(func() { kept.Close() })
+	return sourceDBOf(t, ctx, kept)
+}
+
+// sourceDBOf is sourceDB with fed(query) run on kept's database.
+func sourceDBOf(t *testing.T, ctx context.Context, kept *Statements) (*sql.Conn, func()) {
+	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	conn, err := db.Conn(ctx)
 	require.NoError(t, err)
 	var states []*sourceState
-	f := sourceFunction{src: src, ctx: ctx}
+	f := sourceFunction{src: kept, ctx: ctx}
 	vc, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 	require.NoError(t, err)
 	require.NoError(t, duckdb.RegisterTableUDF(conn, "fed", duckdb.ChunkTableFunction{
