@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
@@ -307,9 +308,36 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 	}
 	s.pages = make(chan pageResult)
 	s.free = make(chan []meterstore.Row, 2)
-	s.free <- nil
-	s.free <- nil
+	s.free <- takePage()
+	s.free <- takePage()
 	go s.read(scans)
+}
+
+// pageBuffers holds the page buffers of finished hot scans for the next
+// ones: a page of rows grows to its largest size once, not once per
+// statement. The pool lets the collector take what stays unused.
+var pageBuffers sync.Pool
+
+func takePage() []meterstore.Row {
+	if p, ok := pageBuffers.Get().(*[]meterstore.Row); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// releasePages hands the buffers of a scan read to its end back to
+// pageBuffers: then the reader holds none, both are in free.
+func (s *hotSource) releasePages() {
+	for {
+		select {
+		case buf := <-s.free:
+			if cap(buf) > 0 {
+				pageBuffers.Put(&buf)
+			}
+		default:
+			return
+		}
+	}
 }
 
 // isProjected reports whether DuckDB asked for column i. The pinned duckdb-go
@@ -373,6 +401,7 @@ func (s *hotSource) next() error {
 	r, ok := <-s.pages
 	if !ok {
 		s.done = true
+		s.releasePages()
 		return nil
 	}
 	if r.err != nil {
@@ -391,7 +420,7 @@ func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) erro
 		var err error
 		switch f := r.Field(col).(type) {
 		case *string:
-			err = duckdb.SetChunkValue(chunk, col, row, *f)
+			err = setString(chunk, col, row, *f)
 		case **string:
 			err = setOptString(chunk, col, row, *f)
 		case *time.Time:
@@ -420,5 +449,12 @@ func setOptString(chunk duckdb.DataChunk, col, row int, v *string) error {
 	if v == nil {
 		return chunk.SetValue(col, row, nil)
 	}
-	return duckdb.SetChunkValue(chunk, col, row, *v)
+	return setString(chunk, col, row, *v)
+}
+
+// setString writes v into a VARCHAR column as the bytes of v itself: DuckDB
+// copies them into its vector, and duckdb-go's setter converts a string to
+// a fresh []byte first, an allocation per value and row.
+func setString(chunk duckdb.DataChunk, col, row int, v string) error {
+	return duckdb.SetChunkValue(chunk, col, row, unsafe.Slice(unsafe.StringData(v), len(v)))
 }

@@ -21,9 +21,8 @@ func (p *scanPlan) query(ctx context.Context, sql string, args []any, buf []mete
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", p.table, err)
 	}
-	if cap(buf) < p.pageRows {
-		buf = make([]meterstore.Row, 0, p.pageRows)
-	}
+	// buf grows as rows arrive: a page sized for scan_chunk_rows up front
+	// cost every scan megabytes, however few rows it read.
 	out, err := p.dec.readAll(rows, buf[:0])
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", p.table, err)
