@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
@@ -250,14 +251,22 @@ type hotSource struct {
 	p         *plannedScan
 	projected []int // column indexes DuckDB asked for
 	pages     chan pageResult
-	free      chan []meterstore.Row
-	page      []meterstore.Row
+	free      chan hotPage
+	page      hotPage
 	pos       int
 	done      bool
 }
 
+// hotPage is one page of rows; values holds their values as DECIMAL(18,6)'s
+// scaled integers where the pager hands them so (plan.ScaledPages), and is
+// empty where Row.Value holds them.
+type hotPage struct {
+	rows   []meterstore.Row
+	values []int64
+}
+
 type pageResult struct {
-	rows []meterstore.Row
+	page hotPage
 	err  error
 }
 
@@ -272,7 +281,7 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
 	for n < capacity {
-		if s.pos >= len(s.page) {
+		if s.pos >= len(s.page.rows) {
 			if s.done {
 				break
 			}
@@ -281,8 +290,7 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 			}
 			continue
 		}
-		r := &s.page[s.pos]
-		if err := s.set(chunk, n, r); err != nil {
+		if err := s.set(chunk, n); err != nil {
 			return err
 		}
 		s.pos++
@@ -307,7 +315,7 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 		scans[i] = sc
 	}
 	s.pages = make(chan pageResult)
-	s.free = make(chan []meterstore.Row, 2)
+	s.free = make(chan hotPage, 2)
 	s.free <- takePage()
 	s.free <- takePage()
 	go s.read(scans)
@@ -318,11 +326,11 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 // statement. The pool lets the collector take what stays unused.
 var pageBuffers sync.Pool
 
-func takePage() []meterstore.Row {
-	if p, ok := pageBuffers.Get().(*[]meterstore.Row); ok {
-		return (*p)[:0]
+func takePage() hotPage {
+	if p, ok := pageBuffers.Get().(*hotPage); ok {
+		return *p
 	}
-	return nil
+	return hotPage{}
 }
 
 // releasePages hands the buffers of a scan read to its end back to
@@ -331,7 +339,7 @@ func (s *hotSource) releasePages() {
 	for {
 		select {
 		case buf := <-s.free:
-			if cap(buf) > 0 {
+			if cap(buf.rows) > 0 {
 				pageBuffers.Put(&buf)
 			}
 		default:
@@ -366,7 +374,7 @@ func (s *hotSource) read(scans []HotScan) {
 			return
 		}
 		for {
-			var buf []meterstore.Row
+			var buf hotPage
 			select {
 			case buf = <-s.free:
 			case <-s.p.ended:
@@ -376,28 +384,39 @@ func (s *hotSource) read(scans []HotScan) {
 				send(pageResult{err: fmt.Errorf("%s cancelled: %w", s.p.kind(), err)})
 				return
 			}
-			page, err := pages.Next(s.p.Ctx, buf)
+			page, err := nextPage(s.p.Ctx, pages, buf)
 			if err != nil {
 				send(pageResult{err: fmt.Errorf("%s of %s: %w", s.p.kind(), sc.Table, err)})
 				return
 			}
-			if len(page) == 0 {
-				s.free <- buf
+			if len(page.rows) == 0 {
+				s.free <- page
 				break
 			}
-			if !send(pageResult{rows: page}) {
+			if !send(pageResult{page: page}) {
 				return
 			}
 		}
 	}
 }
 
+// nextPage reads the next page of pages into buf's storage, its values as
+// scaled integers where the pager can hand them so.
+func nextPage(ctx context.Context, pages plan.RowPages, buf hotPage) (hotPage, error) {
+	if sp, ok := pages.(plan.ScaledPages); ok {
+		rows, values, err := sp.NextScaled(ctx, buf.rows, buf.values)
+		return hotPage{rows: rows, values: values}, err
+	}
+	rows, err := pages.Next(ctx, buf.rows)
+	return hotPage{rows: rows, values: buf.values[:0]}, err
+}
+
 // next hands the consumed page back to the reader and takes the next one.
 func (s *hotSource) next() error {
-	if s.page != nil {
+	if s.page.rows != nil {
 		s.free <- s.page
 	}
-	s.page, s.pos = nil, 0
+	s.page, s.pos = hotPage{}, 0
 	r, ok := <-s.pages
 	if !ok {
 		s.done = true
@@ -409,13 +428,15 @@ func (s *hotSource) next() error {
 		s.p.fail(r.err)
 		return r.err
 	}
-	s.page = r.rows
+	s.page = r.page
 	return nil
 }
 
-// set writes row r's projected columns into the chunk, by each column's Row
-// field (Row.Field): the Go type of the field picks the DuckDB value.
-func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) error {
+// set writes the current row's projected columns into the chunk, by each
+// column's Row field (Row.Field): the Go type of the field picks the DuckDB
+// value.
+func (s *hotSource) set(chunk duckdb.DataChunk, row int) error {
+	r := &s.page.rows[s.pos]
 	for _, col := range s.projected {
 		var err error
 		switch f := r.Field(col).(type) {
@@ -432,7 +453,7 @@ func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) erro
 				err = duckdb.SetChunkValue(chunk, col, row, **f)
 			}
 		case *decimal.Decimal:
-			err = duckdb.SetChunkValue(chunk, col, row, f.Shift(6).IntPart())
+			err = duckdb.SetChunkValue(chunk, col, row, s.scaledValue(f))
 		case *uint64:
 			err = duckdb.SetChunkValue(chunk, col, row, *f)
 		default: // a declared column the row does not carry
@@ -443,6 +464,15 @@ func (s *hotSource) set(chunk duckdb.DataChunk, row int, r *meterstore.Row) erro
 		}
 	}
 	return nil
+}
+
+// scaledValue is the current row's value as DECIMAL(18,6)'s scaled integer:
+// from the page's values where the pager handed them so, else from v.
+func (s *hotSource) scaledValue(v *decimal.Decimal) int64 {
+	if len(s.page.values) > 0 {
+		return s.page.values[s.pos]
+	}
+	return v.Shift(6).IntPart()
 }
 
 func setOptString(chunk duckdb.DataChunk, col, row int, v *string) error {

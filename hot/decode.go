@@ -90,6 +90,9 @@ type decoder struct {
 	lastPtr []*string // per nullable column, the pointer to it
 	lastNum []byte    // the previous value's wire bytes
 	lastVal decimal.Decimal
+	// values, while not nil, receives each row's value as decimal(18,6)'s
+	// scaled integer (Pager.NextScaled), and Row.Value stays zero.
+	values *[]int64
 
 	// per-page slabs
 	strs   []string
@@ -138,6 +141,9 @@ func (d *decoder) readAll(res pgx.Rows, out []meterstore.Row) ([]meterstore.Row,
 		return out, fmt.Errorf("decode: %d result columns for %d selected", len(fds), len(d.cols))
 	}
 	var tm *pgtype.Map
+	if d.values != nil {
+		*d.values = (*d.values)[:0]
+	}
 	for res.Next() {
 		if len(out) == cap(out) {
 			out = append(out, meterstore.Row{})[:len(out)]
@@ -256,6 +262,14 @@ func (d *decoder) decodeBinary(i int, b []byte, r *meterstore.Row) error {
 		}
 		*f.(*time.Time) = time.UnixMicro(pgEpochMicros + int64(days)*86_400_000_000).UTC()
 	case kQuantity:
+		if d.values != nil {
+			v, err := decodeScaled(b)
+			if err != nil {
+				return err
+			}
+			*d.values = append(*d.values, v)
+			return nil
+		}
 		v := f.(*decimal.Decimal)
 		if d.lastNum != nil && string(d.lastNum) == string(b) {
 			*v = d.lastVal
@@ -303,6 +317,9 @@ func (d *decoder) decodeText(tm *pgtype.Map, oid uint32, i int, b []byte, r *met
 			return errors.New("not a finite number")
 		}
 		v := decimal.NewFromBigInt(n.Int, n.Exp)
+		if k == kQuantity && d.values != nil {
+			return d.appendScaled(v)
+		}
 		if k == kQuantity {
 			*f.(*decimal.Decimal) = v
 			return nil
@@ -369,7 +386,8 @@ func decodeTimestamptz(b []byte) (time.Time, error) {
 
 var (
 	pow10 = [...]uint64{1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
-		10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000}
+		10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000,
+		1_000_000_000_000_000, 10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000}
 	bigTenThousand = big.NewInt(10_000)
 )
 
@@ -447,4 +465,75 @@ func decodeNumeric(b []byte) (decimal.Decimal, error) {
 		bacc.Neg(bacc)
 	}
 	return decimal.NewFromBigInt(bacc, int32(exp)), nil
+}
+
+// quantityScale is the number of decimal places of a quantity (numeric(18,6)).
+const quantityScale = 6
+
+// maxScaled bounds a decimal(18,6)'s scaled integer: 18 digits.
+const maxScaled = 999_999_999_999_999_999
+
+var (
+	errNotFinite   = errors.New("numeric: NaN or infinity is not a quantity (decimal(18,6) holds finite values only)")
+	errTooPrecise  = errors.New("numeric: more than 6 decimal places, which decimal(18,6) cannot hold exactly")
+	errOutOfScaled = errors.New("numeric: more than 18 digits, which decimal(18,6) cannot hold")
+)
+
+// decodeScaled decodes a binary numeric (base-10000 digits, the first of
+// weight `weight`) straight into decimal(18,6)'s scaled integer, value × 10⁶,
+// exactly: a value it cannot hold exactly is an error, never rounded.
+func decodeScaled(b []byte) (int64, error) {
+	if len(b) < 8 {
+		return 0, errors.New("numeric: short")
+	}
+	ndigits := int(binary.BigEndian.Uint16(b[0:]))
+	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
+	sign := binary.BigEndian.Uint16(b[4:])
+	if sign != 0 && sign != 0x4000 {
+		return 0, errNotFinite
+	}
+	if len(b) != 8+2*ndigits {
+		return 0, errors.New("numeric: bad length")
+	}
+	var acc uint64
+	for i := 0; i < ndigits; i++ {
+		dg := uint64(binary.BigEndian.Uint16(b[8+2*i:]))
+		// e is the power of ten this digit's units have in the scaled integer.
+		e := 4*(weight-i) + quantityScale
+		switch {
+		case dg == 0:
+		case e < 0 && -e >= 4:
+			return 0, errTooPrecise
+		case e < 0:
+			if dg%pow10[-e] != 0 {
+				return 0, errTooPrecise
+			}
+			acc += dg / pow10[-e]
+		case e >= len(pow10) || dg > (maxScaled-acc)/pow10[e]:
+			return 0, errOutOfScaled
+		default:
+			acc += dg * pow10[e]
+		}
+	}
+	if acc > maxScaled {
+		return 0, errOutOfScaled
+	}
+	if sign == 0x4000 {
+		return -int64(acc), nil
+	}
+	return int64(acc), nil
+}
+
+// appendScaled appends v, a quantity read as text, to d.values as
+// decimal(18,6)'s scaled integer, exactly.
+func (d *decoder) appendScaled(v decimal.Decimal) error {
+	scaled := v.Shift(quantityScale)
+	if !scaled.IsInteger() {
+		return errTooPrecise
+	}
+	if scaled.Abs().Cmp(decimal.New(maxScaled, 0)) > 0 {
+		return errOutOfScaled
+	}
+	*d.values = append(*d.values, scaled.IntPart())
+	return nil
 }

@@ -102,6 +102,19 @@ func (p *Pager) Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Ro
 	return buf[:0], nil
 }
 
+// NextScaled is Next with each row's value handed as decimal(18,6)'s scaled
+// integer (value × 10⁶, exact), appended to values[:0] in row order, and
+// Row.Value left zero: what a DECIMAL(18,6) column of DuckDB holds, without
+// a decimal.Decimal's big.Int for every row. values is empty if the scan
+// does not project the value.
+func (p *Pager) NextScaled(ctx context.Context, buf []meterstore.Row, values []int64) ([]meterstore.Row, []int64, error) {
+	values = values[:0]
+	p.plan.dec.values = &values
+	defer func() { p.plan.dec.values = nil }()
+	rows, err := p.Next(ctx, buf)
+	return rows, values, err
+}
+
 func (p *Pager) startPart() {
 	p.next = 0
 	if p.part < len(p.parts) {

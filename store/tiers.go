@@ -50,6 +50,11 @@ func (p hotPages) Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.
 	return rows, archivedUnder(err)
 }
 
+func (p hotPages) NextScaled(ctx context.Context, buf []meterstore.Row, values []int64) ([]meterstore.Row, []int64, error) {
+	rows, values, err := p.p.NextScaled(ctx, buf, values)
+	return rows, values, archivedUnder(err)
+}
+
 // archivedUnder marks a scan that failed because an archival detached or
 // dropped the partition it read (hot.ErrPartitionDetached) as the boundary
 // moving under the statement (engine.ErrBoundaryMoved): the engine runs the

@@ -123,6 +123,16 @@ type RowPages interface {
 	Next(ctx context.Context, buf []meterstore.Row) ([]meterstore.Row, error)
 }
 
+// ScaledPages is RowPages that can hand each row's value as DECIMAL(18,6)'s
+// scaled integer (value × 10⁶, exact) instead of in Row.Value, which it
+// leaves zero: what DuckDB's column holds, without a decimal.Decimal's
+// big.Int per row. The hot tier's pages are; the table functions use it where
+// a pager offers it. values is empty where the scan does not project the value.
+type ScaledPages interface {
+	RowPages
+	NextScaled(ctx context.Context, buf []meterstore.Row, values []int64) ([]meterstore.Row, []int64, error)
+}
+
 // HotScan is what the planner pushes into one hot scan.
 type HotScan struct {
 	Table         string            // the relation to page: the parent, or a detached partition
