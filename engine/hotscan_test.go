@@ -4,7 +4,10 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/testkit"
@@ -50,4 +53,44 @@ func BenchmarkHotScan(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows), "ns/row")
 		})
 	}
+}
+
+// The hot scan hands DuckDB each value exactly as PostgreSQL holds it: the
+// engine's text of every value is PostgreSQL's own, at the edges of
+// numeric(18,6), negative, zero and with trailing zeros.
+func TestHotScanValuesAreExact(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.Workload{Seed: 3, MaLos: 1, Days: 1}
+	batch, err := w.Generate()
+	require.NoError(t, err)
+	cfg := w.IntervalTable("readings_versions").MustBuild()
+	s := storetest.Start(t, storetest.Options{Now: batch.Days[0].Time()}, cfg)
+	rows, err := cfg.Encode(batch.Deliveries[0].Series)
+	require.NoError(t, err)
+	edges := []string{"999999999999.999999", "-999999999999.999999", "0", "-0.000001", "0.000001", "123.450000",
+		"-42", "100000000000", "0.1", "99990000.009900"}
+	require.GreaterOrEqual(t, len(rows), len(edges))
+	rows = rows[:len(edges)]
+	for i := range rows {
+		rows[i].Value = decimal.RequireFromString(edges[i])
+	}
+	_, err = s.Table("readings_versions").Hot.Write(ctx, rows)
+	require.NoError(t, err)
+
+	res, err := s.Engine.Query(ctx, `SELECT "from", value::VARCHAR FROM readings_versions`)
+	require.NoError(t, err)
+	require.Equal(t, "meter_hot_scan", res.Provenance.HotPath)
+	got := map[time.Time]string{}
+	for _, r := range res.Rows {
+		got[r[0].(time.Time).UTC()] = r[1].(string)
+	}
+	pgRows, err := s.Pool.Query(ctx, `SELECT "from", value::text FROM readings_versions`)
+	require.NoError(t, err)
+	want := map[time.Time]string{}
+	var from time.Time
+	var text string
+	_, err = pgx.ForEachRow(pgRows, []any{&from, &text}, func() error { want[from.UTC()] = text; return nil })
+	require.NoError(t, err)
+	require.Len(t, want, len(edges))
+	require.Equal(t, want, got)
 }
