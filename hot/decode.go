@@ -343,20 +343,41 @@ func (d *decoder) decodeText(tm *pgtype.Map, oid uint32, i int, b []byte, r *met
 	return nil
 }
 
+// numericHeader is a binary numeric's header: how many base-10000 digits
+// follow it (from b[8:]), the weight of the first, the sign word (0 positive,
+// 0x4000 negative, else NaN or an infinity) and the display scale.
+type numericHeader struct {
+	ndigits, weight int
+	sign            uint16
+	dscale          int
+}
+
+func readNumericHeader(b []byte) (numericHeader, error) {
+	if len(b) < 8 {
+		return numericHeader{}, errors.New("numeric: short")
+	}
+	h := numericHeader{
+		ndigits: int(binary.BigEndian.Uint16(b[0:])),
+		weight:  int(int16(binary.BigEndian.Uint16(b[2:]))),
+		sign:    binary.BigEndian.Uint16(b[4:]),
+		dscale:  int(int16(binary.BigEndian.Uint16(b[6:]))),
+	}
+	if len(b) != 8+2*h.ndigits {
+		return numericHeader{}, errors.New("numeric: bad length")
+	}
+	return h, nil
+}
+
 // decodeVersion decodes a binary numeric(20,0) straight into a uint64: the
 // version is read for every row, and going through a decimal and a big.Int cost
 // three allocations each time.
 func decodeVersion(b []byte) (uint64, error) {
-	if len(b) < 8 {
-		return 0, errors.New("numeric: short")
+	h, err := readNumericHeader(b)
+	if err != nil {
+		return 0, err
 	}
-	ndigits := int(binary.BigEndian.Uint16(b[0:]))
-	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
-	sign := binary.BigEndian.Uint16(b[4:])
-	if len(b) != 8+2*ndigits {
-		return 0, errors.New("numeric: bad length")
-	}
-	if sign != 0 {
+	ndigits, weight := h.ndigits, h.weight
+	if h.sign != 0 {
 		return 0, errors.New("version: negative, NaN or infinite")
 	}
 	var acc uint64
@@ -395,18 +416,13 @@ var (
 // decimal with exponent -dscale (as pgx's own codec does): without big.Int when
 // the coefficient fits 63 bits, which every numeric(18,6) does.
 func decodeNumeric(b []byte) (decimal.Decimal, error) {
-	if len(b) < 8 {
-		return decimal.Decimal{}, errors.New("numeric: short")
+	h, err := readNumericHeader(b)
+	if err != nil {
+		return decimal.Decimal{}, err
 	}
-	ndigits := int(binary.BigEndian.Uint16(b[0:]))
-	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
-	sign := binary.BigEndian.Uint16(b[4:])
-	dscale := int(int16(binary.BigEndian.Uint16(b[6:])))
+	ndigits, weight, sign, dscale := h.ndigits, h.weight, h.sign, h.dscale
 	if sign != 0 && sign != 0x4000 {
 		return decimal.Decimal{}, errors.New("numeric: NaN or infinity")
-	}
-	if len(b) != 8+2*ndigits {
-		return decimal.Decimal{}, errors.New("numeric: bad length")
 	}
 	if ndigits == 0 {
 		return decimal.New(0, 0), nil
@@ -483,23 +499,18 @@ var (
 // weight `weight`) straight into decimal(18,6)'s scaled integer, value × 10⁶,
 // exactly: a value it cannot hold exactly is an error, never rounded.
 func decodeScaled(b []byte) (int64, error) {
-	if len(b) < 8 {
-		return 0, errors.New("numeric: short")
+	h, err := readNumericHeader(b)
+	if err != nil {
+		return 0, err
 	}
-	ndigits := int(binary.BigEndian.Uint16(b[0:]))
-	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
-	sign := binary.BigEndian.Uint16(b[4:])
-	if sign != 0 && sign != 0x4000 {
+	if h.sign != 0 && h.sign != 0x4000 {
 		return 0, errNotFinite
 	}
-	if len(b) != 8+2*ndigits {
-		return 0, errors.New("numeric: bad length")
-	}
 	var acc uint64
-	for i := 0; i < ndigits; i++ {
+	for i := 0; i < h.ndigits; i++ {
 		dg := uint64(binary.BigEndian.Uint16(b[8+2*i:]))
 		// e is the power of ten this digit's units have in the scaled integer.
-		e := 4*(weight-i) + quantityScale
+		e := 4*(h.weight-i) + quantityScale
 		switch {
 		case dg == 0:
 		case e < 0 && -e >= 4:
@@ -518,7 +529,7 @@ func decodeScaled(b []byte) (int64, error) {
 	if acc > maxScaled {
 		return 0, errOutOfScaled
 	}
-	if sign == 0x4000 {
+	if h.sign == 0x4000 {
 		return -int64(acc), nil
 	}
 	return int64(acc), nil
