@@ -37,15 +37,11 @@ func TestCompactionRefusesAForeignIntervalOverHotRows(t *testing.T) {
 		{"control: a higher version", func(r meterstore.Row) meterstore.Row { return mkRowLike(r, v10Feb+1, opA) }, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newEnv(t)
-			tb, err := e.cat.CreateTable(ctx, e.cfg)
-			require.NoError(t, err)
-			w := w10Feb
-			h := withHotTier(t, e, tb, w)
+			ctx, w := context.Background(), w10Feb
+			_, tb, h := tableWithHotTier(t, w)
 			tb.HoldAgainstHot(h.HoldReadings)
 			archived := mkRow(malos[0], "tenant01", w.Add(-12*time.Hour), "1", v10Feb, opA)
-			_, err = tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{archived}}, w)
+			_, err := tb.CommitWindow(ctx, &SliceSource{Rows: []meterstore.Row{archived}}, w)
 			require.NoError(t, err)
 			quarter := quarterAbove(w)
 			_, err = h.Write(ctx, []meterstore.Row{quarter})
@@ -102,6 +98,16 @@ func quarterAbove(w time.Time) meterstore.Row {
 	return mkRow(malos[0], "tenant01", w.Add(15*time.Minute), "1", v10Feb, opA)
 }
 
+// tableWithHotTier is a new table in a new env with a hot tier of its own
+// around w (withHotTier).
+func tableWithHotTier(t *testing.T, w time.Time) (*env, *Table, *hot.Store) {
+	t.Helper()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(context.Background(), e.cfg)
+	require.NoError(t, err)
+	return e, tb, withHotTier(t, e, tb, w)
+}
+
 // withHotTier is a PostgreSQL hot tier of tb's table in e's database, with
 // partitions around w, whose writes compare their rows with tb's reaching
 // into them — as the store wires the two (store/schema.go). The caller sets
@@ -153,12 +159,8 @@ const (
 func TestHistoryRacingAHotWrite(t *testing.T) {
 	for _, step := range []holdStep{beforeHold, underHold, afterCommit, afterHold} {
 		t.Run(string(step), func(t *testing.T) {
-			ctx := context.Background()
-			e := newEnv(t)
-			tb, err := e.cat.CreateTable(ctx, e.cfg)
-			require.NoError(t, err)
-			w := w10Feb
-			h := withHotTier(t, e, tb, w)
+			ctx, w := context.Background(), w10Feb
+			e, tb, h := tableWithHotTier(t, w)
 			race := &hotWriteRace{t: t, e: e, h: h, step: step, row: quarterAbove(w)}
 			tb.HoldAgainstHot(race.hold)
 			f, err := tb.Fence(ctx, nil)
