@@ -232,7 +232,7 @@ func TestOperationsRunbook(t *testing.T) {
 
 	// The runbook's commands, section by section.
 	sections := runbookCommands(t, string(doc))
-	require.Len(t, sections, 6, "one section per alert")
+	require.Len(t, sections, 7, "one section per alert")
 	for _, s := range sections {
 		if s.title == "Invariant violated" {
 			violateInvariant(t, ctx, d)
