@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine/plan"
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // scanRegistry hands planned scans to the table functions by an unguessable
@@ -482,9 +482,10 @@ func setOptString(chunk duckdb.DataChunk, col, row int, v *string) error {
 	return setString(chunk, col, row, *v)
 }
 
-// setString writes v into a VARCHAR column as the bytes of v itself: DuckDB
-// copies them into its vector, and duckdb-go's setter converts a string to
-// a fresh []byte first, an allocation per value and row.
+// setString writes v into a VARCHAR column; DuckDB copies its bytes into the
+// vector. duckstream.AssignString, not duckdb-go's setter: a string DuckDB
+// cannot allocate at its memory_limit fails the statement instead of aborting
+// the process.
 func setString(chunk duckdb.DataChunk, col, row int, v string) error {
-	return duckdb.SetChunkValue(chunk, col, row, unsafe.Slice(unsafe.StringData(v), len(v)))
+	return duckstream.AssignString(&chunk, col, row, v)
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +94,35 @@ func TestHotScanValuesAreExact(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, want, len(edges))
 	require.Equal(t, want, got)
+}
+
+// TestHotScanPastTheMemoryLimitFailsTheStatement: the hot scan copies each
+// string into DuckDB's vector, an allocation DuckDB refuses by throwing once
+// its database is at memory_limit. Thrown across the scan's Go callback, the
+// exception aborted the process — in msql serve, one session's large
+// statement beside another's hot scan took every session down. Now the
+// statement fails with DuckDB's Out of Memory error and the engine answers
+// the next one.
+func TestHotScanPastTheMemoryLimitFailsTheStatement(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.Workload{Seed: 5, MaLos: 1, Days: 1}
+	batch, err := w.Generate()
+	require.NoError(t, err)
+	cfg := w.IntervalTable("readings_versions").MustBuild()
+	s := storetest.Start(t, storetest.Options{Now: batch.Days[0].Time(), MemoryLimit: "16MB"}, cfg)
+	rows, err := cfg.Encode(batch.Deliveries[0].Series)
+	require.NoError(t, err)
+	detail := strings.Repeat("x", 512<<10) // ~100 rows × 512 KiB: a chunk's strings are far beyond 16 MB
+	for i := range rows {
+		rows[i].SourceDetail = &detail
+	}
+	_, err = s.Table("readings_versions").Hot.Write(ctx, rows)
+	require.NoError(t, err)
+
+	_, err = s.Engine.Query(ctx, `SELECT max(length(source_detail)) FROM readings_versions`)
+	require.ErrorContains(t, err, "Out of Memory")
+
+	res, err := s.Engine.Query(ctx, `SELECT count(*) FROM readings_versions`)
+	require.NoError(t, err, "the engine goes on")
+	require.EqualValues(t, len(rows), res.Rows[0][0])
 }
