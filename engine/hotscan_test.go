@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
@@ -60,6 +61,7 @@ func BenchmarkHotScan(b *testing.B) {
 // engine's text of every value is PostgreSQL's own, at the edges of
 // numeric(18,6), negative, zero and with trailing zeros.
 func TestHotScanValuesAreExact(t *testing.T) {
+	t.Setenv(engine.EnvPaths, "go") // the Go scan's decoding, in the extension run too
 	ctx := context.Background()
 	w := testkit.Workload{Seed: 3, MaLos: 1, Days: 1}
 	batch, err := w.Generate()
@@ -104,6 +106,7 @@ func TestHotScanValuesAreExact(t *testing.T) {
 // statement fails with DuckDB's Out of Memory error and the engine answers
 // the next one.
 func TestHotScanPastTheMemoryLimitFailsTheStatement(t *testing.T) {
+	t.Setenv(engine.EnvPaths, "go") // the Go scan's callback, in the extension run too
 	ctx := context.Background()
 	w := testkit.Workload{Seed: 5, MaLos: 1, Days: 1}
 	batch, err := w.Generate()
