@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/storetest"
@@ -61,15 +62,8 @@ func BenchmarkHotScan(b *testing.B) {
 // engine's text of every value is PostgreSQL's own, at the edges of
 // numeric(18,6), negative, zero and with trailing zeros.
 func TestHotScanValuesAreExact(t *testing.T) {
-	t.Setenv(engine.EnvPaths, "go") // the Go scan's decoding, in the extension run too
 	ctx := context.Background()
-	w := testkit.Workload{Seed: 3, MaLos: 1, Days: 1}
-	batch, err := w.Generate()
-	require.NoError(t, err)
-	cfg := w.IntervalTable("readings_versions").MustBuild()
-	s := storetest.Start(t, storetest.Options{Now: batch.Days[0].Time()}, cfg)
-	rows, err := cfg.Encode(batch.Deliveries[0].Series)
-	require.NoError(t, err)
+	s, rows := oneHotDay(t, 3, storetest.Options{})
 	edges := []string{"999999999999.999999", "-999999999999.999999", "0", "-0.000001", "0.000001", "123.450000",
 		"-42", "100000000000", "0.1", "99990000.009900"}
 	require.GreaterOrEqual(t, len(rows), len(edges))
@@ -77,7 +71,7 @@ func TestHotScanValuesAreExact(t *testing.T) {
 	for i := range rows {
 		rows[i].Value = decimal.RequireFromString(edges[i])
 	}
-	_, err = s.Table("readings_versions").Hot.Write(ctx, rows)
+	_, err := s.Table("readings_versions").Hot.Write(ctx, rows)
 	require.NoError(t, err)
 
 	res, err := s.Engine.Query(ctx, `SELECT "from", value::VARCHAR FROM readings_versions`)
@@ -106,20 +100,13 @@ func TestHotScanValuesAreExact(t *testing.T) {
 // statement fails with DuckDB's Out of Memory error and the engine answers
 // the next one.
 func TestHotScanPastTheMemoryLimitFailsTheStatement(t *testing.T) {
-	t.Setenv(engine.EnvPaths, "go") // the Go scan's callback, in the extension run too
 	ctx := context.Background()
-	w := testkit.Workload{Seed: 5, MaLos: 1, Days: 1}
-	batch, err := w.Generate()
-	require.NoError(t, err)
-	cfg := w.IntervalTable("readings_versions").MustBuild()
-	s := storetest.Start(t, storetest.Options{Now: batch.Days[0].Time(), MemoryLimit: "16MB"}, cfg)
-	rows, err := cfg.Encode(batch.Deliveries[0].Series)
-	require.NoError(t, err)
+	s, rows := oneHotDay(t, 5, storetest.Options{MemoryLimit: "16MB"})
 	detail := strings.Repeat("x", 512<<10) // ~100 rows × 512 KiB: a chunk's strings are far beyond 16 MB
 	for i := range rows {
 		rows[i].SourceDetail = &detail
 	}
-	_, err = s.Table("readings_versions").Hot.Write(ctx, rows)
+	_, err := s.Table("readings_versions").Hot.Write(ctx, rows)
 	require.NoError(t, err)
 
 	_, err = s.Engine.Query(ctx, `SELECT max(length(source_detail)) FROM readings_versions`)
@@ -128,4 +115,21 @@ func TestHotScanPastTheMemoryLimitFailsTheStatement(t *testing.T) {
 	res, err := s.Engine.Query(ctx, `SELECT count(*) FROM readings_versions`)
 	require.NoError(t, err, "the engine goes on")
 	require.EqualValues(t, len(rows), res.Rows[0][0])
+}
+
+// oneHotDay is a store reading through the Go paths — the hot scan these
+// tests are about, in the extension run (MSQL_PATHS=extension) too — and the
+// rows of one MaLo's day, not yet written.
+func oneHotDay(t *testing.T, seed uint64, opt storetest.Options) (*storetest.Store, []meterstore.Row) {
+	t.Helper()
+	t.Setenv(engine.EnvPaths, "go")
+	w := testkit.Workload{Seed: seed, MaLos: 1, Days: 1}
+	batch, err := w.Generate()
+	require.NoError(t, err)
+	cfg := w.IntervalTable("readings_versions").MustBuild()
+	opt.Now = batch.Days[0].Time()
+	s := storetest.Start(t, opt, cfg)
+	rows, err := cfg.Encode(batch.Deliveries[0].Series)
+	require.NoError(t, err)
+	return s, rows
 }
