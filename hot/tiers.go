@@ -59,10 +59,10 @@ func (s *Store) checksAcrossTiers() bool {
 // detached is the detached partitions as readPrior listed them under the
 // parent's lock.
 func (s *Store) checkAcrossTiers(ctx context.Context, tx pgx.Tx, detached map[string]bool, ds []meterstore.Displacement, fresh []int) error {
-	cold := s.coldRows()
-	if cold == nil || !s.checksAcrossPartitions() || len(fresh) == 0 {
+	if !s.checksAcrossTiers() || len(fresh) == 0 {
 		return nil
 	}
+	cold := s.coldRows()
 	rows := make([]*meterstore.Row, len(fresh))
 	for j, i := range fresh {
 		rows[j] = &ds[i].Row
