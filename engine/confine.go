@@ -12,8 +12,11 @@ import (
 // DuckDB database of its own kind, walled off by DuckDB itself:
 //
 //	no extension loaded, no database attached, no secret
-//	allowed_directories          = none: the database opens no file at all
 //	enable_external_access       = false (no file, no URL, no ATTACH, no INSTALL/LOAD of a path)
+//	allowed_directories          = its own spill directory only, which DuckDB
+//	                               adds itself so that the database can spill:
+//	                               a fresh directory per database (spillDirectory),
+//	                               holding nothing but what this database wrote
 //	autoinstall/autoload of extensions off
 //	lock_configuration           = true  (no SET/RESET/PRAGMA can undo the above)
 //
@@ -24,8 +27,9 @@ import (
 // scope and range in the file reader's filter (confine_feed.go). The gate (one
 // SELECT, no file-reading table function, no unknown relation, no setting)
 // runs first and gives the clear refusal; this wall is the boundary: a
-// statement that slipped past the gate reaches no file, not even its own
-// tenant's.
+// statement that slipped past the gate reaches no file but its own spill
+// directory's — not the warehouse, not its own tenant's files, not another
+// database's spill directory.
 // Databases are keyed by the handle's scope and isolation (one per scope in
 // use); at most Config.ConfinedDatabases are open at once, each with its share
 // of the memory limit (makeRoomForConfined).

@@ -208,3 +208,63 @@ func TestConfinedTokensBoundToScope(t *testing.T) {
 		st.Close()
 	}
 }
+
+// TestConfinedSpillDirectoryIsItsOwn: the one directory a confined database
+// may open — its spill directory, which DuckDB allows itself once external
+// access is off — is a fresh one of its own: not the unrestricted database's,
+// not another scope's, and nothing written there is readable from another
+// scope's database, nor any file beside it or reached through "..".
+func TestConfinedSpillDirectoryIsItsOwn(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(ctx, Config{Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	confinedConn := func(tenant string) *sql.Conn {
+		t.Helper()
+		sc, err := e.Scoped("tenant", tenant)
+		require.NoError(t, err)
+		conn, _, err := sc.conn(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	setting := func(db interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, name string) string {
+		t.Helper()
+		var v string
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT current_setting('`+name+`')::VARCHAR`).Scan(&v))
+		return v
+	}
+	c1, c2 := confinedConn("t1"), confinedConn("t2")
+	spill1, spill2, unrestricted := setting(c1, "temp_directory"), setting(c2, "temp_directory"), setting(e.DB(), "temp_directory")
+	require.NotEmpty(t, spill1)
+	require.Equal(t, "["+spill1+"/]", setting(c1, "allowed_directories"), "the spill directory is the only one")
+	require.NotEqual(t, spill1, spill2, "each confined database spills into a directory of its own")
+	require.NotEqual(t, spill1, unrestricted)
+	require.NotContains(t, spill1, unrestricted)
+
+	// What DuckDB would do when it spills: create the directory. A file
+	// written there is readable by its own database only.
+	require.NoError(t, os.MkdirAll(spill1, 0o700))
+	beside := spill1 + "-beside"
+	require.NoError(t, os.MkdirAll(beside, 0o700))
+	t.Cleanup(func() { os.RemoveAll(beside) })
+	require.NoError(t, os.WriteFile(filepath.Join(beside, "f.csv"), []byte("x\n1\n"), 0o600))
+	own := filepath.Join(spill1, "f.parquet")
+	_, err = c1.ExecContext(ctx, `COPY (SELECT 42 AS x) TO '`+own+`'`)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, c1.QueryRowContext(ctx, `SELECT x FROM read_parquet('`+own+`')`).Scan(&n))
+	require.Equal(t, 42, n)
+	for _, q := range []string{
+		`SELECT count(*) FROM read_csv('` + filepath.Join(beside, "f.csv") + `')`,
+		`SELECT count(*) FROM read_csv('` + spill1 + `/../` + filepath.Base(beside) + `/f.csv')`,
+		`SELECT count(*) FROM glob('` + filepath.Dir(spill1) + `/*')`,
+	} {
+		_, err := c1.ExecContext(ctx, q)
+		require.ErrorContains(t, err, "file system operations are disabled by configuration", q)
+	}
+	_, err = c2.ExecContext(ctx, `SELECT count(*) FROM read_parquet('`+own+`')`)
+	require.ErrorContains(t, err, "file system operations are disabled by configuration", "another scope's database reads no file of this one's")
+}
