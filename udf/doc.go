@@ -73,11 +73,11 @@
 //     map, bounded), quality needs no cache (the strict parse does not
 //     allocate).
 //   - VARCHAR → VARCHAR functions (obis_direction, obis_normalise,
-//     quality_market_code, eic_*) run on the chunk executor with a borrowed
-//     VectorView and a VectorWriter: 1.7× the row executor's throughput
-//     (BenchmarkStringExecutor). BOOLEAN, INTEGER and DATE results have no
-//     typed vector writer in duckdb-go, and its Rows() iterator is no faster
-//     than the row executor, so those use the row executor.
+//     quality_market_code, eic_*) run on the chunk executor and write their
+//     results through duckstream.StringResults: a result DuckDB cannot
+//     allocate at its memory_limit fails the statement, where duckdb-go's
+//     setter let the C++ exception abort the process. BOOLEAN, INTEGER and
+//     DATE results allocate nothing in DuckDB and use the row executor.
 //
 // BenchmarkGroupByBalancingDay compares meter_balancing_day with the stored
 // balancing-day column and with DuckDB's own AT TIME ZONE conversion.

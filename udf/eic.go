@@ -38,18 +38,19 @@ func parseEIC(s string) eicEntry {
 	return e
 }
 
-// eicFunc answers NULL for a non-EIC and for an empty answer.
-func eicFunc(field func(eicEntry) string) stringFunc {
-	return stringFunc{fn: func(s string) (string, bool, error) {
+// eicDefinition is the function name answering field of an EIC's parse:
+// NULL for a non-EIC and for an empty answer.
+func eicDefinition(name string, field func(eicEntry) string) definition {
+	return definition{name: name, overloads: []duckdb.ScalarFunc{stringFunc{name: name, fn: func(s string) (string, bool, error) {
 		r := field(parseEIC(s))
 		return r, r != "", nil
-	}}
+	}}}}
 }
 
 func eicDefinitions() []definition {
 	return []definition{
-		{name: "eic_regelzone", overloads: []duckdb.ScalarFunc{eicFunc(func(e eicEntry) string { return e.regelzone })}},
-		{name: "eic_object_type", overloads: []duckdb.ScalarFunc{eicFunc(func(e eicEntry) string { return e.objectType })}},
-		{name: "eic_normalise", overloads: []duckdb.ScalarFunc{eicFunc(func(e eicEntry) string { return e.normalised })}},
+		eicDefinition("eic_regelzone", func(e eicEntry) string { return e.regelzone }),
+		eicDefinition("eic_object_type", func(e eicEntry) string { return e.objectType }),
+		eicDefinition("eic_normalise", func(e eicEntry) string { return e.normalised }),
 	}
 }

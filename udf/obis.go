@@ -84,7 +84,7 @@ func obisDefinitions() []definition {
 		return definition{name: name, overloads: []duckdb.ScalarFunc{obisPredicate{name: name, pred: p}}}
 	}
 	str := func(name string, fn func(obisEntry) (string, bool)) definition {
-		return definition{name: name, overloads: []duckdb.ScalarFunc{stringFunc{fn: func(s string) (string, bool, error) {
+		return definition{name: name, overloads: []duckdb.ScalarFunc{stringFunc{name: name, fn: func(s string) (string, bool, error) {
 			e, err := parseObis(name, s)
 			if err != nil {
 				return "", false, err

@@ -49,7 +49,7 @@ func qualityDefinitions() []definition {
 			qualityPredicate{name: "quality_is_billable", pred: metering.Quality.IsBillable}}},
 		{name: "quality_is_provisional", overloads: []duckdb.ScalarFunc{
 			qualityPredicate{name: "quality_is_provisional", pred: metering.Quality.IsProvisional}}},
-		{name: marketCode, overloads: []duckdb.ScalarFunc{stringFunc{fn: func(s string) (string, bool, error) {
+		{name: marketCode, overloads: []duckdb.ScalarFunc{stringFunc{name: marketCode, fn: func(s string) (string, bool, error) {
 			q, err := parseQuality(marketCode, s)
 			if err != nil {
 				return "", false, err

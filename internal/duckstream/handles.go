@@ -16,13 +16,15 @@ import (
 // final pipeline a chunk at a time), but duckdb-go exposes neither that nor the
 // handles needed to do it beside it (upstream: duckdb-go PR #165 discussion).
 //
-// This file is the only place that reaches into duckdb-go's unexported state,
-// and it reads exactly two handles: the connection of a *duckdb.Conn and the
-// prepared statement of a *duckdb.Stmt. Everything else — preparing, binding
-// arguments, closing — goes through duckdb-go's public API, so parameters bind
-// exactly as database/sql binds them everywhere else. Both reads check the
-// field's name and type first and fail with an error rather than read garbage;
-// TestDuckDBHandles fails loudly if an upgrade moves either field.
+// This package is the only place that reaches into duckdb-go's unexported
+// state, through the checked reads below: the connection of a *duckdb.Conn,
+// the prepared statement of a *duckdb.Stmt, and the DuckDB chunk and vector
+// behind a table or scalar function's output (source.go, strings.go).
+// Everything else — preparing, binding arguments, closing — goes through
+// duckdb-go's public API, so parameters bind exactly as database/sql binds
+// them everywhere else. Every read checks the field's name and type first and
+// fails with an error rather than read garbage; TestDuckDBHandles fails loudly
+// if an upgrade moves a field.
 
 // Connection is the DuckDB connection handle behind a duckdb-go connection,
 // for the streaming execution and for interrupting it.
@@ -45,17 +47,37 @@ func duckPrepared(s *duckdb.Stmt) (bindings.PreparedStatement, error) {
 
 // unexportedField reads the field name, of exactly type T, of the struct ptr points to.
 func unexportedField[T any](ptr any, name string) (T, error) {
-	var zero T
-	v := reflect.ValueOf(ptr)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return zero, fmt.Errorf("read %s: %T is not a pointer to a struct", name, ptr)
+	f, err := structField(reflect.ValueOf(ptr), name)
+	if err != nil {
+		return *new(T), err
 	}
-	f := v.Elem().FieldByName(name)
+	p, err := fieldAddr[T](f, name)
+	if err != nil {
+		return *new(T), err
+	}
+	return *p, nil
+}
+
+// structField is the field name of the struct v points to (or of v, an
+// addressable struct), itself addressable.
+func structField(v reflect.Value, name string) (reflect.Value, error) {
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct || !v.CanAddr() {
+		return reflect.Value{}, fmt.Errorf("read %s: %s is not a pointer to a struct", name, v.Type())
+	}
+	f := v.FieldByName(name)
 	if !f.IsValid() {
-		return zero, fmt.Errorf("read %s: %T has no field %s (duckdb-go upgraded? see engine/duckstream.go)", name, ptr, name)
+		return reflect.Value{}, fmt.Errorf("read %s: %s has no field %s (duckdb-go upgraded? see internal/duckstream/handles.go)", name, v.Type(), name)
 	}
+	return f, nil
+}
+
+// fieldAddr is the address of field f, which must be of exactly type T.
+func fieldAddr[T any](f reflect.Value, name string) (*T, error) {
 	if want := reflect.TypeFor[T](); f.Type() != want {
-		return zero, fmt.Errorf("read %s: field %s of %T is %s, want %s (duckdb-go upgraded? see engine/duckstream.go)", name, name, ptr, f.Type(), want)
+		return nil, fmt.Errorf("read %s: field %s is %s, want %s (duckdb-go upgraded? see internal/duckstream/handles.go)", name, name, f.Type(), want)
 	}
-	return *(*T)(unsafe.Pointer(f.UnsafeAddr())), nil
+	return (*T)(unsafe.Pointer(f.UnsafeAddr())), nil
 }

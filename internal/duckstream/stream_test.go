@@ -16,16 +16,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDuckDBHandles: the two unexported duckdb-go fields the streaming path
-// reads (handles.go) are still there, with the types it reads them
+// TestDuckDBHandles: the unexported duckdb-go fields this package reads
+// (handles.go) are still there, with the types it reads them
 // as, and hold live handles. If this fails after a duckdb-go upgrade, streaming
 // is broken: find the connection and prepared-statement handles in the new
 // version (or a public way to stream) before anything else.
 func TestDuckDBHandles(t *testing.T) {
 	ctx := context.Background()
 	for typ, fields := range map[reflect.Type]map[string]reflect.Type{
-		reflect.TypeFor[duckdb.Conn](): {"conn": reflect.TypeFor[bindings.Connection]()},
-		reflect.TypeFor[duckdb.Stmt](): {"preparedStmt": reflect.TypeFor[*bindings.PreparedStatement]()},
+		reflect.TypeFor[duckdb.Conn]():               {"conn": reflect.TypeFor[bindings.Connection]()},
+		reflect.TypeFor[duckdb.Stmt]():               {"preparedStmt": reflect.TypeFor[*bindings.PreparedStatement]()},
+		reflect.TypeFor[duckdb.DataChunk]():          {"chunk": reflect.TypeFor[bindings.DataChunk](), "projection": reflect.TypeFor[[]int]()},
+		reflect.TypeFor[duckdb.ChunkIteratorState](): {"r": reflect.TypeFor[duckdb.Row]()},
+		reflect.TypeFor[duckdb.Row]():                {"rowIdx": reflect.TypeFor[bindings.IdxT]()},
 	} {
 		for name, want := range fields {
 			f, ok := typ.FieldByName(name)

@@ -4,7 +4,8 @@
 // when the string heap cannot grow (the database is at its memory_limit);
 // called from a Go table function's callback, that exception would cross the
 // callback's Go frames. This wrapper catches it on the C++ side and hands its
-// message back instead.
+// message back instead, in memory the caller frees: the success path, once
+// per string written, allocates nothing on either side.
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -14,18 +15,20 @@ extern "C" {
 struct _duckdb_vector;
 void duckdb_vector_assign_string_element_len(struct _duckdb_vector *vector, uint64_t index, const char *str, uint64_t str_len);
 
-int meterstore_assign_string(void *vector, uint64_t index, const char *str, uint64_t len, char *err, size_t errlen) {
+struct meterstore_assign_result {
+	int failed;
+	char *message; // malloc'd, NULL when none could be had
+};
+
+struct meterstore_assign_result meterstore_assign_string(void *vector, uint64_t index, const char *str, uint64_t len) {
 	try {
 		duckdb_vector_assign_string_element_len(static_cast<struct _duckdb_vector *>(vector), index, str, len);
-		return 0;
+		return {0, nullptr};
 	} catch (const std::exception &e) {
-		std::strncpy(err, e.what(), errlen - 1);
-		err[errlen - 1] = '\0';
+		return {1, strdup(e.what())};
 	} catch (...) {
-		std::strncpy(err, "unknown exception", errlen - 1);
-		err[errlen - 1] = '\0';
+		return {1, nullptr};
 	}
-	return 1;
 }
 
 }

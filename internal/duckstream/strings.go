@@ -1,15 +1,22 @@
 package duckstream
 
 /*
-#include <stddef.h>
 #include <stdint.h>
-int meterstore_assign_string(void *vector, uint64_t index, const char *str, uint64_t len, char *err, size_t errlen);
+#include <stdlib.h>
+struct meterstore_assign_result {
+	int failed;
+	char *message;
+};
+struct meterstore_assign_result meterstore_assign_string(void *vector, uint64_t index, const char *str, uint64_t len);
 */
 import "C"
 
 import (
+	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"unsafe"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
@@ -24,11 +31,7 @@ import (
 // session of a server with it. A column the query does not project is
 // skipped, as duckdb-go skips it.
 func AssignString(chunk *duckdb.DataChunk, col, row int, v string) error {
-	raw, err := unexportedField[bindings.DataChunk](chunk, "chunk")
-	if err != nil {
-		return err
-	}
-	projection, err := unexportedField[[]int](chunk, "projection")
+	raw, projection, err := OutputChunk(chunk)
 	if err != nil {
 		return err
 	}
@@ -41,12 +44,95 @@ func AssignString(chunk *duckdb.DataChunk, col, row int, v string) error {
 	if col < 0 || col >= int(bindings.DataChunkGetColumnCount(raw)) {
 		return nil // not projected
 	}
-	vec := bindings.DataChunkGetVector(raw, bindings.IdxT(col))
-	var msg [512]C.char
-	if C.meterstore_assign_string(vec.Ptr, C.uint64_t(row), (*C.char)(unsafe.Pointer(unsafe.StringData(v))), C.uint64_t(len(v)), &msg[0], C.size_t(len(msg))) != 0 {
-		return fmt.Errorf("string of %d bytes into column %d: %s", len(v), col, duckDBMessage(C.GoString(&msg[0])))
+	if err := assignString(bindings.DataChunkGetVector(raw, bindings.IdxT(col)), row, v); err != nil {
+		return fmt.Errorf("column %d: %w", col, err)
 	}
 	return nil
+}
+
+// StringResults is the executor of the scalar function name returning VARCHAR: fn
+// answers each row's arguments (none NULL: DuckDB's default NULL handling
+// answers those rows NULL without it) with the result and whether it is
+// non-NULL. Results are written as AssignString writes them, so a string
+// DuckDB cannot allocate at its memory_limit fails the statement; duckdb-go's
+// row executor writes them through the same C call as its setter, and the
+// exception aborted the process.
+func StringResults(name string, fn func(args []driver.Value) (string, bool, error)) duckdb.ChunkContextExecutorFn {
+	return func(_ context.Context, it *duckdb.ChunkIteratorState) error {
+		out, row, err := scalarOutput(it)
+		if err != nil {
+			return err
+		}
+		args := make([]driver.Value, it.ColumnCount())
+		for r, err := range it.Rows() {
+			if err != nil {
+				return err
+			}
+			for i := range args {
+				args[i] = *r.GetValuePtr(i)
+			}
+			s, ok, err := fn(args)
+			switch {
+			case err != nil:
+				return err
+			case !ok:
+				err = r.SetResult(nil)
+			default:
+				if err = assignString(out, int(*row), s); err != nil {
+					err = fmt.Errorf("%s: result %w", name, err)
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// scalarOutput is the DuckDB vector a scalar function's chunk executor writes
+// its results into, and the row its iterator is at.
+func scalarOutput(it *duckdb.ChunkIteratorState) (bindings.Vector, *bindings.IdxT, error) {
+	itv := reflect.ValueOf(it)
+	r, err := structField(itv, "r")
+	if err != nil {
+		return bindings.Vector{}, nil, err
+	}
+	rowField, err := structField(r, "rowIdx")
+	if err != nil {
+		return bindings.Vector{}, nil, err
+	}
+	row, err := fieldAddr[bindings.IdxT](rowField, "rowIdx")
+	if err != nil {
+		return bindings.Vector{}, nil, err
+	}
+	output, err := structField(itv, "output")
+	if err != nil {
+		return bindings.Vector{}, nil, err
+	}
+	vecField, err := structField(output, "vec")
+	if err != nil {
+		return bindings.Vector{}, nil, err
+	}
+	vec, err := fieldAddr[bindings.Vector](vecField, "vec")
+	if err != nil {
+		return bindings.Vector{}, nil, err
+	}
+	return *vec, row, nil
+}
+
+// assignString writes v into row of vec through strings.cpp's wrapper.
+func assignString(vec bindings.Vector, row int, v string) error {
+	r := C.meterstore_assign_string(vec.Ptr, C.uint64_t(row), (*C.char)(unsafe.Pointer(unsafe.StringData(v))), C.uint64_t(len(v)))
+	if r.failed == 0 {
+		return nil
+	}
+	msg := "an exception without a message (none could be allocated)"
+	if r.message != nil {
+		msg = duckDBMessage(C.GoString(r.message))
+		C.free(unsafe.Pointer(r.message))
+	}
+	return fmt.Errorf("string of %d bytes: %s", len(v), msg)
 }
 
 // duckDBMessage is the message of an exception's text, which DuckDB writes
