@@ -72,22 +72,34 @@ func (s *Engine) makeRoomForConfined() error {
 }
 
 // confinedMemoryShare is the memory_limit of each confined database: the
-// engine's own database's limit (Config.MemoryLimit, or DuckDB's default of
-// 80 % of the machine) divided by the cap + 1, so the open confined databases
-// together stay below the engine's budget and the unrestricted database keeps
-// a share. It is read back from DuckDB, which accepts more notations than the
-// engine parses.
+// engine's own database's limit (MemoryLimit) divided by the cap + 1, so the
+// open confined databases together stay below the engine's budget and the
+// unrestricted database keeps a share.
 func (e *Engine) confinedMemoryShare(ctx context.Context) (string, error) {
-	var limit string
-	if err := e.db.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&limit); err != nil {
-		return "", fmt.Errorf("read memory_limit: %w", err)
-	}
-	b, err := duckDBBytes(limit)
+	b, err := e.MemoryLimit(ctx)
 	if err != nil {
 		return "", err
 	}
-	kib := b / float64(e.maxConfined()+1) / 1024
-	return fmt.Sprintf("%dKiB", max(int64(kib), 1)), nil
+	kib := b / int64(e.maxConfined()+1) / 1024
+	return fmt.Sprintf("%dKiB", max(kib, 1)), nil
+}
+
+// MemoryLimit is the engine's own database's memory_limit in bytes, as
+// DuckDB reads it: Config.MemoryLimit in any notation DuckDB accepts, or
+// DuckDB's default of 80 % of the machine. DuckDB prints the setting to a
+// tenth of its unit ("3.7 GiB" for 4GB), so the answer is that close. The
+// one reading of the budget: the confined databases' shares and msql serve's
+// Go heap limit are derived from it.
+func (e *Engine) MemoryLimit(ctx context.Context) (int64, error) {
+	var limit string
+	if err := e.db.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&limit); err != nil {
+		return 0, fmt.Errorf("read memory_limit: %w", err)
+	}
+	b, err := duckDBBytes(limit)
+	if err != nil {
+		return 0, err
+	}
+	return int64(b), nil
 }
 
 // duckDBBytes reads a size as DuckDB prints a setting ("286.1 MiB", "512 bytes").

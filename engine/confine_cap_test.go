@@ -78,3 +78,24 @@ func TestConfinedDatabaseInUseStaysOpen(t *testing.T) {
 }
 
 func keyOf(e *Engine) string { return e.confinedKey() }
+
+// TestMemoryLimitAsDuckDBReadsIt: Config.MemoryLimit in DuckDB's notations
+// reads back in bytes, to the tenth of the unit DuckDB prints it in; unset,
+// it is DuckDB's default, a share of the machine.
+func TestMemoryLimitAsDuckDBReadsIt(t *testing.T) {
+	ctx := context.Background()
+	for limit, want := range map[string]int64{"512MiB": 512 << 20, "4GB": 4e9, "1.5 GiB": 3 << 29, "300MB": 300e6, "": 0} {
+		t.Run(limit, func(t *testing.T) {
+			e, err := Open(ctx, Config{MemoryLimit: limit, Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
+			require.NoError(t, err)
+			defer e.Close()
+			got, err := e.MemoryLimit(ctx)
+			require.NoError(t, err)
+			if want == 0 {
+				require.Greater(t, got, int64(1<<30), "DuckDB's default, a share of the machine")
+				return
+			}
+			require.InEpsilon(t, want, got, 0.02, "%q read back as %d bytes", limit, got)
+		})
+	}
+}

@@ -75,18 +75,15 @@ func memTotal() (int64, bool) {
 
 // budgetMemory settles the deployment's DuckDB memory_limit: --memory-limit,
 // else [engine] memory_limit, else (msql serve) serverMemoryBudget, logged.
-// msql serve's Go heap is then held to its share of it (limitServedHeap).
+// Once the engine is open, msql serve holds its Go heap to its share of the
+// limit as DuckDB read it (limitServedHeap).
 func (f *deployFlags) budgetMemory(ctx context.Context, d *deployment) {
 	if f.memoryLimit != "" {
 		d.memory = f.memoryLimit
 	}
-	if !f.serverBudget {
-		return
-	}
-	if d.memory == "" {
+	if f.serverBudget && d.memory == "" {
 		defaultBudget(ctx, d)
 	}
-	limitServedHeap(d)
 }
 
 // defaultBudget is msql serve's budget where none is configured, logged.
@@ -113,53 +110,31 @@ const goHeapShare = 4
 // continuously.
 const minGoHeapLimit = 64 << 20
 
-// limitGoHeap sets the Go heap's soft limit from the DuckDB memory budget
-// (goHeapShare of it) and returns it; GOMEMLIMIT in the environment wins (the
-// runtime read it at start), and a budget that is unset or not a size
-// (sizeBytes) leaves the runtime's default. ok reports whether a limit was set.
-func limitGoHeap(budget string) (limit int64, ok bool) {
-	if os.Getenv("GOMEMLIMIT") != "" || budget == "" {
+// limitGoHeap sets the Go heap's soft limit to goHeapShare of budget, DuckDB's
+// memory_limit in bytes, at least minGoHeapLimit, and returns it; GOMEMLIMIT
+// in the environment wins (the runtime read it at start). ok reports whether
+// a limit was set.
+func limitGoHeap(budget int64) (limit int64, ok bool) {
+	if os.Getenv("GOMEMLIMIT") != "" || budget <= 0 {
 		return 0, false
 	}
-	n, err := sizeBytes(budget)
-	if err != nil {
-		return 0, false
-	}
-	limit = max(n/goHeapShare, minGoHeapLimit)
+	limit = max(budget/goHeapShare, minGoHeapLimit)
 	debug.SetMemoryLimit(limit)
 	return limit, true
 }
 
-// sizeUnits are the units DuckDB's memory_limit takes, in bytes (case does not matter).
-var sizeUnits = map[string]float64{
-	"b": 1, "byte": 1, "bytes": 1,
-	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-	"kilobyte": 1e3, "kilobytes": 1e3, "megabyte": 1e6, "megabytes": 1e6,
-	"gigabyte": 1e9, "gigabytes": 1e9, "terabyte": 1e12, "terabytes": 1e12,
-}
-
-// sizeBytes reads a memory_limit such as "4GB", "512 MiB" or "1.5GB" in bytes.
-func sizeBytes(size string) (int64, error) {
-	s := strings.TrimSpace(size)
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i <= 0 {
-		return 0, fmt.Errorf("memory size %q: a number and a unit, e.g. 4GB", size)
+// limitServedHeap holds msql serve's Go heap to its share of the engine's
+// memory_limit as DuckDB read it (engine.MemoryLimit: whatever notation
+// configured it, or DuckDB's default where none did), logged.
+func limitServedHeap(ctx context.Context, d *deployment) error {
+	budget, err := d.engine.MemoryLimit(ctx)
+	if err != nil {
+		return fmt.Errorf("go heap limit: %w", err)
 	}
-	n, err := strconv.ParseFloat(s[:i], 64)
-	unit, known := sizeUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
-	if err != nil || !known || n <= 0 {
-		return 0, fmt.Errorf("memory size %q: a positive number and a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 4GB", size)
-	}
-	return int64(n * unit), nil
-}
-
-// limitServedHeap holds msql serve's Go heap to its share of the settled
-// budget (limitGoHeap), logged.
-func limitServedHeap(d *deployment) {
-	limit, ok := limitGoHeap(d.memory)
+	limit, ok := limitGoHeap(budget)
 	if ok && d.log != nil {
-		d.log.Info("go heap limit", "bytes", limit, "memory_limit", d.memory,
+		d.log.Info("go heap limit", "bytes", limit, "memory_limit_bytes", budget,
 			"rule", "a quarter of memory_limit, at least 64 MiB; GOMEMLIMIT in the environment overrides it")
 	}
+	return nil
 }

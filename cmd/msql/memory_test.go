@@ -27,42 +27,43 @@ func TestServeMemoryBudgetLeavesPostgreSQLItsShare(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("%dMB", max((machine-shared)/2, minMemoryBudget)/1_000_000), limit)
 }
 
-// msql serve holds its Go heap to a quarter of the memory budget it settled,
-// so garbage is collected before the heap outgrows it; the shell is not held,
-// and GOMEMLIMIT in the environment wins.
+// msql serve holds its Go heap to a quarter of DuckDB's memory_limit in
+// bytes, at least minGoHeapLimit, so garbage is collected before the heap
+// outgrows it; GOMEMLIMIT in the environment wins. TestServePgwireAndSIGTERM
+// checks serve sets it from the limit as its engine read it.
 func TestServeLimitsGoHeapToItsShareOfTheBudget(t *testing.T) {
 	initial := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(initial) })
 	for _, c := range []struct {
-		name, env, budget string
-		serve             bool
-		want              int64
+		name, env string
+		budget    int64
+		want      int64
 	}{
-		{"serve", "", "4GB", true, 1_000_000_000},
-		{"serve, binary unit", "", "2GiB", true, 512 << 20},
-		{"serve, small budget", "", "100MB", true, minGoHeapLimit},
-		{"serve, GOMEMLIMIT set", "3GiB", "4GB", true, math.MaxInt64},
-		{"the shell", "", "4GB", false, math.MaxInt64},
+		{"a quarter", "", 4e9, 1_000_000_000},
+		{"a quarter, binary", "", 2 << 30, 512 << 20},
+		{"small budget", "", 100e6, minGoHeapLimit},
+		{"GOMEMLIMIT set", "3GiB", 4e9, math.MaxInt64},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("GOMEMLIMIT", c.env)
 			debug.SetMemoryLimit(math.MaxInt64)
-			f := &deployFlags{memoryLimit: c.budget, serverBudget: c.serve}
-			f.budgetMemory(context.Background(), &deployment{})
+			limitGoHeap(c.budget)
 			require.Equal(t, c.want, debug.SetMemoryLimit(-1))
 		})
 	}
 }
 
-// sizeBytes reads memory_limit as DuckDB does, and refuses what is not a size.
-func TestSizeBytes(t *testing.T) {
-	for in, want := range map[string]int64{"4GB": 4e9, "512 MiB": 512 << 20, "1.5gb": 1.5e9, "100000 bytes": 100_000, "2TiB": 2 << 40, "64KB": 64_000} {
-		got, err := sizeBytes(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
-	}
-	for _, in := range []string{"", "GB", "4", "4 parsecs", "-1GB", "0MB"} {
-		_, err := sizeBytes(in)
-		require.Error(t, err, in)
+// Settling the budget leaves the Go heap alone: the shell's is never held,
+// and serve's is held only from the engine's reading once it is open.
+func TestBudgetMemoryLeavesTheGoHeap(t *testing.T) {
+	initial := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(initial) })
+	t.Setenv("GOMEMLIMIT", "")
+	debug.SetMemoryLimit(math.MaxInt64)
+	for _, serve := range []bool{false, true} {
+		d := &deployment{}
+		(&deployFlags{memoryLimit: "4GB", serverBudget: serve}).budgetMemory(context.Background(), d)
+		require.Equal(t, "4GB", d.memory)
+		require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 	}
 }

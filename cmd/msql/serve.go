@@ -183,6 +183,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
+	if err := limitServedHeap(ctx, d); err != nil {
+		return err
+	}
 	at, err := d.refreshSystemTables(ctx)
 	if err != nil {
 		return err

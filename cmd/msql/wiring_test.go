@@ -225,17 +225,21 @@ func TestVerifyFailsOnRowsBelowWatermark(t *testing.T) {
 	require.Contains(t, r.stderr, "tiering invariant violated")
 }
 
-// msql serve --pgwire answers a PostgreSQL client and stops cleanly on SIGTERM.
+// msql serve --pgwire answers a PostgreSQL client and stops cleanly on
+// SIGTERM; its Go heap is held to a quarter of --memory-limit.
 func TestServePgwireAndSIGTERM(t *testing.T) {
 	dep := tinyDemo(t)
 	home := t.TempDir()
-	srv := startServe(t, []string{"MSQL_HOME=" + filepath.Join(home, "msql"), "HOME=" + home}, append([]string{"serve"}, dep...)...)
+	srv := startServe(t, []string{"MSQL_HOME=" + filepath.Join(home, "msql"), "HOME=" + home, "GOMEMLIMIT="},
+		append([]string{"serve", "--memory-limit", "2GiB"}, dep...)...)
 	conn := srv.connect(t, "analyst", "")
 	var n int64
 	require.NoError(t, conn.QueryRow(context.Background(), `SELECT count(*) FROM readings`).Scan(&n))
 	require.Greater(t, n, int64(0))
 	require.NoError(t, conn.Close(context.Background()))
-	require.Contains(t, srv.stop(t), "listening")
+	log := srv.stop(t)
+	require.Contains(t, log, "listening")
+	require.Contains(t, log, `msg="go heap limit" bytes=536870912 memory_limit_bytes=2147483648`, "a quarter of 2GiB as DuckDB read it")
 }
 
 // msql serve --config with only [[users]] serves the embedded default (a
