@@ -250,11 +250,14 @@ func (s *unplannedSource) FillChunk(duckdb.DataChunk) error {
 type hotSource struct {
 	p         *plannedScan
 	projected []int // column indexes DuckDB asked for
-	pages     chan pageResult
-	free      chan hotPage
-	page      hotPage
-	pos       int
-	done      bool
+	// strings collects each projected column's strings of the chunk being
+	// filled, written into it at once when the chunk is full.
+	strings []duckstream.Strings
+	pages   chan pageResult
+	free    chan hotPage
+	page    hotPage
+	pos     int
+	done    bool
 }
 
 // hotPage is one page of rows; values holds their values as DECIMAL(18,6)'s
@@ -278,6 +281,9 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 	if s.pages == nil {
 		s.start(chunk)
 	}
+	for i := range s.strings {
+		s.strings[i].Reset()
+	}
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
 	for n < capacity {
@@ -290,11 +296,17 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 			}
 			continue
 		}
-		if err := s.set(chunk, n); err != nil {
+		k := min(capacity-n, len(s.page.rows)-s.pos)
+		if err := s.set(chunk, n, k); err != nil {
 			return err
 		}
-		s.pos++
-		n++
+		s.pos += k
+		n += k
+	}
+	for i, col := range s.projected {
+		if err := s.strings[i].Assign(&chunk, col); err != nil {
+			return fmt.Errorf("hot scan: %w", err)
+		}
 	}
 	s.p.Rows.Add(n)
 	return chunk.SetSize(n)
@@ -309,6 +321,7 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 			names = append(names, c.Name)
 		}
 	}
+	s.strings = make([]duckstream.Strings, len(s.projected))
 	scans := make([]HotScan, len(s.p.Scans))
 	for i, sc := range s.p.Scans {
 		sc.Columns = plan.ScanColumns(names)
@@ -432,60 +445,55 @@ func (s *hotSource) next() error {
 	return nil
 }
 
-// set writes the current row's projected columns into the chunk, by each
-// column's Row field (Row.Field): the Go type of the field picks the DuckDB
-// value.
-func (s *hotSource) set(chunk duckdb.DataChunk, row int) error {
-	r := &s.page.rows[s.pos]
-	for _, col := range s.projected {
-		var err error
-		switch f := r.Field(col).(type) {
-		case *string:
-			err = setString(chunk, col, row, *f)
-		case **string:
-			err = setOptString(chunk, col, row, *f)
-		case *time.Time:
-			err = duckdb.SetChunkValue(chunk, col, row, *f)
-		case **time.Time:
-			if *f == nil {
-				err = chunk.SetValue(col, row, nil)
-			} else {
-				err = duckdb.SetChunkValue(chunk, col, row, **f)
+// set writes k rows of the page, from s.pos on, into the chunk's rows from
+// at, column by column: a column's strings are only collected here, and
+// written into the chunk by one call when it is full (FillChunk).
+func (s *hotSource) set(chunk duckdb.DataChunk, at, k int) error {
+	for j, col := range s.projected {
+		for i := range k {
+			if err := s.setValue(chunk, &s.strings[j], col, at+i, s.pos+i); err != nil {
+				return fmt.Errorf("hot scan: column %d: %w", col, err)
 			}
-		case *decimal.Decimal:
-			err = duckdb.SetChunkValue(chunk, col, row, s.scaledValue(f))
-		case *uint64:
-			err = duckdb.SetChunkValue(chunk, col, row, *f)
-		default: // a declared column the row does not carry
-			err = chunk.SetValue(col, row, nil)
-		}
-		if err != nil {
-			return fmt.Errorf("hot scan: column %d: %w", col, err)
 		}
 	}
 	return nil
 }
 
-// scaledValue is the current row's value as DECIMAL(18,6)'s scaled integer:
-// from the page's values where the pager handed them so, else from v.
-func (s *hotSource) scaledValue(v *decimal.Decimal) int64 {
-	if len(s.page.values) > 0 {
-		return s.page.values[s.pos]
-	}
-	return v.Shift(6).IntPart()
-}
-
-func setOptString(chunk duckdb.DataChunk, col, row int, v *string) error {
-	if v == nil {
+// setValue writes column col of the page's row pos into the chunk's row, by
+// the column's Row field (Row.Field): the Go type of the field picks the
+// DuckDB value. A string is collected in strs.
+func (s *hotSource) setValue(chunk duckdb.DataChunk, strs *duckstream.Strings, col, row, pos int) error {
+	r := &s.page.rows[pos]
+	switch f := r.Field(col).(type) {
+	case *string:
+		strs.Add(row, *f)
+	case **string:
+		if *f == nil {
+			return chunk.SetValue(col, row, nil)
+		}
+		strs.Add(row, **f)
+	case *time.Time:
+		return duckdb.SetChunkValue(chunk, col, row, *f)
+	case **time.Time:
+		if *f == nil {
+			return chunk.SetValue(col, row, nil)
+		}
+		return duckdb.SetChunkValue(chunk, col, row, **f)
+	case *decimal.Decimal:
+		return duckdb.SetChunkValue(chunk, col, row, s.scaledValue(f, pos))
+	case *uint64:
+		return duckdb.SetChunkValue(chunk, col, row, *f)
+	default: // a declared column the row does not carry
 		return chunk.SetValue(col, row, nil)
 	}
-	return setString(chunk, col, row, *v)
+	return nil
 }
 
-// setString writes v into a VARCHAR column; DuckDB copies its bytes into the
-// vector. duckstream.AssignString, not duckdb-go's setter: a string DuckDB
-// cannot allocate at its memory_limit fails the statement instead of aborting
-// the process.
-func setString(chunk duckdb.DataChunk, col, row int, v string) error {
-	return duckstream.AssignString(&chunk, col, row, v)
+// scaledValue is the page's row pos's value as DECIMAL(18,6)'s scaled
+// integer: from the page's values where the pager handed them so, else from v.
+func (s *hotSource) scaledValue(v *decimal.Decimal, pos int) int64 {
+	if len(s.page.values) > 0 {
+		return s.page.values[pos]
+	}
+	return v.Shift(6).IntPart()
 }

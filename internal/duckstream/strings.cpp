@@ -20,9 +20,16 @@ struct meterstore_assign_result {
 	char *message; // malloc'd, NULL when none could be had
 };
 
-struct meterstore_assign_result meterstore_assign_string(void *vector, uint64_t index, const char *str, uint64_t len) {
+// meterstore_assign_strings writes n strings into vector, the i-th into row
+// rows[i]: bytes[ends[i-1], ends[i]) (from 0 for the first) — a column's
+// strings of one chunk in one call.
+struct meterstore_assign_result meterstore_assign_strings(void *vector, uint64_t n, const uint64_t *rows, const char *bytes, const uint64_t *ends) {
 	try {
-		duckdb_vector_assign_string_element_len(static_cast<struct _duckdb_vector *>(vector), index, str, len);
+		uint64_t start = 0;
+		for (uint64_t i = 0; i < n; i++) {
+			duckdb_vector_assign_string_element_len(static_cast<struct _duckdb_vector *>(vector), rows[i], bytes + start, ends[i] - start);
+			start = ends[i];
+		}
 		return {0, nullptr};
 	} catch (const std::exception &e) {
 		return {1, strdup(e.what())};

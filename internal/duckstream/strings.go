@@ -1,13 +1,15 @@
 package duckstream
 
 /*
+#cgo noescape meterstore_assign_strings
+#cgo nocallback meterstore_assign_strings
 #include <stdint.h>
 #include <stdlib.h>
 struct meterstore_assign_result {
 	int failed;
 	char *message;
 };
-struct meterstore_assign_result meterstore_assign_string(void *vector, uint64_t index, const char *str, uint64_t len);
+struct meterstore_assign_result meterstore_assign_strings(void *vector, uint64_t n, const uint64_t *rows, const char *bytes, const uint64_t *ends);
 */
 import "C"
 
@@ -15,6 +17,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -23,14 +26,40 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 )
 
-// AssignString writes v into row of column col of a table function's output
-// chunk; DuckDB copies its bytes into the vector's string heap. It does what
-// duckdb.SetChunkValue does for a string, except that an allocation DuckDB
-// refuses comes back as an error: through duckdb-go the C++ exception would
-// cross the callback's Go frames and abort the process (strings.cpp), every
-// session of a server with it. A column the query does not project is
-// skipped, as duckdb-go skips it.
-func AssignString(chunk *duckdb.DataChunk, col, row int, v string) error {
+// Strings is one VARCHAR column's values for some rows of a table function's
+// output chunk, collected in Go and written into the chunk's vector by one
+// call (Assign): a call into C per value, and the lookup of the vector behind
+// duckdb-go's chunk, cost more than the copy itself. Its buffers are reused
+// from chunk to chunk (Reset).
+type Strings struct {
+	rows  []uint64 // the chunk row of each value
+	ends  []uint64 // where each value's bytes end in bytes
+	bytes []byte   // the values' bytes, one after the other
+}
+
+// Reset empties s for the next chunk, keeping its buffers.
+func (s *Strings) Reset() {
+	s.rows, s.ends, s.bytes = s.rows[:0], s.ends[:0], s.bytes[:0]
+}
+
+// Add collects v as the value of the chunk's row.
+func (s *Strings) Add(row int, v string) {
+	s.bytes = append(s.bytes, v...)
+	s.rows = append(s.rows, uint64(row))
+	s.ends = append(s.ends, uint64(len(s.bytes)))
+}
+
+// Assign writes the collected values into column col of a table function's
+// output chunk; DuckDB copies their bytes into the vector's string heap. It
+// does what duckdb.SetChunkValue does for each string, except that an
+// allocation DuckDB refuses comes back as an error: through duckdb-go the
+// C++ exception would cross the callback's Go frames and abort the process
+// (strings.cpp), every session of a server with it. A column the query does
+// not project is skipped, as duckdb-go skips it.
+func (s *Strings) Assign(chunk *duckdb.DataChunk, col int) error {
+	if len(s.rows) == 0 {
+		return nil
+	}
 	raw, projection, err := OutputChunk(chunk)
 	if err != nil {
 		return err
@@ -44,8 +73,8 @@ func AssignString(chunk *duckdb.DataChunk, col, row int, v string) error {
 	if col < 0 || col >= int(bindings.DataChunkGetColumnCount(raw)) {
 		return nil // not projected
 	}
-	if err := assignString(bindings.DataChunkGetVector(raw, bindings.IdxT(col)), row, v); err != nil {
-		return fmt.Errorf("column %d: %w", col, err)
+	if err := assignStrings(bindings.DataChunkGetVector(raw, bindings.IdxT(col)), s.rows, s.bytes, s.ends); err != nil {
+		return fmt.Errorf("column %d: %d strings of %d bytes: %w", col, len(s.rows), len(s.bytes), err)
 	}
 	return nil
 }
@@ -53,7 +82,7 @@ func AssignString(chunk *duckdb.DataChunk, col, row int, v string) error {
 // StringResults is the executor of the scalar function name returning VARCHAR: fn
 // answers each row's arguments (none NULL: DuckDB's default NULL handling
 // answers those rows NULL without it) with the result and whether it is
-// non-NULL. Results are written as AssignString writes them, so a string
+// non-NULL. Results are written as Strings.Assign writes them, so a string
 // DuckDB cannot allocate at its memory_limit fails the statement; duckdb-go's
 // row executor writes them through the same C call as its setter, and the
 // exception aborted the process.
@@ -123,7 +152,21 @@ func scalarOutput(it *duckdb.ChunkIteratorState) (bindings.Vector, *bindings.Idx
 
 // assignString writes v into row of vec through strings.cpp's wrapper.
 func assignString(vec bindings.Vector, row int, v string) error {
-	r := C.meterstore_assign_string(vec.Ptr, C.uint64_t(row), (*C.char)(unsafe.Pointer(unsafe.StringData(v))), C.uint64_t(len(v)))
+	if err := assignStrings(vec, []uint64{uint64(row)}, unsafe.Slice(unsafe.StringData(v), len(v)), []uint64{uint64(len(v))}); err != nil {
+		return fmt.Errorf("string of %d bytes: %w", len(v), err)
+	}
+	return nil
+}
+
+// assignStrings writes the strings of bytes, the i-th ending at ends[i], into
+// the rows of vec through strings.cpp's wrapper, in one call; its error is
+// DuckDB's message.
+func assignStrings(vec bindings.Vector, rows []uint64, bytes []byte, ends []uint64) error {
+	if len(bytes) == 0 { // every value empty: C still needs a valid pointer
+		bytes = []byte{0}
+	}
+	r := C.meterstore_assign_strings(vec.Ptr, C.uint64_t(len(rows)), (*C.uint64_t)(unsafe.Pointer(&rows[0])),
+		(*C.char)(unsafe.Pointer(&bytes[0])), (*C.uint64_t)(unsafe.Pointer(&ends[0])))
 	if r.failed == 0 {
 		return nil
 	}
@@ -132,7 +175,7 @@ func assignString(vec bindings.Vector, row int, v string) error {
 		msg = duckDBMessage(C.GoString(r.message))
 		C.free(unsafe.Pointer(r.message))
 	}
-	return fmt.Errorf("string of %d bytes: %s", len(v), msg)
+	return errors.New(msg)
 }
 
 // duckDBMessage is the message of an exception's text, which DuckDB writes
