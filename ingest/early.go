@@ -16,12 +16,12 @@ import (
 // file's end — unless the rows of each channel are counted first: a query
 // over the file (one scan of two columns) counts them per spelling of the
 // channel (the malo_id and obis_code text), summed per channel as the parser
-// reads it (channelOf), so a channel's batches are complete the moment its
-// last row is read, and they are written then,
-// hotWriters transactions at a time, while the read goes on. Each batch is
-// still written whole or not at all, as writeGroupOrEach writes it, and the
-// rows held are those of the channels not yet complete and of the writes in
-// flight, not the file's.
+// reads it (channelOf; a row read is keyed by its parse, rowChannel), so a
+// channel's batches are complete the moment its last row is read, and they
+// are written then, hotWriters transactions at a time, while the read goes
+// on. Each batch is still written whole or not at all, as writeGroupOrEach
+// writes it, and the rows held are those of the channels not yet complete
+// and of the writes in flight, not the file's.
 //
 // Only batches the routed write would put wholly into PostgreSQL are written
 // early: their first "from" at or above the watermark and the bulk history
@@ -51,24 +51,55 @@ type earlyWriter struct {
 	handedBatches, handedRows int
 }
 
-// channelKey is a channel as the parser reads it: the canonical MaLo and
-// OBIS code.
-type channelKey struct{ malo, obis string }
+// channelKey is a channel as the parser reads it: the MaLo and OBIS code
+// where they parse, so that two spellings of one channel (" 41373559241",
+// "1-0:01.29.0") are the one channel the batches hold — its batches complete
+// at its last row in either spelling, and in file order. Text that does not
+// parse is kept as it is: the row is refused, and the count and the read key
+// it alike.
+type channelKey struct {
+	malo               metering.MaloID
+	obis               metering.ObisCode
+	maloText, obisText string
+}
 
-// channelOf is the channel of a row whose malo_id and obis_code read as malo
-// and obis: their canonical forms where they parse, so that two spellings of
-// one channel (" 41373559241", "1-0:01.29.0") count as the one channel the
-// batches hold — its batches complete at its last row in either spelling,
-// and in file order. Text that does not parse is kept as it is: the row is
-// refused, and the count and the read key it alike.
+// channelOf is the channel of malo_id and obis_code text as the count reads
+// them.
 func channelOf(malo, obis string) channelKey {
-	if m, err := metering.ParseMaloID(malo); err == nil {
-		malo = m.String()
+	var k channelKey
+	var err error
+	if k.malo, err = metering.ParseMaloID(malo); err != nil {
+		k.maloText = malo
 	}
-	if o, err := metering.ParseObis(obis); err == nil {
-		obis = o.String()
+	if k.obis, err = metering.ParseObis(obis); err != nil {
+		k.obisText = obis
 	}
-	return channelKey{malo, obis}
+	return k
+}
+
+// rowChannel is the channel of the row just read: of a row that parsed, its
+// MaLo and OBIS code as parsed (what channelOf makes of the same text, read
+// once); of one that did not, channelOf its text. A column the file does not
+// hold is no part of the key, as in the count.
+func (ew *earlyWriter) rowChannel(rec record, p parsed, ok bool) channelKey {
+	if !ok {
+		var malo, obis string
+		if ew.maloInFile {
+			malo = rec["malo_id"]
+		}
+		if ew.obisInFile {
+			obis = rec["obis_code"]
+		}
+		return channelOf(malo, obis)
+	}
+	var k channelKey
+	if ew.maloInFile {
+		k.malo = p.delivery.MaloID
+	}
+	if ew.obisInFile {
+		k.obis = p.delivery.Obis
+	}
+	return k
 }
 
 // channelRows is a channel's rows not yet read and the batches they fill.
@@ -137,20 +168,13 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 // errFileChanged: the read met more rows of a channel than the count.
 var errFileChanged = errors.New("the file changed while it was read: a channel holds more rows than counted before; import it again")
 
-// channel is the counted channel of the record just read; it tracks g, the
-// batch the row went to, as one the channel fills.
-func (ew *earlyWriter) channel(rec record, g *readGroup) (*channelRows, error) {
+// channel is the counted channel of the row just read (rowChannel); it
+// tracks g, the batch the row went to, as one the channel fills.
+func (ew *earlyWriter) channel(rec record, p parsed, ok bool, g *readGroup) (*channelRows, error) {
 	if ew == nil {
 		return nil, nil
 	}
-	var malo, obis string
-	if ew.maloInFile {
-		malo = rec["malo_id"]
-	}
-	if ew.obisInFile {
-		obis = rec["obis_code"]
-	}
-	ch := ew.channels[channelOf(malo, obis)]
+	ch := ew.channels[ew.rowChannel(rec, p, ok)]
 	if ch == nil || ch.left == 0 {
 		return nil, errFileChanged
 	}

@@ -164,7 +164,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string, ear
 			groups[key] = g
 			order = append(order, g)
 		}
-		ch, err := ew.channel(rec, g)
+		ch, err := ew.channel(rec, p, perr == nil, g)
 		if err != nil {
 			return refuseFile(fmt.Errorf("row %d: %w", n, err))
 		}
