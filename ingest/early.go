@@ -18,10 +18,10 @@ import (
 // channel (the malo_id and obis_code text), summed per channel as the parser
 // reads it (channelOf; a row read is keyed by its parse, rowChannel), so a
 // channel's batches are complete the moment its last row is read, and they
-// are written then, hotWriters transactions at a time, while the read goes
-// on. Each batch is still written whole or not at all, as writeGroupOrEach
-// writes it, and the rows held are those of the channels not yet complete
-// and of the writes in flight, not the file's.
+// are written then, chunkRows at a time in hotWriters transactions at once,
+// while the read goes on. Each batch is still written whole or not at all,
+// as writeGroupOrEach writes it, and the rows held are those of the channels
+// not yet complete and of the writes in flight, not the file's.
 //
 // Only batches the routed write would put wholly into PostgreSQL are written
 // early: their first "from" at or above the watermark and the bulk history
@@ -33,7 +33,9 @@ type earlyWriter struct {
 	ctx      context.Context
 	file     string
 	w, limit time.Time
-	hotLimit int
+	// chunkRows are the rows of complete batches gathered before a write
+	// begins (chunkRows).
+	chunkRows int
 	// channels are the rows left to read of each channel (channelOf).
 	channels map[channelKey]*channelRows
 	// maloInFile, obisInFile: the channel's columns the file holds (a
@@ -121,7 +123,7 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 	if im.opt.DryRun || len(im.pending) > 0 {
 		return nil, nil
 	}
-	ew := &earlyWriter{im: im, ctx: ctx, file: name, hotLimit: im.tbl.HotBatchRows(),
+	ew := &earlyWriter{im: im, ctx: ctx, file: name,
 		channels: map[channelKey]*channelRows{}, launched: map[string]bool{}, sem: make(chan struct{}, hotWriters)}
 	key := []string{"''", "''"}
 	for _, c := range cols {
@@ -147,12 +149,14 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 		return nil, nil
 	}
 	defer rows.Close()
+	fileRows := 0
 	for rows.Next() {
 		var malo, obis string
 		var n int
 		if err := rows.Scan(&malo, &obis, &n); err != nil {
 			return nil, nil
 		}
+		fileRows += n
 		k := channelOf(malo, obis)
 		if ew.channels[k] == nil {
 			ew.channels[k] = &channelRows{}
@@ -162,7 +166,22 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 	if rows.Err() != nil {
 		return nil, nil
 	}
+	ew.chunkRows = chunkRows(fileRows, im.tbl.HotBatchRows())
 	return ew, nil
+}
+
+// chunkRows is how many rows of complete batches the early writer gathers
+// before it begins a write: a hot transaction's (hotLimit, HotBatchRows) —
+// but of a file of fewer than 2×hotWriters such transactions, a 2×hotWriters-th
+// of its rows, so that PostgreSQL is busy early in the read and the write
+// begun once the read ends is a small one. With whole transactions, a file
+// of under two holds its second half until the read ends (a day of 38 400
+// rows, loaded: 2.4 s of read, then a 7.2 s write of 18 336 rows begun at its
+// end). A chunk complete while both writers are busy waits for one, and the
+// read with it: PostgreSQL is then busy on both.
+func chunkRows(fileRows, hotLimit int) int {
+	parts := 2 * hotWriters
+	return max(1, min(hotLimit, (fileRows+parts-1)/parts))
 }
 
 // errFileChanged: the read met more rows of a channel than the count.
@@ -219,7 +238,7 @@ func (ew *earlyWriter) rowRead(ch *channelRows, rowsRead int) error {
 			ew.rows += g.rows
 		}
 	}
-	if ew.rows >= ew.hotLimit {
+	if ew.rows >= ew.chunkRows {
 		return ew.launch(rowsRead)
 	}
 	return nil

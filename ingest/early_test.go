@@ -33,11 +33,13 @@ func earlyWrites(t *testing.T) func() []int {
 	}
 }
 
-// A channel's batch is written once its last row is read, while the rest of
-// the file is still being read; the report adds up as if written after.
-func TestCompleteChannelsWrittenWhileTheFileIsRead(t *testing.T) {
+// importThreeChannels imports a day's file of three channels of eight
+// quarter-hours each (24 rows) into a store writing hotBatchRows rows a
+// transaction (0: the default), and returns the report and the rows read as
+// each write during the read began.
+func importThreeChannels(t *testing.T, hotBatchRows int) (*storetest.Store, ingest.Report, []int) {
 	ctx := context.Background()
-	st := storetest.Start(t, storetest.Options{Now: now, HotBatchRows: 8}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	st := storetest.Start(t, storetest.Options{Now: now, HotBatchRows: hotBatchRows}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
 	seen := earlyWrites(t)
 	one := func(int) string { return "1" }
 	lines := []string{header}
@@ -47,11 +49,29 @@ func TestCompleteChannelsWrittenWhileTheFileIsRead(t *testing.T) {
 	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, writeFile(t, t.TempDir(), "day.csv", lines...))
 	require.NoError(t, err)
 	require.True(t, rep.OK(), rep.String())
+	return st, rep, seen()
+}
+
+// A channel's batch is written once its last row is read, while the rest of
+// the file is still being read; the report adds up as if written after.
+func TestCompleteChannelsWrittenWhileTheFileIsRead(t *testing.T) {
+	st, rep, seen := importThreeChannels(t, 8)
 	require.Equal(t, 3, rep.Batches)
 	require.Equal(t, 24, rep.Rows)
 	require.Equal(t, 24, rep.HotRows)
 	require.Equal(t, 24, rep.Inserted)
-	require.Equal(t, []int{8, 16, 24}, seen(), "each channel's batch written as its eighth row is read")
+	require.Equal(t, []int{8, 16, 24}, seen, "each channel's batch written as its eighth row is read")
+	require.EqualValues(t, 24, scalar(t, st, `SELECT count(*) FROM readings`))
+}
+
+// A file of fewer rows than a hot transaction holds is still written while
+// it is read: its complete batches go in chunks of a quarter of its rows
+// (two writers, two chunks each), not in one write once the read has ended.
+func TestASmallFileIsWrittenWhileItIsRead(t *testing.T) {
+	st, rep, seen := importThreeChannels(t, 0)
+	require.Equal(t, 24, rep.HotRows)
+	require.Equal(t, 24, rep.Inserted)
+	require.Equal(t, []int{8, 16, 24}, seen, "each channel's 8 rows fill a chunk of 24/4 = 6 rows")
 	require.EqualValues(t, 24, scalar(t, st, `SELECT count(*) FROM readings`))
 }
 
