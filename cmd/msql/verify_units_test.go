@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/embedded"
+)
+
+// TestVerifyReportsAForeignUnitPair: a file another writer committed to the
+// cold tier with electricity in m³ — which the hot tier's CHECK and every
+// cold write path of the store refuse — is reported by msql verify, naming
+// the table and the pair, and verify exits 3.
+func TestVerifyReportsAForeignUnitPair(t *testing.T) {
+	dep := tinyDemo(t)
+	ctx := context.Background()
+	cat, err := catalog.Open(ctx, catalog.Options{DSN: dep[1], Warehouse: dep[3]})
+	require.NoError(t, err)
+	defer cat.Close()
+	cold, err := cat.Table(ctx, embedded.Table())
+	require.NoError(t, err)
+	files, _, err := cold.PlanFiles(ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	src := files[0].Path
+	m := regexp.MustCompile(`tenant=([^/]+)/from_month=(\d{4})-(\d{2})/`).FindStringSubmatch(src)
+	require.NotNil(t, m, "the archived files are partitioned by tenant and month: %s", src)
+	foreign := filepath.Join(filepath.Dir(src), "foreign-m3.parquet")
+	r := msql(t, "", "--scratch", "-c", `COPY (SELECT * REPLACE ('M3' AS unit) FROM read_parquet('`+src+`', hive_partitioning = false)
+		WHERE sparte = 'STROM' LIMIT 4) TO '`+foreign+`' (FORMAT parquet)`)
+	require.Equal(t, 0, r.code, r.stderr)
+	addOutOfBand(t, cold, foreign, m[1], m[2], m[3])
+
+	r = msql(t, "", append([]string{"verify"}, dep...)...)
+	require.Equal(t, 3, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "readings_versions: 4 rows in the cold tier carry sparte STROM in unit M3")
+	require.Contains(t, r.stderr, "rows in a unit their sparte cannot have")
+}
+
+// addOutOfBand commits path to cold as a writer around the store would: one
+// data file in the tenant's month, the tiering watermark copied unchanged.
+func addOutOfBand(t *testing.T, cold *catalog.Table, path, tenant, year, month string) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := cold.Watermark(ctx)
+	require.NoError(t, err)
+	it := cold.Iceberg()
+	rdr, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err)
+	defer rdr.Close()
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	y, err := strconv.Atoi(year)
+	require.NoError(t, err)
+	mo, err := strconv.Atoi(month)
+	require.NoError(t, err)
+	values := map[int]any{}
+	spec := it.Spec()
+	for _, f := range spec.Fields() {
+		switch {
+		case f.Name == "tenant":
+			values[f.FieldID] = tenant
+		case strings.HasPrefix(f.Name, "from"):
+			values[f.FieldID] = int32((y-1970)*12 + mo - 1)
+		default:
+			t.Fatalf("partition field %s", f.Name)
+		}
+	}
+	df, err := icetable.DataFileFromMetadata(icetable.DataFileArgs{
+		Schema: it.Schema(), Spec: spec, Format: iceberg.ParquetFile, Metadata: rdr.MetaData(),
+		FilePath: "file://" + path, FileSize: st.Size(), Content: iceberg.EntryContentData,
+		PartitionValues: values, FormatVersion: it.Metadata().Version(),
+	})
+	require.NoError(t, err)
+	tx := it.NewTransaction()
+	require.NoError(t, tx.AddDataFiles(ctx, []iceberg.DataFile{df}, iceberg.Properties{catalog.WatermarkProperty: w.UTC().Format(time.RFC3339Nano)}))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+}
