@@ -136,3 +136,27 @@ func TestForeignFileWithoutBalancingDay(t *testing.T) {
 		})
 	}
 }
+
+// TestBalancingDayMismatchesFindAForeignFile: a file another writer added
+// with a balancing_day five days off the calendar's is counted, with the
+// first and last "from" of its rows; the store's own files and a foreign file
+// without the column (its day computed) are not.
+func TestBalancingDayMismatchesFindAForeignFile(t *testing.T) {
+	e, tbl := archivedTwoDays(t)
+	m, err := tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.Zero(t, m.Rows, "the store's own rows: %s", m)
+	addDuckDBFile(t, e, tbl, "no-day.parquet", "* EXCLUDE (balancing_day)", watermarkProps(t, e, tbl))
+	m, err = tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.Zero(t, m.Rows, "a file without the column: %s", m)
+
+	e, tbl = archivedTwoDays(t)
+	addDuckDBFile(t, e, tbl, "wrong-day.parquet", "* REPLACE (r.balancing_day + 5 AS balancing_day)", watermarkProps(t, e, tbl))
+	m, err = tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 4, m.Rows)
+	require.True(t, m.From.Equal(day0.Add(-24*time.Hour)), "from %s", m.From)
+	require.True(t, m.To.Equal(day0.Add(-24*time.Hour+45*time.Minute)), "to %s", m.To)
+	require.Contains(t, m.String(), `4 rows carry a balancing_day that is not the day their "from" and sparte give`)
+}

@@ -15,11 +15,13 @@ func init() {
 const verifyUsage = `msql verify [--table T] — check invariant 1 for every table: no row below the
 watermark is still in PostgreSQL; and that no stored row carries a unit its sparte
 cannot have (electricity in m³: a writer around the store, a foreign file in the
-cold tier), each pair named with its rows and tier; and that no cold interval
+cold tier), each pair named with its rows and tier; that no stored row carries a
+balancing_day other than the day its "from" and sparte give (a foreign file
+again: meter_balancing_day answers from the stored column); and that no cold interval
 reaching above the watermark overlaps a row PostgreSQL holds at its version or of
 another operator (a foreign file again), the first such pair named. Exit status 0
 when all hold, 3 when rows sit below the watermark in PostgreSQL, carry such a
-unit pair or contradict across the tiers, 4 when they
+unit pair or balancing day or contradict across the tiers, 4 when they
 hold but a table is quarantined (its
 configuration narrows the stored schema, each change named: archival and writes
 halt, queries answer from the stored layout), 1 when it could not be checked.
@@ -46,7 +48,7 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer d.Close()
-	var bad, mixed, contradicted, quarantined []string
+	var bad, mixed, misdated, contradicted, quarantined []string
 	for _, tb := range d.store.Tables() {
 		if name != "" && tb.Config().Name() != name && tb.Config().ResolvedName() != name {
 			continue
@@ -73,6 +75,14 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 			fmt.Fprintf(io.out, "%s: %s\n", r.Table, v)
 			mixed = append(mixed, r.Table+": "+v.String())
 		}
+		days, err := tb.BalancingDayMismatches(ctx)
+		if err != nil {
+			return err
+		}
+		if days.Rows > 0 {
+			fmt.Fprintf(io.out, "%s: %s\n", r.Table, days)
+			misdated = append(misdated, r.Table+": "+days.String())
+		}
 		conflict, err := tb.ContradictionAcrossTiers(ctx)
 		if err != nil {
 			return err
@@ -91,6 +101,10 @@ func runVerify(ctx context.Context, args []string, io stdio) error {
 	if len(mixed) > 0 {
 		return withHint(&verifyFailed{report: "rows in a unit their sparte cannot have: " + strings.Join(mixed, "; ")},
 			"every SQL sum over the sparte adds them to values in its own unit; find the writer that bypassed the store and undo its writes (a correction in the sparte's unit supersedes them in the resolved relation, not in the versions)")
+	}
+	if len(misdated) > 0 {
+		return withHint(&verifyFailed{report: "rows whose balancing_day is not their day: " + strings.Join(misdated, "; ")},
+			"the store derives the column from \"from\" and sparte, so a writer around it wrote them: find the file committed to Iceberg out of band (system.snapshots) and rewrite or remove it with the tool that added it")
 	}
 	if len(contradicted) > 0 {
 		return withHint(&verifyFailed{report: "an interval of the cold tier contradicts the hot tier's rows: " + strings.Join(contradicted, "; ")},

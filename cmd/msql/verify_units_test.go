@@ -49,6 +49,37 @@ func TestVerifyReportsAForeignUnitPair(t *testing.T) {
 	require.Contains(t, r.stderr, "rows in a unit their sparte cannot have")
 }
 
+// TestVerifyReportsAForeignBalancingDay: a file committed around the store
+// whose balancing_day is not the day metering computes from its "from" and
+// sparte is reported by msql verify, which exits 3 — the planner answers
+// meter_balancing_day from the stored column of every file that holds it, so
+// such a file's rows group under the writer's day, not the calendar's.
+func TestVerifyReportsAForeignBalancingDay(t *testing.T) {
+	dep := tinyDemo(t)
+	ctx := context.Background()
+	cat, err := catalog.Open(ctx, catalog.Options{DSN: dep[1], Warehouse: dep[3]})
+	require.NoError(t, err)
+	defer cat.Close()
+	cold, err := cat.Table(ctx, embedded.Table())
+	require.NoError(t, err)
+	files, _, err := cold.PlanFiles(ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	src := files[0].Path
+	m := regexp.MustCompile(`tenant=([^/]+)/from_month=(\d{4})-(\d{2})/`).FindStringSubmatch(src)
+	require.NotNil(t, m, "the archived files are partitioned by tenant and month: %s", src)
+	foreign := filepath.Join(filepath.Dir(src), "foreign-day.parquet")
+	r := msql(t, "", "--scratch", "-c", `COPY (SELECT * REPLACE (balancing_day + 5 AS balancing_day, version + 1 AS version)
+		FROM read_parquet('`+src+`', hive_partitioning = false) LIMIT 3) TO '`+foreign+`' (FORMAT parquet)`)
+	require.Equal(t, 0, r.code, r.stderr)
+	addOutOfBand(t, cold, foreign, m[1], m[2], m[3])
+
+	r = msql(t, "", append([]string{"verify"}, dep...)...)
+	require.Equal(t, 3, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "readings_versions: 3 rows carry a balancing_day that is not the day their \"from\" and sparte give")
+	require.Contains(t, r.stderr, "rows whose balancing_day is not their day")
+}
+
 // addOutOfBand commits path to cold as a writer around the store would: one
 // data file in the tenant's month, the tiering watermark copied unchanged.
 func addOutOfBand(t *testing.T, cold *catalog.Table, path, tenant, year, month string) {

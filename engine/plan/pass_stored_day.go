@@ -17,7 +17,10 @@ import (
 // a dictionary-encoded DATE where the function is a zone conversion per row. A
 // cold file whose footer does not prove it holds the column (another writer
 // added it without) is read with the column computed by the function
-// (readParquet), so the rewrite holds for its rows too.
+// (readParquet), so the rewrite holds for its rows too. A file that holds the
+// column with other days than the calendar's — only a writer around the store
+// leaves one — is answered with its stored days; msql verify reports such rows
+// (store.Table.BalancingDayMismatches).
 //
 // Only calls whose two arguments provably name the same reference are
 // rewritten: qualified by that reference's alias, or unqualified in a SELECT
