@@ -24,26 +24,8 @@ import (
 // cold write path of the store refuse — is reported by msql verify, naming
 // the table and the pair, and verify exits 3.
 func TestVerifyReportsAForeignUnitPair(t *testing.T) {
-	dep := tinyDemo(t)
-	ctx := context.Background()
-	cat, err := catalog.Open(ctx, catalog.Options{DSN: dep[1], Warehouse: dep[3]})
-	require.NoError(t, err)
-	defer cat.Close()
-	cold, err := cat.Table(ctx, embedded.Table())
-	require.NoError(t, err)
-	files, _, err := cold.PlanFiles(ctx, catalog.PlanRequest{})
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	src := files[0].Path
-	m := regexp.MustCompile(`tenant=([^/]+)/from_month=(\d{4})-(\d{2})/`).FindStringSubmatch(src)
-	require.NotNil(t, m, "the archived files are partitioned by tenant and month: %s", src)
-	foreign := filepath.Join(filepath.Dir(src), "foreign-m3.parquet")
-	r := msql(t, "", "--scratch", "-c", `COPY (SELECT * REPLACE ('M3' AS unit) FROM read_parquet('`+src+`', hive_partitioning = false)
-		WHERE sparte = 'STROM' LIMIT 4) TO '`+foreign+`' (FORMAT parquet)`)
-	require.Equal(t, 0, r.code, r.stderr)
-	addOutOfBand(t, cold, foreign, m[1], m[2], m[3])
-
-	r = msql(t, "", append([]string{"verify"}, dep...)...)
+	dep := demoWithForeignFile(t, "foreign-m3.parquet", `* REPLACE ('M3' AS unit)`, `sparte = 'STROM' LIMIT 4`)
+	r := msql(t, "", append([]string{"verify"}, dep...)...)
 	require.Equal(t, 3, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "readings_versions: 4 rows in the cold tier carry sparte STROM in unit M3")
 	require.Contains(t, r.stderr, "rows in a unit their sparte cannot have")
@@ -55,6 +37,18 @@ func TestVerifyReportsAForeignUnitPair(t *testing.T) {
 // meter_balancing_day from the stored column of every file that holds it, so
 // such a file's rows group under the writer's day, not the calendar's.
 func TestVerifyReportsAForeignBalancingDay(t *testing.T) {
+	dep := demoWithForeignFile(t, "foreign-day.parquet", `* REPLACE (balancing_day + 5 AS balancing_day, version + 1 AS version)`, `true LIMIT 3`)
+	r := msql(t, "", append([]string{"verify"}, dep...)...)
+	require.Equal(t, 3, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "readings_versions: 3 rows carry a balancing_day that is not the day their \"from\" and sparte give")
+	require.Contains(t, r.stderr, "rows whose balancing_day is not their day")
+}
+
+// demoWithForeignFile is a tiny demo deployment's flags, its cold table
+// holding one more file, name, committed around the store: the rows of an
+// archived file WHERE where, with sel applied, beside it.
+func demoWithForeignFile(t *testing.T, name, sel, where string) []string {
+	t.Helper()
 	dep := tinyDemo(t)
 	ctx := context.Background()
 	cat, err := catalog.Open(ctx, catalog.Options{DSN: dep[1], Warehouse: dep[3]})
@@ -68,16 +62,12 @@ func TestVerifyReportsAForeignBalancingDay(t *testing.T) {
 	src := files[0].Path
 	m := regexp.MustCompile(`tenant=([^/]+)/from_month=(\d{4})-(\d{2})/`).FindStringSubmatch(src)
 	require.NotNil(t, m, "the archived files are partitioned by tenant and month: %s", src)
-	foreign := filepath.Join(filepath.Dir(src), "foreign-day.parquet")
-	r := msql(t, "", "--scratch", "-c", `COPY (SELECT * REPLACE (balancing_day + 5 AS balancing_day, version + 1 AS version)
-		FROM read_parquet('`+src+`', hive_partitioning = false) LIMIT 3) TO '`+foreign+`' (FORMAT parquet)`)
+	foreign := filepath.Join(filepath.Dir(src), name)
+	r := msql(t, "", "--scratch", "-c", `COPY (SELECT `+sel+` FROM read_parquet('`+src+`', hive_partitioning = false)
+		WHERE `+where+`) TO '`+foreign+`' (FORMAT parquet)`)
 	require.Equal(t, 0, r.code, r.stderr)
 	addOutOfBand(t, cold, foreign, m[1], m[2], m[3])
-
-	r = msql(t, "", append([]string{"verify"}, dep...)...)
-	require.Equal(t, 3, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "readings_versions: 3 rows carry a balancing_day that is not the day their \"from\" and sparte give")
-	require.Contains(t, r.stderr, "rows whose balancing_day is not their day")
+	return dep
 }
 
 // addOutOfBand commits path to cold as a writer around the store would: one
