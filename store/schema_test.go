@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/duckdb/duckdb-go/v2"
@@ -108,27 +107,7 @@ func rewriteUnderCurrentNames(t *testing.T, e *env, tbl *store.Table) {
 // snapshot properties (nil: none of MeterStore's).
 func addForeignFile(t *testing.T, e *env, tbl *store.Table, path string, at time.Time, props iceberg.Properties) {
 	t.Helper()
-	cold := tbl.Cold()
-	require.NoError(t, cold.Refresh(e.ctx))
-	it := cold.Iceberg()
-	rdr, err := file.OpenParquetFile(path, false)
-	require.NoError(t, err)
-	defer rdr.Close()
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	months := int32((at.Year()-1970)*12 + int(at.Month()) - 1)
-	spec := it.Spec()
-	df, err := table.DataFileFromMetadata(table.DataFileArgs{
-		Schema: it.Schema(), Spec: spec, Format: iceberg.ParquetFile, Metadata: rdr.MetaData(),
-		FilePath: "file://" + path, FileSize: st.Size(), Content: iceberg.EntryContentData,
-		PartitionValues: map[int]any{spec.Field(0).FieldID: months}, FormatVersion: it.Metadata().Version(),
-	})
-	require.NoError(t, err)
-	tx := it.NewTransaction()
-	require.NoError(t, tx.AddDataFiles(e.ctx, []iceberg.DataFile{df}, props))
-	_, err = tx.Commit(e.ctx)
-	require.NoError(t, err)
-	require.NoError(t, cold.Refresh(e.ctx))
+	storetest.AddDataFile(t, e.ctx, tbl.Cold(), path, map[string]any{"from_month": storetest.PartitionMonth(at)}, props)
 }
 
 // regionTable is intervalTable with the coded attribute column region

@@ -2,21 +2,17 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
-	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/embedded"
+	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
 // TestVerifyReportsAForeignUnitPair: a file another writer committed to the
@@ -60,53 +56,17 @@ func demoWithForeignFile(t *testing.T, name, sel, where string) []string {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	src := files[0].Path
-	m := regexp.MustCompile(`tenant=([^/]+)/from_month=(\d{4})-(\d{2})/`).FindStringSubmatch(src)
+	m := regexp.MustCompile(`tenant=([^/]+)/from_month=(\d{4}-\d{2})/`).FindStringSubmatch(src)
 	require.NotNil(t, m, "the archived files are partitioned by tenant and month: %s", src)
 	foreign := filepath.Join(filepath.Dir(src), name)
 	r := msql(t, "", "--scratch", "-c", `COPY (SELECT `+sel+` FROM read_parquet('`+src+`', hive_partitioning = false)
 		WHERE `+where+`) TO '`+foreign+`' (FORMAT parquet)`)
 	require.Equal(t, 0, r.code, r.stderr)
-	addOutOfBand(t, cold, foreign, m[1], m[2], m[3])
-	return dep
-}
-
-// addOutOfBand commits path to cold as a writer around the store would: one
-// data file in the tenant's month, the tiering watermark copied unchanged.
-func addOutOfBand(t *testing.T, cold *catalog.Table, path, tenant, year, month string) {
-	t.Helper()
-	ctx := context.Background()
+	month, err := time.Parse("2006-01", m[2])
+	require.NoError(t, err)
 	w, err := cold.Watermark(ctx)
 	require.NoError(t, err)
-	it := cold.Iceberg()
-	rdr, err := file.OpenParquetFile(path, false)
-	require.NoError(t, err)
-	defer rdr.Close()
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	y, err := strconv.Atoi(year)
-	require.NoError(t, err)
-	mo, err := strconv.Atoi(month)
-	require.NoError(t, err)
-	values := map[int]any{}
-	spec := it.Spec()
-	for _, f := range spec.Fields() {
-		switch {
-		case f.Name == "tenant":
-			values[f.FieldID] = tenant
-		case strings.HasPrefix(f.Name, "from"):
-			values[f.FieldID] = int32((y-1970)*12 + mo - 1)
-		default:
-			t.Fatalf("partition field %s", f.Name)
-		}
-	}
-	df, err := icetable.DataFileFromMetadata(icetable.DataFileArgs{
-		Schema: it.Schema(), Spec: spec, Format: iceberg.ParquetFile, Metadata: rdr.MetaData(),
-		FilePath: "file://" + path, FileSize: st.Size(), Content: iceberg.EntryContentData,
-		PartitionValues: values, FormatVersion: it.Metadata().Version(),
-	})
-	require.NoError(t, err)
-	tx := it.NewTransaction()
-	require.NoError(t, tx.AddDataFiles(ctx, []iceberg.DataFile{df}, iceberg.Properties{catalog.WatermarkProperty: w.UTC().Format(time.RFC3339Nano)}))
-	_, err = tx.Commit(ctx)
-	require.NoError(t, err)
+	storetest.AddDataFile(t, ctx, cold, foreign, map[string]any{"tenant": m[1], "from_month": storetest.PartitionMonth(month)},
+		iceberg.Properties{catalog.WatermarkProperty: w.UTC().Format(time.RFC3339Nano)})
+	return dep
 }

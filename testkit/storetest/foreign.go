@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -63,6 +64,45 @@ func SchemaChange(t testing.TB, ctx context.Context, cold *catalog.Table, change
 	_, err := tx.Commit(ctx)
 	require.NoError(t, err)
 	require.NoError(t, cold.Refresh(ctx))
+}
+
+// AddDataFile commits the local Parquet file at path to cold as a writer
+// around the store would (another tool's add_files): one data file, its
+// partition values named by partition field (tenant, from_month — see
+// PartitionMonth), in a commit carrying props.
+func AddDataFile(t testing.TB, ctx context.Context, cold *catalog.Table, path string, partition map[string]any, props iceberg.Properties) {
+	t.Helper()
+	require.NoError(t, cold.Refresh(ctx))
+	it := cold.Iceberg()
+	rdr, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err)
+	defer rdr.Close()
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	spec := it.Spec()
+	values := map[int]any{}
+	for _, f := range spec.Fields() {
+		v, ok := partition[f.Name]
+		require.True(t, ok, "no value for partition field %s", f.Name)
+		values[f.FieldID] = v
+	}
+	df, err := table.DataFileFromMetadata(table.DataFileArgs{
+		Schema: it.Schema(), Spec: spec, Format: iceberg.ParquetFile, Metadata: rdr.MetaData(),
+		FilePath: fileURI(path), FileSize: st.Size(), Content: iceberg.EntryContentData,
+		PartitionValues: values, FormatVersion: it.Metadata().Version(),
+	})
+	require.NoError(t, err)
+	tx := it.NewTransaction()
+	require.NoError(t, tx.AddDataFiles(ctx, []iceberg.DataFile{df}, props))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	require.NoError(t, cold.Refresh(ctx))
+}
+
+// PartitionMonth is the from_month partition value of a row from at: months
+// since January 1970.
+func PartitionMonth(at time.Time) int32 {
+	return int32((at.Year()-1970)*12 + int(at.Month()) - 1)
 }
 
 // fileURI is loc as the Iceberg table names it: a local path as file://.
