@@ -688,8 +688,10 @@ func (a *Archiver) VerifyInvariant(ctx context.Context) (Report, error) {
 // ContradictionAcrossTiers compares the cold rows reaching above the
 // watermark with PostgreSQL's (hot.Store.HoldReadings, which takes the
 // readings' locks for the comparison and writes nothing here): conflict is
-// the hot tier's refusal of the first interval a hot row contradicts
-// (overlap at one version, a second operator), nil when none does. No write
+// the hot tier's refusal of the intervals hot rows contradict (overlap at one
+// version, a second operator) — one pair's refusal, or a
+// *hot.TierConflictsError naming the first 20 and counting all — nil when
+// none does. No write
 // path stores such a pair, so a writer around the store left it (a file
 // committed to Iceberg out of band), and sums over the overlap count both.
 // It reads the files that may hold such an interval: msql verify runs it,

@@ -3,6 +3,8 @@ package archive_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -456,6 +458,50 @@ func TestContradictionAcrossTiersReportsAForeignInterval(t *testing.T) {
 	require.ErrorIs(t, conflict, meterstore.ErrOverlap)
 	for _, want := range []string{above.MaloID, "no_overlap across tiers", straddler.From.Format(time.RFC3339), above.From.Format(time.RFC3339)} {
 		require.ErrorContains(t, conflict, want)
+	}
+	t.Logf("%v", conflict)
+}
+
+// TestContradictionAcrossTiersNamesEveryInterval: two foreign intervals over
+// hot rows of two MaLos — both named and counted, not the first only.
+func TestContradictionAcrossTiersNamesEveryInterval(t *testing.T) {
+	ctx := context.Background()
+	l, _ := firstWindowArchived(t)
+	w, err := l.tbl.Cold.Watermark(ctx)
+	require.NoError(t, err)
+	// Per MaLo, the earliest hot row of one of its readings: an interval from
+	// an hour below the watermark to its end meets that row only.
+	earliest := map[string]meterstore.Row{}
+	err = l.tbl.Hot.Scan(ctx, hot.ScanRequest{From: w}, func(rs []meterstore.Row) error {
+		for _, r := range rs {
+			if e, ok := earliest[r.MaloID]; !ok || (e.ObisCode == r.ObisCode && r.From.Before(e.From)) {
+				earliest[r.MaloID] = r
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	var above []meterstore.Row
+	for _, malo := range slices.Sorted(maps.Keys(earliest))[:2] {
+		above = append(above, earliest[malo])
+	}
+	var straddlers []meterstore.Row
+	for _, r := range above {
+		r.From = w.Add(-time.Hour)
+		straddlers = append(straddlers, r)
+	}
+	_, err = l.tbl.Cold.CommitWindow(ctx, &catalog.SliceSource{Rows: straddlers}, w)
+	require.NoError(t, err)
+
+	conflict, err := l.tbl.Archiver.ContradictionAcrossTiers(ctx)
+	require.NoError(t, err)
+	var all *hot.TierConflictsError
+	require.ErrorAs(t, conflict, &all)
+	require.Equal(t, 2, all.Total)
+	require.ErrorIs(t, conflict, meterstore.ErrOverlap)
+	require.ErrorContains(t, conflict, "2 pairs of intervals conflict across the tiering watermark: ")
+	for _, r := range above {
+		require.ErrorContains(t, conflict, "malo "+r.MaloID+" obis "+r.ObisCode)
 	}
 	t.Logf("%v", conflict)
 }

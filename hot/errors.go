@@ -173,3 +173,44 @@ func droppedMeanwhile(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "42P01"
 }
+
+// TierConflictsError is every pair of intervals on either side of the
+// tiering watermark a check found the rules refuse, where it found more than
+// one: Named holds the refusals (*OverlapError, *SecondOperatorError) of the
+// first maxNamedConflicts, Total counts them all. errors.Is and errors.As see
+// each named refusal.
+type TierConflictsError struct {
+	Total int
+	Named []error
+}
+
+func (e *TierConflictsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d pairs of intervals conflict across the tiering watermark", e.Total)
+	if e.Total > len(e.Named) {
+		fmt.Fprintf(&b, " (the first %d named)", len(e.Named))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Named[0].Error())
+	for _, err := range e.Named[1:] {
+		b.WriteString("; also ")
+		b.WriteString(conflictDetail(err))
+	}
+	return b.String()
+}
+
+func (e *TierConflictsError) Unwrap() []error { return e.Named }
+
+// conflictDetail is a refusal's rule and pair, without the advice its Error
+// repeats.
+func conflictDetail(err error) string {
+	var overlap *OverlapError
+	var operator *SecondOperatorError
+	switch {
+	case errors.As(err, &overlap):
+		return overlap.Constraint + ": " + overlap.Detail
+	case errors.As(err, &operator):
+		return operator.Constraint + ": " + operator.Detail
+	}
+	return err.Error()
+}

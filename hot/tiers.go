@@ -155,9 +155,9 @@ type conflict struct {
 	operator   bool // one_operator; else no_overlap
 }
 
-// firstConflict is the first pair of an other row and a row of rows of one
-// reading whose intervals overlap and that the rules refuse together, as the
-// cold tier refuses them within itself:
+// eachConflict calls found with each pair of an other row and a row of rows
+// of one reading whose intervals overlap and that the rules refuse together,
+// as the cold tier refuses them within itself, until found returns false:
 //
 //   - no_overlap: the same version, different "from". Two rows with the same
 //     "from" are one reading at that version — a duplicate or a restatement,
@@ -167,9 +167,9 @@ type conflict struct {
 //     rows on either side of the watermark never share; the cold tier's rule
 //     refuses any overlapping interval of another operator, and a row crossing
 //     the watermark lives in the cold tier.
-func firstConflict(id identity, others []meterstore.Row, rows []*meterstore.Row) *conflict {
+func eachConflict(id identity, others []meterstore.Row, rows []*meterstore.Row, found func(*conflict) bool) {
 	if len(others) == 0 {
-		return nil
+		return
 	}
 	byReading := map[string][]*meterstore.Row{}
 	var kb []byte
@@ -190,15 +190,53 @@ func firstConflict(id identity, others []meterstore.Row, rows []*meterstore.Row)
 			if !o.From.Before(*r.To) || !o.To.After(r.From) {
 				continue
 			}
-			if o.Operator() != r.Operator() {
-				return &conflict{other: o, row: r, operator: true}
+			var c *conflict
+			switch {
+			case o.Operator() != r.Operator():
+				c = &conflict{other: o, row: r, operator: true}
+			case o.Version == r.Version && !o.From.Equal(r.From):
+				c = &conflict{other: o, row: r}
 			}
-			if o.Version == r.Version && !o.From.Equal(r.From) {
-				return &conflict{other: o, row: r}
+			if c != nil && !found(c) {
+				return
 			}
 		}
 	}
-	return nil
+}
+
+// firstConflict is eachConflict's first pair, nil when there is none.
+func firstConflict(id identity, others []meterstore.Row, rows []*meterstore.Row) *conflict {
+	var first *conflict
+	eachConflict(id, others, rows, func(c *conflict) bool {
+		first = c
+		return false
+	})
+	return first
+}
+
+// maxNamedConflicts bounds the pairs a TierConflictsError names: a foreign
+// file may contradict thousands of hot rows, and its Total says how many.
+const maxNamedConflicts = 20
+
+// conflictsAcrossTiers is the refusal of every pair eachConflict finds, which
+// lie across the watermark w: nil for none, the pair's own error for one, a
+// *TierConflictsError for more.
+func (s *Store) conflictsAcrossTiers(id identity, others []meterstore.Row, rows []*meterstore.Row, w time.Time) error {
+	all := &TierConflictsError{}
+	eachConflict(id, others, rows, func(c *conflict) bool {
+		all.Total++
+		if len(all.Named) < maxNamedConflicts {
+			all.Named = append(all.Named, s.tierConflict(c, w))
+		}
+		return true
+	})
+	switch all.Total {
+	case 0:
+		return nil
+	case 1:
+		return all.Named[0]
+	}
+	return all
 }
 
 // tierConflict is the refusal of c's pair, which lies across the watermark w.
@@ -247,8 +285,9 @@ func (s *Store) HoldReadings(ctx context.Context, rows []meterstore.Row, w time.
 	return write(ctx)
 }
 
-// checkAgainstHot refuses a row of rows overlapping a row PostgreSQL holds,
-// attached or detached, of the same reading at the same version.
+// checkAgainstHot refuses the rows of rows overlapping a row PostgreSQL
+// holds, attached or detached, of the same reading at the same version (or
+// of another operator), naming every such pair (conflictsAcrossTiers).
 func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*meterstore.Row, w time.Time) error {
 	names, lo, hi := spanOf(rows)
 	cols := s.cfg.ColumnNames()
@@ -270,10 +309,7 @@ func (s *Store) checkAgainstHot(ctx context.Context, tx pgx.Tx, rows []*metersto
 	if err != nil {
 		return err
 	}
-	if c := firstConflict(s.identityOf(identityOf(pk)), append(stored, moving...), rows); c != nil {
-		return s.tierConflict(c, w)
-	}
-	return nil
+	return s.conflictsAcrossTiers(s.identityOf(identityOf(pk)), append(stored, moving...), rows, w)
 }
 
 // spanOf is what a check across the watermark reads of the other tier for

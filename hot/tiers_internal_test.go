@@ -2,6 +2,8 @@ package hot
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +125,46 @@ func (d *dropBefore) Query(ctx context.Context, sql string, args ...any) (pgx.Ro
 		}
 	}
 	return d.Tx.Query(ctx, sql, args...)
+}
+
+// TestConflictsAcrossTiersNameTheFirstTwentyAndCountAll: a check across the
+// watermark (compaction's hold, msql verify) names every conflicting pair it
+// finds, up to maxNamedConflicts, and counts them all; it named only the
+// first. One pair is its own refusal, as before.
+func TestConflictsAcrossTiersNameTheFirstTwentyAndCountAll(t *testing.T) {
+	s := New(nil, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	id := identity{cols: []string{"malo_id", "obis_code"}, at: []int{atMalo, atObis}}
+	w := time.Date(2025, 10, 24, 0, 0, 0, 0, time.UTC)
+	pairs := func(n int) ([]meterstore.Row, []*meterstore.Row) {
+		var held []meterstore.Row
+		var written []*meterstore.Row
+		for i := range n {
+			hotEnd, coldEnd := w.Add(15*time.Minute), w.Add(15*time.Minute)
+			h := meterstore.Row{MaloID: fmt.Sprintf("5%010d", i), ObisCode: "1-1:1.29.0", From: w, To: &hotEnd, Version: 1}
+			c := h
+			c.From, c.To = w.Add(-time.Hour), &coldEnd
+			held, written = append(held, h), append(written, &c)
+		}
+		return held, written
+	}
+
+	held, written := pairs(1)
+	err := s.conflictsAcrossTiers(id, held, written, w)
+	var one *OverlapError
+	require.ErrorAs(t, err, &one)
+	require.Contains(t, one.Detail, "malo 50000000000")
+
+	held, written = pairs(maxNamedConflicts + 5)
+	err = s.conflictsAcrossTiers(id, held, written, w)
+	var all *TierConflictsError
+	require.ErrorAs(t, err, &all)
+	require.Equal(t, maxNamedConflicts+5, all.Total)
+	require.Len(t, all.Named, maxNamedConflicts)
+	require.ErrorIs(t, err, meterstore.ErrOverlap)
+	require.Contains(t, err.Error(), fmt.Sprintf("%d pairs of intervals conflict across the tiering watermark (the first %d named)", maxNamedConflicts+5, maxNamedConflicts))
+	for i := range maxNamedConflicts {
+		require.Contains(t, err.Error(), fmt.Sprintf("malo 5%010d obis", i))
+	}
+	require.NotContains(t, err.Error(), fmt.Sprintf("malo 5%010d obis", maxNamedConflicts), "beyond the bound: counted, not named")
+	require.Equal(t, 1, strings.Count(err.Error(), "deliver one grid per version"), "the advice once, the further pairs by rule and detail")
 }

@@ -282,9 +282,10 @@ func (t *Table) VerifyInvariant(ctx context.Context) (archive.Report, error) {
 	return t.archiver.VerifyInvariant(ctx)
 }
 
-// ContradictionAcrossTiers is the first cold interval reaching above the
-// watermark that a row PostgreSQL holds contradicts — the hot tier's refusal
-// of it — or nil (archive.Archiver.ContradictionAcrossTiers).
+// ContradictionAcrossTiers is the cold intervals reaching above the
+// watermark that rows PostgreSQL holds contradict — the hot tier's refusal of
+// them, naming the first 20 and counting all — or nil
+// (archive.Archiver.ContradictionAcrossTiers).
 func (t *Table) ContradictionAcrossTiers(ctx context.Context) (conflict, err error) {
 	return t.archiver.ContradictionAcrossTiers(ctx)
 }
