@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore/store"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
@@ -103,4 +104,15 @@ func tinyDemo(t *testing.T) []string {
 	r := msql(t, "", append([]string{"demo", "--no-shell", "--malos", "5", "--days", "10", "--minute-share", "0", "--correction-rate", "0.3"}, dep...)...)
 	require.Equal(t, 0, r.code, "demo failed: %s", r.stderr)
 	return dep
+}
+
+// tinyDemoTable is tinyDemo and its table, open in this process (closed when
+// the test ends) for a test to change what msql then finds.
+func tinyDemoTable(t *testing.T) ([]string, *store.Table) {
+	t.Helper()
+	dep := tinyDemo(t)
+	d, err := (&deployFlags{dsn: dep[1], warehouse: dep[3]}).open(context.Background(), stdio{err: os.Stderr})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	return dep, d.store.Tables()[0]
 }

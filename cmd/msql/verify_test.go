@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -45,12 +44,8 @@ func TestVerifyCommand(t *testing.T) {
 // of an interval from an hour below it over a hot row, at that row's
 // version) — and names the reading, both intervals and what to do.
 func TestVerifyExitsThreeOnAContradictionAcrossTiers(t *testing.T) {
-	dep := tinyDemo(t)
+	dep, tb := tinyDemoTable(t)
 	ctx := context.Background()
-	d, err := (&deployFlags{dsn: dep[1], warehouse: dep[3]}).open(ctx, stdio{err: os.Stderr})
-	require.NoError(t, err)
-	defer d.Close()
-	tb := d.store.Tables()[0]
 	w, err := tb.Cold().Watermark(ctx)
 	require.NoError(t, err)
 	var above meterstore.Row

@@ -193,12 +193,8 @@ func TestAuditCommand(t *testing.T) {
 
 // Rows below the watermark still in PostgreSQL violate invariant 1: exit 3.
 func TestVerifyFailsOnRowsBelowWatermark(t *testing.T) {
-	dep := tinyDemo(t)
+	dep, tb := tinyDemoTable(t)
 	ctx := context.Background()
-	d, err := (&deployFlags{dsn: dep[1], warehouse: dep[3]}).open(ctx, stdio{err: os.Stderr})
-	require.NoError(t, err)
-	defer d.Close()
-	tb := d.store.Tables()[0]
 	wm, err := tb.Watermark(ctx)
 	require.NoError(t, err)
 	require.False(t, wm.IsZero())

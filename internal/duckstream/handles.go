@@ -47,15 +47,26 @@ func duckPrepared(s *duckdb.Stmt) (bindings.PreparedStatement, error) {
 
 // unexportedField reads the field name, of exactly type T, of the struct ptr points to.
 func unexportedField[T any](ptr any, name string) (T, error) {
-	f, err := structField(reflect.ValueOf(ptr), name)
-	if err != nil {
-		return *new(T), err
-	}
-	p, err := fieldAddr[T](f, name)
+	p, err := nestedField[T](ptr, name)
 	if err != nil {
 		return *new(T), err
 	}
 	return *p, nil
+}
+
+// nestedField is the address of the field at path — a field's name, then
+// the name of a field of that struct (or of the struct it points to), and so
+// on — of the struct ptr points to; the last must be of exactly type T.
+func nestedField[T any](ptr any, path ...string) (*T, error) {
+	v := reflect.ValueOf(ptr)
+	for _, name := range path {
+		f, err := structField(v, name)
+		if err != nil {
+			return nil, err
+		}
+		v = f
+	}
+	return fieldAddr[T](v, path[len(path)-1])
 }
 
 // structField is the field name of the struct v points to (or of v, an

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"unsafe"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
@@ -122,28 +121,11 @@ func StringResults(name string, fn func(args []driver.Value) (string, bool, erro
 // scalarOutput is the DuckDB vector a scalar function's chunk executor writes
 // its results into, and the row its iterator is at.
 func scalarOutput(it *duckdb.ChunkIteratorState) (bindings.Vector, *bindings.IdxT, error) {
-	itv := reflect.ValueOf(it)
-	r, err := structField(itv, "r")
+	row, err := nestedField[bindings.IdxT](it, "r", "rowIdx")
 	if err != nil {
 		return bindings.Vector{}, nil, err
 	}
-	rowField, err := structField(r, "rowIdx")
-	if err != nil {
-		return bindings.Vector{}, nil, err
-	}
-	row, err := fieldAddr[bindings.IdxT](rowField, "rowIdx")
-	if err != nil {
-		return bindings.Vector{}, nil, err
-	}
-	output, err := structField(itv, "output")
-	if err != nil {
-		return bindings.Vector{}, nil, err
-	}
-	vecField, err := structField(output, "vec")
-	if err != nil {
-		return bindings.Vector{}, nil, err
-	}
-	vec, err := fieldAddr[bindings.Vector](vecField, "vec")
+	vec, err := nestedField[bindings.Vector](it, "output", "vec")
 	if err != nil {
 		return bindings.Vector{}, nil, err
 	}
