@@ -88,7 +88,10 @@ func TestSystemScoped(t *testing.T) {
 	_, err = scoped.Query(ctx, `SELECT invariant_violations FROM system.tables`)
 	require.ErrorIs(t, err, engine.ErrSystemScope)
 	require.ErrorContains(t, err, "system.tables")
-	for _, q := range []string{`SELECT * FROM system.config`, `SELECT * FROM system.resolution`, `SELECT snapshot_id FROM system.snapshots`} {
+	_, err = scoped.Query(ctx, `SELECT committed_at, operation FROM system.snapshots`)
+	require.ErrorIs(t, err, engine.ErrSystemScope, "system.snapshots says when every tenant's writes were committed")
+	require.ErrorContains(t, err, "system.snapshots")
+	for _, q := range []string{`SELECT * FROM system.config`, `SELECT * FROM system.resolution`} {
 		_, err = scoped.Query(ctx, q)
 		require.NoError(t, err, q)
 	}

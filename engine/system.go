@@ -135,6 +135,13 @@ func (v *systemView) held(all []*tableState) []*tableState {
 	return out
 }
 
+// unsplitByScope are the system tables whose rows describe every tenant's
+// data and cannot be narrowed to a scope: system.tables counts rows of every
+// tenant (invariant_violations, detached_partitions); system.snapshots says
+// when each tenant's writes were committed and what they did. A scoped
+// database holds none of their rows.
+var unsplitByScope = map[string]bool{"tables": true, "snapshots": true}
+
 // visible are the rows of all that the view's database may hold.
 func (v *systemView) visible(all map[string][]systemRow) map[string][]systemRow {
 	if v == nil {
@@ -142,8 +149,8 @@ func (v *systemView) visible(all map[string][]systemRow) map[string][]systemRow 
 	}
 	out := map[string][]systemRow{}
 	for name, rows := range all {
-		if name == "tables" && len(v.scope) > 0 {
-			continue // counts rows of every tenant (invariant_violations, detached_partitions)
+		if len(v.scope) > 0 && unsplitByScope[name] {
+			continue
 		}
 		for _, r := range rows {
 			if table, _ := r[0].(string); v.tables[table] {

@@ -46,7 +46,9 @@ func TestSystemWallScoped(t *testing.T) {
 		require.Equal(t, own, count(`SELECT count(*) FROM `+sys+`partitions`), "round %d", round)
 		require.Zero(t, count(`SELECT count(*) FROM `+sys+`partitions WHERE "partition" NOT LIKE '%tenant=tenant01%'`), "round %d", round)
 		require.Zero(t, count(`SELECT count(*) FROM `+sys+`tables`), "system.tables counts every tenant's rows: round %d", round)
-		for _, name := range []string{"config", "resolution", "snapshots"} {
+		require.Zero(t, count(`SELECT count(*) FROM `+sys+`snapshots`), "system.snapshots says when every tenant's writes were committed: round %d", round)
+		require.Zero(t, count(`SELECT estimated_size FROM duckdb_tables() WHERE schema_name = 'system' AND table_name = 'snapshots'`), "round %d", round)
+		for _, name := range []string{"config", "resolution"} {
 			require.Zero(t, count(`SELECT count(*) FROM `+sys+name+` WHERE "table" <> 'readings'`), "%s: round %d", name, round)
 		}
 		require.Equal(t, own, count(`SELECT estimated_size FROM duckdb_tables() WHERE schema_name = 'system' AND table_name = 'partitions'`), "round %d", round)

@@ -338,14 +338,16 @@ func (sh *shell) dotExplain(_ []string, rest string) error {
 	return err
 }
 
+// dotWatermark lists each table's watermark and snapshot; the count of hot
+// partitions (every tenant's) only where the session is not scoped.
 func (sh *shell) dotWatermark(_ []string, _ string) error {
-	t := table{columns: []string{"table", "watermark", "snapshot", "hot partitions"}}
+	scoped := len(sh.es.eng.Scope()) > 0
+	t := table{columns: []string{"table", "watermark", "snapshot"}}
+	if !scoped {
+		t.columns = append(t.columns, "hot partitions")
+	}
 	for _, tb := range sh.es.d.store.Tables() {
 		w, err := tb.Watermark(sh.ctx)
-		if err != nil {
-			return err
-		}
-		parts, err := tb.Hot().Partitions(sh.ctx)
 		if err != nil {
 			return err
 		}
@@ -353,12 +355,26 @@ func (sh *shell) dotWatermark(_ []string, _ string) error {
 		if !w.IsZero() {
 			wm = w.UTC()
 		}
-		t.rows = append(t.rows, []any{tb.Config().Name(), wm, tb.Cold().CurrentSnapshotID(), len(parts)})
+		row := []any{tb.Config().Name(), wm, tb.Cold().CurrentSnapshotID()}
+		if !scoped {
+			parts, err := tb.Hot().Partitions(sh.ctx)
+			if err != nil {
+				return err
+			}
+			row = append(row, len(parts))
+		}
+		t.rows = append(t.rows, row)
 	}
 	return sh.p.print(t, "", 0)
 }
 
+// dotSnapshots lists the Iceberg snapshots, refused in a scoped session as
+// system.snapshots is: they say when every tenant's writes were committed.
 func (sh *shell) dotSnapshots(args []string, _ string) error {
+	if sc := sh.es.eng.Scope(); len(sc) > 0 {
+		return withHint(fmt.Errorf(".snapshots says when every tenant's writes were committed, and this session is scoped to %s",
+			strings.Join(sc, ", ")), "an answer's provenance names the snapshot and watermark it was read at; .asof takes a point in time")
+	}
 	name := ""
 	if len(args) > 0 {
 		name = args[0]

@@ -3,6 +3,7 @@ package main
 import (
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,4 +63,26 @@ func TestScopedShellEscapes(t *testing.T) {
 	}
 	t.Logf("msql --scope: %d refused, %d answered with tenant01's rows only", refused, answered)
 	require.Positive(t, answered, "a scoped shell still answers its own tenant")
+}
+
+// TestScopedShellDotCommands: the shell's own commands in a scoped session
+// say no more than system.* does there — .snapshots (every tenant's commits)
+// is refused as system.snapshots is, and .watermark does not count every
+// tenant's hot partitions — while the unscoped shell shows both.
+func TestScopedShellDotCommands(t *testing.T) {
+	dep := tinyDemo(t)
+	scopedArgs := append(slices.Clone(dep), "--scope", "tenant=tenant01")
+	snapshots := msql(t, ".snapshots\n", scopedArgs...)
+	require.NotEqual(t, 0, snapshots.code)
+	require.Contains(t, snapshots.stderr, ".snapshots says when every tenant's writes were committed, and this session is scoped to tenant=tenant01", snapshots.stdout)
+	require.NotContains(t, snapshots.stdout, "committed_at")
+	watermark := msql(t, ".watermark\n", scopedArgs...)
+	require.Equal(t, 0, watermark.code, watermark.stderr)
+	require.Contains(t, watermark.stdout, "watermark")
+	require.NotContains(t, watermark.stdout, "hot partitions")
+
+	whole := msql(t, ".snapshots\n.watermark\n", dep...)
+	require.Equal(t, 0, whole.code, whole.stderr)
+	require.Contains(t, whole.stdout, "committed_at")
+	require.Contains(t, whole.stdout, "hot partitions")
 }

@@ -80,9 +80,10 @@ func systemReferences(ctx context.Context, pl *planning) error {
 
 // systemFilter is the condition on system.name's rows a confined handle sees:
 // its tables' rows, and in a scoped handle the scope's partitions. The rest of
-// system.* describes a table as a whole (its configuration, resolution and
-// commits) and is shown whole; system.tables counts rows of every tenant and
-// is refused.
+// system.* describes a table as a whole (its configuration and resolution) and
+// is shown whole; system.tables (rows of every tenant counted) and
+// system.snapshots (every tenant's commits) cannot be split by the scope and
+// are refused.
 func (pl *planning) systemFilter(name string) (string, error) {
 	var names []string
 	for _, t := range pl.in.Tables {
@@ -96,6 +97,9 @@ func (pl *planning) systemFilter(name string) (string, error) {
 	switch name {
 	case "tables":
 		return "", fmt.Errorf("%w: system.tables counts rows of every tenant (invariant_violations, detached_partitions), and this session is scoped to %s; its answers carry the watermark they were read at (EXPLAIN shows it)",
+			ErrSystemScope, strings.Join(ScopePairs(scope), ", "))
+	case "snapshots":
+		return "", fmt.Errorf("%w: system.snapshots says when every tenant's writes were committed and what they did, and this session is scoped to %s; an answer carries the snapshot and watermark it was read at (EXPLAIN shows them), and AsOf reads take a point in time",
 			ErrSystemScope, strings.Join(ScopePairs(scope), ", "))
 	case "partitions":
 		segs, err := pl.scopeSegments()
