@@ -84,7 +84,7 @@ func (s *Engine) openConfined(ctx context.Context, key string, sys *systemView) 
 	if err != nil {
 		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
 	}
-	d.system = sys
+	d.system, d.mains = sys, &keptMains{}
 	s.sysMu.Lock()
 	defer s.sysMu.Unlock()
 	if rows := s.lastSystem; rows != nil {
@@ -116,7 +116,7 @@ func (s *Engine) dropConfined(d *duckDB) {
 		}
 	}
 	s.sysMu.Unlock()
-	d.db.Close()
+	d.close()
 }
 
 // invalidated is whether err is DuckDB's refusal of a database that an
@@ -155,6 +155,25 @@ func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
 	}
 }
 
+// close closes the database and the statements it keeps prepared.
+func (d *duckDB) close() error {
+	var err error
+	if d.mains != nil {
+		err = d.mains.close()
+	}
+	return errors.Join(err, d.db.Close())
+}
+
+// busy is whether a statement runs in the database: a connection is in use
+// besides those its kept statements hold.
+func (d *duckDB) busy() bool {
+	held := 0
+	if d.mains != nil {
+		held = d.mains.held()
+	}
+	return d.db.Stats().InUse > held
+}
+
 // databases lists the engine's DuckDB databases (the confined ones opened).
 func (e *Engine) databases() []*duckDB {
 	out := []*duckDB{{db: e.db, catalog: e.catalog}}
@@ -170,7 +189,7 @@ func (e *Engine) closeConfined() error {
 	defer e.sysMu.Unlock()
 	var err error
 	for k, d := range e.confinedDBs {
-		err = errors.Join(err, d.db.Close())
+		err = errors.Join(err, d.close())
 		delete(e.confinedDBs, k)
 	}
 	return err

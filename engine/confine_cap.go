@@ -55,7 +55,7 @@ func (s *Engine) makeRoomForConfined() error {
 		var lruKey string
 		var lru *duckDB
 		for k, d := range s.confinedDBs {
-			if d.db.Stats().InUse > 0 {
+			if d.busy() {
 				continue
 			}
 			if lru == nil || d.lastUse < lru.lastUse {
@@ -66,7 +66,7 @@ func (s *Engine) makeRoomForConfined() error {
 			return fmt.Errorf("engine: %w", &ConfinedBusyError{Cap: limit})
 		}
 		delete(s.confinedDBs, lruKey)
-		lru.db.Close()
+		lru.close()
 	}
 	return nil
 }

@@ -86,6 +86,25 @@ func (r *fedRegistry) get(tok string) (*fedRelation, bool) {
 	return f, ok
 }
 
+// alias names the relation fed under tok by as too, until unalias (see
+// scanRegistry.alias). false if tok names none.
+func (r *fedRegistry) alias(as, tok string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.m[tok]
+	if ok {
+		r.m[as] = f
+	}
+	return ok
+}
+
+// unalias forgets as, an alias, leaving the relation it named fed.
+func (r *fedRegistry) unalias(as string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, as)
+}
+
 // remove forgets tok and ends the queries its scans started.
 func (r *fedRegistry) remove(tok string) {
 	r.mu.Lock()
@@ -128,16 +147,25 @@ func (e *Engine) threads() int {
 }
 
 // registerFedScan installs meter_fed_scan on the confined database of key.
+// Like meter_hot_scan's, its token is looked up when the statement is
+// prepared and again each time it runs (fedSource.Init).
 func (e *Engine) registerFedScan(conn *sql.Conn, key string) error {
+	lookup := func(tok string) (*fedRelation, error) {
+		f, ok := e.fed.get(tok)
+		if !ok || f.scope != key {
+			return nil, errFedExpired
+		}
+		return f, nil
+	}
 	fn := duckdb.ParallelChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
 			tok, _ := args[0].(string)
-			f, ok := e.fed.get(tok)
-			if !ok || f.scope != key {
-				return nil, errFedExpired
+			f, err := lookup(tok)
+			if err != nil {
+				return nil, err
 			}
-			return &fedSource{f: f}, nil
+			return &fedSource{tok: tok, lookup: lookup, cols: columnInfos(f.cfg)}, nil
 		},
 	}
 	if err := duckdb.RegisterTableUDF(conn, "meter_fed_scan", fn); err != nil {
@@ -154,7 +182,13 @@ var errFedExpired = errors.New("meter_fed_scan: unknown or expired relation (the
 // for — on a connection of the engine's database, and hands on its chunks
 // until it ends; then the next, until none is left.
 type fedSource struct {
+	tok    string
+	lookup func(tok string) (*fedRelation, error)
+	cols   []duckdb.ColumnInfo
+
+	// The run's state, set anew by Init.
 	f    *fedRelation
+	err  error // the token names no relation of this database now
 	mu   sync.Mutex
 	next int // the first relation no thread has taken
 }
@@ -162,15 +196,27 @@ type fedSource struct {
 // fedStream is one thread's relation running in the engine's database.
 type fedStream struct{ src *duckstream.Source }
 
-func (s *fedSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.f.cfg) }
+func (s *fedSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
 func (s *fedSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (s *fedSource) NewLocalState() any                   { return &fedStream{} }
 
+// Init starts a run of the statement: the relation its token names now,
+// none of its parts taken yet.
 func (s *fedSource) Init() duckdb.ParallelTableSourceInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.f, s.err = s.lookup(s.tok)
+	s.next = 0
+	if s.err != nil {
+		return duckdb.ParallelTableSourceInfo{MaxThreads: 1}
+	}
 	return duckdb.ParallelTableSourceInfo{MaxThreads: len(s.f.parts)}
 }
 
 func (s *fedSource) FillChunk(local any, c duckdb.DataChunk) error {
+	if s.err != nil {
+		return s.err
+	}
 	st := local.(*fedStream)
 	out, proj, err := duckstream.OutputChunk(&c)
 	if err != nil {

@@ -203,3 +203,89 @@ func TestConfinedPlanAfterArchival(t *testing.T) {
 	require.True(t, res.Provenance.Watermark.Equal(out.Watermark))
 	require.ElementsMatch(t, after, engine.FedStatementsKept(eng), "the reused plan ran the statements kept")
 }
+
+// TestConfinedKeptStatementServesItsPlanOnly: a confined plan's statement is
+// prepared once and kept in its scope's database, and the plan's next run
+// runs it — the text kept names the first run's tokens, through which the
+// run reads its own scans and fed halves. Another scope with the same
+// statement and arguments keeps a statement of its own and answers its own
+// rows, also when both run at once; a kept statement's tokens name nothing
+// between runs; and once an archival moved the watermark, the new plan
+// prepares a statement of its own.
+func TestConfinedKeptStatementServesItsPlanOnly(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(0x3D)
+	w.MaLos, w.Tenants = 6, 2
+	a := newArchivedStore(t, w)
+	eng := a.s.Engine
+	lo := a.batch.Days[0].Time()
+	tenants := []string{"tenant01", "tenant02"}
+	want, kept := map[string][][]any{}, map[string][]string{}
+	for _, tenant := range tenants {
+		want[tenant] = tenantAnswer(t, eng, tenant, lo)
+		require.False(t, scopedRun(t, eng, tenant, lo, want[tenant]), "%s: the first run plans", tenant)
+		kept[tenant] = mainKeptOf(t, eng, tenant)
+		require.Len(t, kept[tenant], 1, "%s: the first run's statement is kept", tenant)
+	}
+	require.NotEqual(t, want["tenant01"], want["tenant02"])
+	require.NotEqual(t, kept["tenant01"], kept["tenant02"], "each scope's statement names its own run's tokens")
+	for _, tenant := range tenants {
+		require.True(t, scopedRun(t, eng, tenant, lo, want[tenant]), "%s reuses its plan", tenant)
+		require.Equal(t, kept[tenant], mainKeptOf(t, eng, tenant), "%s: the reused plan ran the statement kept, preparing none", tenant)
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 18)
+	for range 3 {
+		for _, tenant := range tenants {
+			wg.Go(func() {
+				for range 3 {
+					res, err := scopedAnswer(eng, tenant, lo)
+					switch {
+					case err != nil:
+						errs <- err
+					case !reflect.DeepEqual(res.Rows, want[tenant]):
+						errs <- fmt.Errorf("%s answered %v at once with others, want %v", tenant, res.Rows, want[tenant])
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for _, tenant := range tenants {
+		require.Contains(t, mainKeptOf(t, eng, tenant), kept[tenant][0], "%s: the statement kept first is kept still", tenant)
+	}
+
+	sc, err := eng.Scoped("tenant", "tenant01")
+	require.NoError(t, err)
+	conn, _, err := engine.ConfinedConn(ctx, sc)
+	require.NoError(t, err)
+	_, err = conn.QueryContext(ctx, kept["tenant01"][0], lo)
+	conn.Close()
+	require.ErrorContains(t, err, "unknown or expired", "a kept statement's tokens name nothing between runs")
+
+	before := mainKeptOf(t, eng, "tenant01")
+	last := a.batch.Days[len(a.batch.Days)-1]
+	out, err := a.tbl.Archiver.Archive(ctx, last.Time().Add(a.cfg.SettlementLag()), 0)
+	require.NoError(t, err)
+	require.True(t, out.Watermark.After(a.cut), "the archival moved the watermark past %s: %s", a.cut, out.Watermark)
+	require.False(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "the watermark moved: planned anew")
+	after := mainKeptOf(t, eng, "tenant01")
+	require.Len(t, after, len(before)+1, "the new plan's statement is kept beside the old plan's")
+	require.NotContains(t, before, after[0], "the new plan prepared a statement of its own")
+	require.True(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]))
+	require.Equal(t, after, mainKeptOf(t, eng, "tenant01"), "the new plan's next run ran its statement kept")
+}
+
+// mainKeptOf is the statements the confined database of tenant's scope keeps
+// prepared.
+func mainKeptOf(t *testing.T, e *engine.Engine, tenant string) []string {
+	t.Helper()
+	sc, err := e.Scoped("tenant", tenant)
+	require.NoError(t, err)
+	return engine.MainStatementsKept(sc)
+}

@@ -155,6 +155,9 @@ type duckDB struct {
 	catalog string
 	lastUse uint64      // a confined database's last use, in confinedUses
 	system  *systemView // the system rows it holds; nil: every row
+	// mains are a confined database's statements kept prepared; nil for
+	// the engine's own database, which keeps none.
+	mains *keptMains
 }
 
 // Open creates the DuckDB database, registers the metering functions, the hot

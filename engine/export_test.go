@@ -19,3 +19,20 @@ func ConfinedConn(ctx context.Context, e *Engine) (*sql.Conn, string, error) {
 // FedStatementsKept is the text of each fed relation kept prepared in the
 // engine's database for its next run.
 func FedStatementsKept(e *Engine) []string { return e.shared.fedStatements.Kept() }
+
+// MainStatementsKept is the text of each statement the confined database of
+// e's scope keeps prepared for a plan's next run, the most recently given
+// back first; nil if that database is not open.
+func MainStatementsKept(e *Engine) []string {
+	d := e.shared.currentConfined(e.confinedKey())
+	if d == nil || d.mains == nil {
+		return nil
+	}
+	d.mains.mu.Lock()
+	defer d.mains.mu.Unlock()
+	var out []string
+	for el := d.mains.idle.Front(); el != nil; el = el.Next() {
+		out = append(out, el.Value.(*keptMain).stmt.Query())
+	}
+	return out
+}

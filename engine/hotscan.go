@@ -100,6 +100,26 @@ func (r *scanRegistry) Remove(tok string) {
 	}
 }
 
+// alias names the scan registered under tok by as too, until unalias: a
+// statement prepared for an earlier run of a plan names that run's token,
+// and reaches this run's scan through it. false if tok names none.
+func (r *scanRegistry) alias(as, tok string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.scans[tok]
+	if ok {
+		r.scans[as] = p
+	}
+	return ok
+}
+
+// unalias forgets as, an alias, leaving the scan it named registered.
+func (r *scanRegistry) unalias(as string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.scans, as)
+}
+
 func (r *scanRegistry) get(tok string) (*plannedScan, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -212,17 +232,27 @@ func (e *Engine) registerUnplanned(conn *sql.Conn) error {
 
 // plannedScanFunction is meter_hot_scan or meter_cold_scan: the source of a
 // scan the planner registered under a token — for a confined database (key
-// not nil), only of a scan its own statements planned.
+// not nil), only of a scan its own statements planned. The token is looked
+// up when the statement is prepared, and again each time it runs (Init): a
+// statement kept prepared runs again for another run of its plan, whose
+// scan its token then names (scanRegistry.alias).
 func (e *Engine) plannedScanFunction(name, kind string, key *string) duckdb.ChunkTableFunction {
+	lookup := func(tok string) (*plannedScan, error) {
+		p, ok := e.scans.get(tok)
+		if !ok || key != nil && p.confined != *key {
+			return nil, fmt.Errorf("%s: unknown or expired scan (the engine plans %s scans; they cannot be called directly)", name, kind)
+		}
+		return p, nil
+	}
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			tok, _ := args[0].(string)
-			p, ok := e.scans.get(tok)
-			if !ok || key != nil && p.confined != *key {
-				return nil, fmt.Errorf("%s: unknown or expired scan (the engine plans %s scans; they cannot be called directly)", name, kind)
+			p, err := lookup(tok)
+			if err != nil {
+				return nil, err
 			}
-			return &hotSource{p: p}, nil
+			return &hotSource{tok: tok, lookup: lookup, cols: columnInfos(p.Config)}, nil
 		},
 	}
 }
@@ -248,7 +278,13 @@ func (s *unplannedSource) FillChunk(duckdb.DataChunk) error {
 // engine work at the same time; two page buffers circulate between them, so
 // memory stays at two pages.
 type hotSource struct {
+	tok    string
+	lookup func(tok string) (*plannedScan, error)
+	cols   []duckdb.ColumnInfo
+
+	// The run's state, set anew by Init.
 	p         *plannedScan
+	err       error // the token names no scan of this database now
 	projected []int // column indexes DuckDB asked for
 	// strings collects each projected column's strings of the chunk being
 	// filled, written into it at once when the chunk is full.
@@ -273,11 +309,20 @@ type pageResult struct {
 	err  error
 }
 
-func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return columnInfos(s.p.Config) }
+func (s *hotSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
 func (s *hotSource) Cardinality() *duckdb.CardinalityInfo { return nil }
-func (s *hotSource) Init()                                {}
+
+// Init starts a run of the statement: the scan its token names now, read
+// from the start.
+func (s *hotSource) Init() {
+	p, err := s.lookup(s.tok)
+	*s = hotSource{tok: s.tok, lookup: s.lookup, cols: s.cols, p: p, err: err}
+}
 
 func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
+	if s.err != nil {
+		return s.err
+	}
 	if s.pages == nil {
 		s.start(chunk)
 	}

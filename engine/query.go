@@ -83,6 +83,7 @@ type Rows struct {
 	e          *Engine
 	p          *plan.Plan
 	conn       *sql.Conn
+	main       *mainRun // the statement kept prepared it runs; nil: prepared on conn
 	stream     *sql.DB
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -110,17 +111,24 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	args = p.Args
 	readWith(ctx, p)
 	r := &Rows{Provenance: &p.Provenance, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
+	r.main, err = e.prepareMain(ctx, conn, db, p)
+	query := p.SQL
+	if r.main != nil {
+		r.conn, query = r.main.m.stmt.Conn(), r.main.m.stmt.Query()
+	}
 	if r.progress != nil {
-		if raw, err := rawConnection(conn); err == nil {
+		if raw, err := rawConnection(r.conn); err == nil {
 			r.progress.attach(raw, p.Provenance.HotRows)
 		}
 	}
-	r.stream, err = duckstream.Open(conn, func() error {
-		r.checked = true
-		return p.CheckBoundary(ctx)
-	})
 	if err == nil {
-		r.Rows, err = r.stream.QueryContext(ctx, p.SQL, args...)
+		r.stream, err = r.open(func() error {
+			r.checked = true
+			return p.CheckBoundary(ctx)
+		})
+	}
+	if err == nil {
+		r.Rows, err = r.stream.QueryContext(ctx, query, args...)
 	}
 	if err != nil {
 		if r.stream != nil {
@@ -128,12 +136,31 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		}
 		err = plan.InUserStatement(e.movedOr(ctx, p, err), q, p.SQL)
 		r.stopProgress()
-		p.Release()
-		conn.Close()
+		r.release(false)
 		cancel()
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return r, nil
+}
+
+// open opens the stream the statement runs on: on the kept statement's
+// connection, running it, if there is one.
+func (r *Rows) open(onEnd func() error) (*sql.DB, error) {
+	if r.main != nil {
+		return r.main.m.stmt.Open(onEnd)
+	}
+	return duckstream.Open(r.conn, onEnd)
+}
+
+// release ends the plan's scans and gives the connection back, or its kept
+// statement if the run ended cleanly (ok).
+func (r *Rows) release(ok bool) {
+	if r.main == nil {
+		r.conn.Close()
+	} else {
+		r.main.end(ok && r.ctx.Err() == nil)
+	}
+	r.p.Release()
 }
 
 // describedRows starts q (see Rows) and describes its rows: columns, DuckDB
@@ -203,9 +230,8 @@ func (r *Rows) Close() error {
 	}
 	err = r.e.movedOr(r.ctx, r.p, err)
 	r.stream.Close()
-	r.p.Release()
 	r.stopProgress()
-	r.conn.Close()
+	r.release(err == nil)
 	r.cancel()
 	r.err = err
 	return err

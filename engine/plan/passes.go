@@ -56,6 +56,7 @@ func Run(ctx context.Context, in Input) (*Plan, error) {
 		return nil, err
 	}
 	pl.out.view, pl.out.readsSystem, pl.out.Args = in.View, len(pl.system) > 0, pl.in.Args
+	pl.out.id = planIDs.Add(1)
 	pl.out.pins = make(map[*Table]tablePin, len(pl.pins))
 	for t, pin := range pl.pins {
 		pl.out.pins[t] = *pin

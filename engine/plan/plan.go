@@ -3,8 +3,10 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/meterstore/meterstore"
@@ -62,6 +64,31 @@ type Plan struct {
 	registry    Registry
 	fed         []fedHalf // the cold halves the Feeder runs
 	feeder      Feeder
+	// id names the plan one Run made; its Template and every Again of it
+	// share it (ID).
+	id uint64
+}
+
+// planIDs numbers the plans Run makes.
+var planIDs atomic.Uint64
+
+// ID is the plan's identity: a plan made anew has an ID of its own, and its
+// Template and every Again of it share it. A statement DuckDB prepared for
+// one run of a plan serves another run of the same plan, and of no other:
+// the plan is a function of its statement, arguments, view and the tiers as
+// pinned (Reusable), so another scope, snapshot or watermark is another plan.
+func (p *Plan) ID() uint64 { return p.id }
+
+// Tokens are the tokens the plan's statement names: its scans', then its fed
+// halves', in the order every Again of the plan shares. A run of the
+// statement prepared for another run of the plan reaches this run's scans
+// and halves through that run's tokens, position by position.
+func (p *Plan) Tokens() (scans, fed []string) {
+	fed = make([]string, len(p.fed))
+	for i, f := range p.fed {
+		fed[i] = f.token
+	}
+	return slices.Clone(p.tokens), fed
 }
 
 func relations(tables []*Table) map[string]relation {

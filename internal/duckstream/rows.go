@@ -30,6 +30,11 @@ import (
 // onEnd runs when the stream has delivered its last row, before the consumer is
 // told so: an error from it is the stream's final error.
 func Open(conn *sql.Conn, onEnd func() error) (*sql.DB, error) {
+	return open(conn, nil, onEnd)
+}
+
+// open is Open, running kept's statement for its query (kept may be nil).
+func open(conn *sql.Conn, kept *Prepared, onEnd func() error) (*sql.DB, error) {
 	var sc *streamConn
 	err := conn.Raw(func(dc any) error {
 		d, ok := dc.(*duckdb.Conn)
@@ -40,7 +45,7 @@ func Open(conn *sql.Conn, onEnd func() error) (*sql.DB, error) {
 		if err != nil {
 			return fmt.Errorf("stream: %w", err)
 		}
-		sc = &streamConn{duck: d, raw: raw, onEnd: onEnd}
+		sc = &streamConn{duck: d, raw: raw, onEnd: onEnd, kept: kept}
 		return nil
 	})
 	if err != nil {
@@ -61,6 +66,7 @@ type streamConn struct {
 	duck  *duckdb.Conn
 	raw   bindings.Connection
 	onEnd func() error
+	kept  *Prepared // a statement prepared for the connection's query; nil: none
 }
 
 var errStreamOnly = errors.New("a streaming connection runs queries only")
@@ -86,13 +92,12 @@ func (c *streamConn) QueryContext(ctx context.Context, query string, args []driv
 }
 
 func (c *streamConn) start(ctx context.Context, query string, args []driver.NamedValue) (*streamRows, error) {
-	ds, err := c.duck.PrepareContext(ctx, query)
+	stmt, err := c.prepare(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	stmt := ds.(*duckdb.Stmt)
 	fail := func(err error) (*streamRows, error) {
-		return nil, errors.Join(err, stmt.Close())
+		return nil, errors.Join(err, c.release(stmt))
 	}
 	args, err = sessionDates(ctx, c.duck, stmt, args)
 	if err != nil {
@@ -123,6 +128,27 @@ func (c *streamConn) start(ctx context.Context, query string, args []driver.Name
 		return fail(err)
 	}
 	return newStreamRows(ctx, c, stmt, res), nil
+}
+
+// prepare is the statement of query: the kept one if it was prepared for
+// query, else one prepared now.
+func (c *streamConn) prepare(ctx context.Context, query string) (*duckdb.Stmt, error) {
+	if c.kept != nil && c.kept.query == query {
+		return c.kept.stmt, nil
+	}
+	ds, err := c.duck.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return ds.(*duckdb.Stmt), nil
+}
+
+// release closes stmt, which a run ended with, unless it is kept.
+func (c *streamConn) release(stmt *duckdb.Stmt) error {
+	if c.kept != nil && c.kept.stmt == stmt {
+		return nil
+	}
+	return stmt.Close()
 }
 
 func resultError(res *bindings.Result) error {
@@ -245,7 +271,7 @@ func (r *streamRows) end() error {
 	return io.EOF
 }
 
-// Close destroys the result and the statement. DuckDB keeps the executor of a
+// Close destroys the result and the statement, unless it is kept. DuckDB keeps the executor of a
 // stream that did not run to its end — operator state such as a join's hash
 // table, hundreds of MiB for a large build side — on the connection until that
 // connection's next statement; the connection goes back to the pool and may
@@ -258,7 +284,7 @@ func (r *streamRows) Close() error {
 		bindings.Query(r.conn.raw, "SELECT NULL", &res)
 		bindings.DestroyResult(&res)
 	}
-	return r.stmt.Close()
+	return r.conn.release(r.stmt)
 }
 
 // interruptEvery is how often a cancelled statement's connection is interrupted

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"container/list"
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+
+	"github.com/meterstore/meterstore/engine/plan"
+	"github.com/meterstore/meterstore/internal/duckstream"
+)
+
+// A confined database keeps the statements of reused plans prepared between
+// their runs (keptMains): preparing the statement a plan rewrote parses,
+// binds and optimises it again on every run, although a reused plan's
+// statement differs only in its tokens — the names each run registers its
+// scans and fed halves under (plan.Plan.Again). A kept statement names the
+// tokens of the run that prepared it; a later run of the same plan names its
+// own scans and halves by those too (scanRegistry.alias, fedRegistry.alias)
+// while it runs the statement, and meter_hot_scan and meter_fed_scan look
+// their token up each time the statement runs.
+//
+// A kept statement answers only its own plan (plan.Plan.ID): the plan is a
+// function of its statement, arguments, view — the scope — and the tiers as
+// pinned, so another scope, snapshot or watermark is another plan, and never
+// finds it. It lives in the confined database of its scope, on a connection
+// of its own, taken by one run at a time.
+
+// maxKeptMains bounds the statements a confined database keeps prepared,
+// each on a connection of its own: as many as the plan cache holds plans.
+const maxKeptMains = maxPlans
+
+// keptMains are the statements a confined database keeps prepared.
+type keptMains struct {
+	mu     sync.Mutex
+	idle   list.List // of *keptMain, the most recently given back first
+	closed bool
+}
+
+// keptMain is one statement kept prepared for the runs of a plan.
+type keptMain struct {
+	plan       uint64 // the plan's ID
+	stmt       *duckstream.Prepared
+	scans, fed []string // the tokens its text names, in plan.Plan.Tokens' order
+}
+
+// take is a statement kept for the plan id, no longer kept; nil if none is.
+func (k *keptMains) take(id uint64) *keptMain {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for el := k.idle.Front(); el != nil; el = el.Next() {
+		if m := el.Value.(*keptMain); m.plan == id {
+			k.idle.Remove(el)
+			return m
+		}
+	}
+	return nil
+}
+
+// giveBack keeps m, whose run ended cleanly, for the next run of its plan.
+func (k *keptMains) giveBack(m *keptMain) {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		m.stmt.Close()
+		return
+	}
+	k.idle.PushFront(m)
+	var evicted []*keptMain
+	for k.idle.Len() > maxKeptMains {
+		evicted = append(evicted, k.idle.Remove(k.idle.Back()).(*keptMain))
+	}
+	k.mu.Unlock()
+	for _, m := range evicted {
+		m.stmt.Close()
+	}
+}
+
+// held is how many connections of the database the kept statements hold:
+// in use to database/sql, idle to the engine.
+func (k *keptMains) held() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.idle.Len()
+}
+
+// close closes every kept statement; one a run holds is closed when the run
+// ends.
+func (k *keptMains) close() error {
+	k.mu.Lock()
+	k.closed = true
+	var all []*keptMain
+	for el := k.idle.Front(); el != nil; el = el.Next() {
+		all = append(all, el.Value.(*keptMain))
+	}
+	k.idle.Init()
+	k.mu.Unlock()
+	var err error
+	for _, m := range all {
+		err = errors.Join(err, m.stmt.Close())
+	}
+	return err
+}
+
+// mainRun is the statement of one run of a reusable confined plan: kept
+// from an earlier run of the plan, or prepared now to be kept after it.
+type mainRun struct {
+	kept    *keptMains
+	m       *keptMain
+	aliases []string // the kept statement's tokens, naming this run's
+	e       *Engine
+}
+
+// prepareMain is the statement p runs in db: a kept one of p's plan, whose
+// tokens then name p's scans and halves until end, or p's statement
+// prepared on conn, which it then owns. nil when db keeps no statements
+// (the engine's own database) or p is not reusable: the caller runs p.SQL on
+// conn. A kept statement is used instead of conn, which is closed.
+func (e *Engine) prepareMain(ctx context.Context, conn *sql.Conn, db *duckDB, p *plan.Plan) (*mainRun, error) {
+	if db.mains == nil || !p.Reusable() {
+		return nil, nil
+	}
+	run := &mainRun{kept: db.mains, e: e}
+	scans, fed := p.Tokens()
+	if m := db.mains.take(p.ID()); m != nil {
+		run.m = m
+		if run.alias(m.scans, scans, e.shared.scans.alias) && run.alias(m.fed, fed, e.shared.fed.alias) {
+			conn.Close()
+			return run, nil
+		}
+		run.unalias()
+		m.stmt.Close()
+	}
+	stmt, err := duckstream.Prepare(ctx, conn, p.SQL)
+	if err != nil {
+		return nil, err
+	}
+	run.m = &keptMain{plan: p.ID(), stmt: stmt, scans: scans, fed: fed}
+	return run, nil
+}
+
+// alias names each of tokens by the kept statement's token at its position.
+func (r *mainRun) alias(kept, tokens []string, alias func(as, tok string) bool) bool {
+	if len(kept) != len(tokens) {
+		return false
+	}
+	for i, as := range kept {
+		if !alias(as, tokens[i]) {
+			return false
+		}
+		r.aliases = append(r.aliases, as)
+	}
+	return true
+}
+
+// unalias forgets the aliases of the run's tokens.
+func (r *mainRun) unalias() {
+	for _, as := range r.aliases {
+		r.e.shared.scans.unalias(as)
+		r.e.shared.fed.unalias(as)
+	}
+	r.aliases = nil
+}
+
+// end ends the run: the kept statement's tokens no longer name its scans,
+// and the statement is kept for the next run if this one ended cleanly
+// (failed or cancelled, an interrupt may still be on its way to the
+// connection), else closed with its connection.
+func (r *mainRun) end(ok bool) {
+	r.unalias()
+	if ok {
+		r.kept.giveBack(r.m)
+		return
+	}
+	r.m.stmt.Close()
+}
