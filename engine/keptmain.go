@@ -106,10 +106,11 @@ func (k *keptMains) close() error {
 // mainRun is the statement of one run of a reusable confined plan: kept
 // from an earlier run of the plan, or prepared now to be kept after it.
 type mainRun struct {
-	kept    *keptMains
-	m       *keptMain
-	aliases []string // the kept statement's tokens, naming this run's
-	e       *Engine
+	kept *keptMains
+	m    *keptMain
+	e    *Engine
+	// the kept statement's tokens aliased to this run's scans and halves
+	scanAliases, fedAliases []string
 }
 
 // prepareMain is the statement p runs in db: a kept one of p's plan, whose
@@ -125,7 +126,11 @@ func (e *Engine) prepareMain(ctx context.Context, conn *sql.Conn, db *duckDB, p 
 	scans, fed := p.Tokens()
 	if m := db.mains.take(p.ID()); m != nil {
 		run.m = m
-		if run.alias(m.scans, scans, e.shared.scans.alias) && run.alias(m.fed, fed, e.shared.fed.alias) {
+		var ok bool
+		if run.scanAliases, ok = aliasAll(m.scans, scans, e.shared.scans.alias); ok {
+			run.fedAliases, ok = aliasAll(m.fed, fed, e.shared.fed.alias)
+		}
+		if ok {
 			conn.Close()
 			return run, nil
 		}
@@ -140,27 +145,29 @@ func (e *Engine) prepareMain(ctx context.Context, conn *sql.Conn, db *duckDB, p 
 	return run, nil
 }
 
-// alias names each of tokens by the kept statement's token at its position.
-func (r *mainRun) alias(kept, tokens []string, alias func(as, tok string) bool) bool {
+// aliasAll names each of tokens by the kept statement's token at its
+// position, and returns the aliases made; false if one names nothing.
+func aliasAll(kept, tokens []string, alias func(as, tok string) bool) ([]string, bool) {
 	if len(kept) != len(tokens) {
-		return false
+		return nil, false
 	}
 	for i, as := range kept {
 		if !alias(as, tokens[i]) {
-			return false
+			return kept[:i], false
 		}
-		r.aliases = append(r.aliases, as)
 	}
-	return true
+	return kept, true
 }
 
 // unalias forgets the aliases of the run's tokens.
 func (r *mainRun) unalias() {
-	for _, as := range r.aliases {
+	for _, as := range r.scanAliases {
 		r.e.shared.scans.unalias(as)
+	}
+	for _, as := range r.fedAliases {
 		r.e.shared.fed.unalias(as)
 	}
-	r.aliases = nil
+	r.scanAliases, r.fedAliases = nil, nil
 }
 
 // end ends the run: the kept statement's tokens no longer name its scans,
