@@ -88,22 +88,10 @@ func (r *fedRegistry) get(tok string) (*fedRelation, bool) {
 
 // alias names the relation fed under tok by as too, until unalias (see
 // scanRegistry.alias). false if tok names none.
-func (r *fedRegistry) alias(as, tok string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f, ok := r.m[tok]
-	if ok {
-		r.m[as] = f
-	}
-	return ok
-}
+func (r *fedRegistry) alias(as, tok string) bool { return aliasToken(&r.mu, r.m, as, tok) }
 
 // unalias forgets as, an alias, leaving the relation it named fed.
-func (r *fedRegistry) unalias(as string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.m, as)
-}
+func (r *fedRegistry) unalias(as string) { unaliasToken(&r.mu, r.m, as) }
 
 // remove forgets tok and ends the queries its scans started.
 func (r *fedRegistry) remove(tok string) {

@@ -79,13 +79,21 @@ func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
 	require.True(t, scopedRun(t, eng, "tenant01", lo, want["tenant01"]), "the other scope's plan did not replace this one")
 	require.ElementsMatch(t, append(kept01, kept02...), engine.FedStatementsKept(eng))
 
+	requireAtOnce(t, eng, lo, want, true)
+	require.Len(t, engine.FedStatementsKept(eng), len(fedKeptOf(t, eng, "tenant01"))+len(fedKeptOf(t, eng, "tenant02")))
+	require.GreaterOrEqual(t, len(fedKeptOf(t, eng, "tenant01")), len(kept01), "runs at once each took a statement of their own, all given back")
+}
+
+// requireAtOnce runs spanningCount three times on each of three goroutines
+// per tenant of want, all at once, and requires each answer to be the
+// tenant's own — and, with reused, each plan a reused one.
+func requireAtOnce(t *testing.T, eng *engine.Engine, lo time.Time, want map[string][][]any, reused bool) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 18)
+	errs := make(chan error, 9*len(want))
 	for range 3 {
-		for _, tenant := range []string{"tenant01", "tenant02"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+		for tenant := range want {
+			wg.Go(func() {
 				for range 3 {
 					res, err := scopedAnswer(eng, tenant, lo)
 					switch {
@@ -93,11 +101,11 @@ func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
 						errs <- err
 					case !reflect.DeepEqual(res.Rows, want[tenant]):
 						errs <- fmt.Errorf("%s answered %v at once with others, want %v", tenant, res.Rows, want[tenant])
-					case !res.Provenance.Reused:
+					case reused && !res.Provenance.Reused:
 						errs <- fmt.Errorf("%s: a run at once with others was planned anew", tenant)
 					}
 				}
-			}()
+			})
 		}
 	}
 	wg.Wait()
@@ -105,8 +113,6 @@ func TestConfinedPlanServesItsScopeOnly(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	require.Len(t, engine.FedStatementsKept(eng), len(fedKeptOf(t, eng, "tenant01"))+len(fedKeptOf(t, eng, "tenant02")))
-	require.GreaterOrEqual(t, len(fedKeptOf(t, eng, "tenant01")), len(kept01), "runs at once each took a statement of their own, all given back")
 }
 
 // keepsFedStatements is whether e keeps its fed relations prepared: not
@@ -234,28 +240,7 @@ func TestConfinedKeptStatementServesItsPlanOnly(t *testing.T) {
 		require.Equal(t, kept[tenant], mainKeptOf(t, eng, tenant), "%s: the reused plan ran the statement kept, preparing none", tenant)
 	}
 
-	var wg sync.WaitGroup
-	errs := make(chan error, 18)
-	for range 3 {
-		for _, tenant := range tenants {
-			wg.Go(func() {
-				for range 3 {
-					res, err := scopedAnswer(eng, tenant, lo)
-					switch {
-					case err != nil:
-						errs <- err
-					case !reflect.DeepEqual(res.Rows, want[tenant]):
-						errs <- fmt.Errorf("%s answered %v at once with others, want %v", tenant, res.Rows, want[tenant])
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	requireAtOnce(t, eng, lo, want, false)
 	for _, tenant := range tenants {
 		require.Contains(t, mainKeptOf(t, eng, tenant), kept[tenant][0], "%s: the statement kept first is kept still", tenant)
 	}

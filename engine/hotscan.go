@@ -103,22 +103,10 @@ func (r *scanRegistry) Remove(tok string) {
 // alias names the scan registered under tok by as too, until unalias: a
 // statement prepared for an earlier run of a plan names that run's token,
 // and reaches this run's scan through it. false if tok names none.
-func (r *scanRegistry) alias(as, tok string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p, ok := r.scans[tok]
-	if ok {
-		r.scans[as] = p
-	}
-	return ok
-}
+func (r *scanRegistry) alias(as, tok string) bool { return aliasToken(&r.mu, r.scans, as, tok) }
 
 // unalias forgets as, an alias, leaving the scan it named registered.
-func (r *scanRegistry) unalias(as string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.scans, as)
-}
+func (r *scanRegistry) unalias(as string) { unaliasToken(&r.mu, r.scans, as) }
 
 func (r *scanRegistry) get(tok string) (*plannedScan, bool) {
 	r.mu.Lock()

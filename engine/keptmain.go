@@ -159,6 +159,25 @@ func aliasAll(kept, tokens []string, alias func(as, tok string) bool) ([]string,
 	return kept, true
 }
 
+// aliasToken names by as too what tok names in m, which mu guards; false if
+// tok names nothing.
+func aliasToken[T any](mu *sync.Mutex, m map[string]T, as, tok string) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	v, ok := m[tok]
+	if ok {
+		m[as] = v
+	}
+	return ok
+}
+
+// unaliasToken forgets as in m, which mu guards.
+func unaliasToken[T any](mu *sync.Mutex, m map[string]T, as string) {
+	mu.Lock()
+	defer mu.Unlock()
+	delete(m, as)
+}
+
 // unalias forgets the aliases of the run's tokens.
 func (r *mainRun) unalias() {
 	for _, as := range r.scanAliases {
