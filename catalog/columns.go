@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // The data-file writer below pqarrow.
@@ -45,6 +46,8 @@ func openDataFile(cfg meterstore.TableConfig, sink io.Writer, props *parquet.Wri
 	// pqarrow also copies the Arrow schema's own metadata here; ArrowSchema has none.
 	meta := metadata.KeyValueMetadata{}
 	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(arrowSchema, memory.DefaultAllocator)))
+	// the batch derives balancing_day from "from" and sparte (meterstore.Encode)
+	meta.Append(MarkBalancingDay, MarkBalancingDayDerived)
 	batch, err := newColumnBatch(cfg, pqSchema)
 	if err != nil {
 		return nil, err
@@ -147,9 +150,34 @@ type columnBatch struct {
 	days     []int32Column // dates, days since the epoch
 	// Scratch: the row being added, read once and checked before anything is appended.
 	texts []textValue
+	day   balancingDay
 	// Flush scratch, shared by the columns (a column writer copies what it keeps).
 	byteArrays []parquet.ByteArray
 	fixed      []parquet.FixedLenByteArray
+}
+
+// balancingDay is the day the encoder stores for the row being added,
+// derived from its "from" and sparte whatever the row carries: every file
+// the encoder writes says so in its footer (MarkBalancingDay), and a row read
+// back from a file another writer added with other days (a compaction's
+// input) is stored with the calendar's.
+type balancingDay struct {
+	name   string // the sparte last parsed
+	sparte metering.Sparte
+	day    time.Time
+}
+
+// derive sets d.day for r.
+func (d *balancingDay) derive(r *meterstore.Row) error {
+	if r.Sparte != d.name || d.name == "" {
+		sp, err := metering.ParseSparte(r.Sparte)
+		if err != nil {
+			return fmt.Errorf("balancing day: %w", err)
+		}
+		d.name, d.sparte = r.Sparte, sp
+	}
+	d.day = metering.BalancingDay(r.From, d.sparte).Time()
+	return nil
 }
 
 type textValue struct {
@@ -309,6 +337,9 @@ func (b *columnBatch) add(r *meterstore.Row) (int, error) {
 	}
 	for i := range b.days {
 		t, _ := r.Time(b.days[i].leaf)
+		if b.days[i].leaf == meterstore.ColBalancingDay {
+			t = b.day.day
+		}
 		b.days[i].vals = append(b.days[i].vals, daysSinceEpoch(t))
 	}
 	b.n++
@@ -319,6 +350,9 @@ func (b *columnBatch) add(r *meterstore.Row) (int, error) {
 // check reads the row's text and decimal values into the batch's scratch and
 // refuses a NULL in a required column or a quantity decimal(18,6) cannot hold.
 func (b *columnBatch) check(r *meterstore.Row) error {
+	if err := b.day.derive(r); err != nil {
+		return err
+	}
 	for i := range b.dec {
 		c := &b.dec[i]
 		switch f := r.Field(c.leaf).(type) {

@@ -29,6 +29,13 @@ const (
 	// same compaction that hold, for every row of this file, a row of the same
 	// resolution key at a higher version.
 	MarkSupersededBy = "meterstore.superseded_by"
+	// MarkBalancingDay = MarkBalancingDayDerived: the file's balancing_day
+	// was derived by this store's encoder with the calendar function
+	// (metering.BalancingDay), so it equals the function row for row. Every
+	// file the encoder writes carries it; a file another writer added holding
+	// the column does not, and its stored days prove nothing.
+	MarkBalancingDay        = "meterstore.balancing_day"
+	MarkBalancingDayDerived = "derived"
 )
 
 // fileMarks are the marks of one file.
@@ -37,14 +44,29 @@ type fileMarks struct {
 	keysUnique   bool     // MarkKeys = unique
 	supersededBy []string // nil when not marked
 	fieldIDs     bool     // every top-level column carries a field id
-	// balancingDay: every row of the file holds the stored balancing_day,
-	// found as the file is read — by its field id where the file carries
-	// field ids, else by its name — in a column that is REQUIRED or whose
-	// every row group's statistics count no null. A file another writer
-	// added without the column, or with nulls in it, or without the
-	// statistic, proves nothing: its day is computed from "from".
-	balancingDay bool
+	// holdsDay: every row of the file holds a balancing_day, found as the
+	// file is read — by its field id where the file carries field ids, else
+	// by its name — in a column that is REQUIRED or whose every row group's
+	// statistics count no null.
+	holdsDay bool
+	// derivedDay: this store's encoder derived the column (MarkBalancingDay,
+	// or a compaction's file: only this store's compactor writes
+	// MarkCompaction, so compacted files written before MarkBalancingDay
+	// existed keep their stored day).
+	derivedDay bool
 }
+
+// balancingDay reports whether the file's stored balancing_day is the
+// calendar's day for every row: it holds the column and this store derived
+// it. Any other file — another writer's, with or without the column, with
+// nulls in it or without the statistic — proves nothing: its day is computed
+// from "from".
+func (m fileMarks) balancingDay() bool { return m.holdsDay && m.derivedDay }
+
+// foreignBalancingDay reports whether the file holds a balancing_day this
+// store did not derive: read as computed, its stored days are only checked
+// (store.Table.BalancingDayMismatches).
+func (m fileMarks) foreignBalancingDay() bool { return m.holdsDay && !m.derivedDay }
 
 // marksCacheMax bounds the files whose marks are kept (each a few strings).
 const marksCacheMax = 1 << 16
@@ -107,9 +129,12 @@ func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 func footerMarks(meta *metadata.FileMetaData, loc string) (fileMarks, error) {
 	kv := meta.KeyValueMetadata()
 	m := fileMarks{fieldIDs: hasFieldIDs(meta.Schema.Root())}
-	m.balancingDay = holdsBalancingDay(meta, m.fieldIDs)
+	m.holdsDay = holdsBalancingDay(meta, m.fieldIDs)
 	if v := kv.FindValue(MarkCompaction); v != nil {
 		m.compaction = *v
+	}
+	if v := kv.FindValue(MarkBalancingDay); v != nil && *v == MarkBalancingDayDerived || m.compaction != "" {
+		m.derivedDay = true
 	}
 	if v := kv.FindValue(MarkKeys); v != nil && *v == MarkKeysUnique {
 		m.keysUnique = true

@@ -49,9 +49,14 @@ type DataFile struct {
 	// Read from the file's own footer, whoever committed it.
 	FieldIDs bool
 	// BalancingDay: every row of the file holds the stored balancing_day
-	// column (its footer proves it); false for a file another writer added
-	// without it, whose balancing day is then computed from "from".
+	// column and this store's encoder derived it (its footer proves both);
+	// false for a file another writer added, with or without the column,
+	// whose balancing day is then computed from "from".
 	BalancingDay bool
+	// ForeignBalancingDay: the file holds a balancing_day column another
+	// writer stored (not MarkBalancingDay); read as computed, its stored days
+	// are what store.Table.BalancingDayMismatches checks.
+	ForeignBalancingDay bool
 }
 
 // storedField is the table's field of the configured column name, found by
@@ -296,7 +301,7 @@ func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []pla
 			if err != nil {
 				return err
 			}
-			f.FieldIDs, f.BalancingDay = m.fieldIDs, m.balancingDay
+			f.FieldIDs, f.BalancingDay, f.ForeignBalancingDay = m.fieldIDs, m.balancingDay(), m.foreignBalancingDay()
 			seq := task.DataSequenceNumber
 			single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
 			if single && !(seq != nil && compactions[*seq]) {

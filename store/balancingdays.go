@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine/plan"
 )
 
 // BalancingDayMismatch counts the stored rows whose balancing_day is not the
@@ -17,19 +21,21 @@ type BalancingDayMismatch struct {
 
 func (m BalancingDayMismatch) String() string {
 	return fmt.Sprintf(`%d rows carry a balancing_day that is not the day their "from" and sparte give (from %s to %s): `+
-		`meter_balancing_day, meter_balancing_month and balancing_day group them under the stored day`,
+		`MeterStore's queries compute their day, other engines reading the table group them under the stored one; `+
+		`rewrite those files with the calendar's day or remove them`,
 		m.Rows, m.From.UTC().Format(time.RFC3339), m.To.UTC().Format(time.RFC3339))
 }
 
 // BalancingDayMismatches finds stored rows whose balancing_day is not the
 // calendar's day for their "from" and sparte. The store's encoder derives the
-// column with that calendar, so only a writer around the store leaves such a
-// row; the planner answers meter_balancing_day from the stored column of
-// every file that holds it (the stored balancing day pass), so those rows
-// group under the writer's day without an error. It reads the unresolved
-// relation through the engine, both tiers and every version; the day is
-// computed from "from" + INTERVAL 0 SECOND, an argument that is not the
-// column itself, which the planner does not rewrite to the stored one.
+// column with that calendar and says so in each file's footer
+// (catalog.MarkBalancingDay), so only a writer around the store leaves such a
+// row. Queries do not answer from it — the planner computes the day of every
+// cold file without that mark — but other engines reading the table do. It
+// reads the unresolved relation through the engine, both tiers and every
+// version, with the day computed from "from" + INTERVAL 0 SECOND (an argument
+// the planner does not rewrite to the stored column), and the stored column
+// of each cold file another writer added holding it from the file itself.
 // Zero Rows: none.
 func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatch, error) {
 	if err := t.usable(); err != nil {
@@ -54,5 +60,43 @@ func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatc
 	m.Rows = n
 	m.From, _ = r[1].(time.Time)
 	m.To, _ = r[2].(time.Time)
+	return t.foreignDayMismatches(ctx, m)
+}
+
+// foreignDayMismatches adds to m the rows of the current snapshot's cold
+// files another writer added holding balancing_day whose stored day is not
+// the calendar's, read by column name from the files themselves with the
+// engine's own database (as another engine would read them).
+func (t *Table) foreignDayMismatches(ctx context.Context, m BalancingDayMismatch) (BalancingDayMismatch, error) {
+	files, _, err := t.cold.PlanFiles(ctx, catalog.PlanRequest{})
+	if err != nil {
+		return m, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
+	}
+	var paths []string
+	for _, f := range files {
+		if f.ForeignBalancingDay {
+			paths = append(paths, plan.SQLString(f.Path))
+		}
+	}
+	if len(paths) == 0 {
+		return m, nil
+	}
+	q := `SELECT count(*), min("from"), max("from") FROM read_parquet([` + strings.Join(paths, ", ") + `], union_by_name = true)
+		WHERE balancing_day IS DISTINCT FROM meter_balancing_day(CAST("from" AS TIMESTAMPTZ), CAST(sparte AS VARCHAR))`
+	var n int64
+	var from, to sql.NullTime
+	if err := t.st.eng.DB().QueryRowContext(ctx, q).Scan(&n, &from, &to); err != nil {
+		return m, fmt.Errorf("balancing days of %s, files another writer added: %w", t.cfg.Name(), err)
+	}
+	if n == 0 {
+		return m, nil
+	}
+	if m.Rows == 0 || from.Time.Before(m.From) {
+		m.From = from.Time
+	}
+	if m.Rows == 0 || to.Time.After(m.To) {
+		m.To = to.Time
+	}
+	m.Rows += n
 	return m, nil
 }

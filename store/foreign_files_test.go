@@ -160,3 +160,40 @@ func TestBalancingDayMismatchesFindAForeignFile(t *testing.T) {
 	require.True(t, m.To.Equal(day0.Add(-24*time.Hour+45*time.Minute)), "to %s", m.To)
 	require.Contains(t, m.String(), `4 rows carry a balancing_day that is not the day their "from" and sparte give`)
 }
+
+// TestForeignFileWithOtherBalancingDays: a file another writer added holding
+// balancing_day with other days than the calendar's (here five days later) is
+// grouped by the day the calendar function computes: meter_balancing_day and
+// meter_balancing_month over readings agree with the function evaluated row
+// by row ("from" + INTERVAL 0 SECOND, which the planner does not rewrite to
+// the stored column). Only files whose footer says the store derived the
+// column answer from it; the writer's days are still reported by
+// BalancingDayMismatches.
+func TestForeignFileWithOtherBalancingDays(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watermark-property=%t", keep), func(t *testing.T) {
+			e, tbl := archivedTwoDays(t)
+			var props iceberg.Properties
+			if keep {
+				props = watermarkProps(t, e, tbl)
+			}
+			addDuckDBFile(t, e, tbl, "other-day.parquet", "* REPLACE (r.balancing_day + 5 AS balancing_day)", props)
+			query := func(q string) [][]any {
+				t.Helper()
+				res, err := e.st.Query(e.ctx, q)
+				require.NoError(t, err, q)
+				return res.Rows
+			}
+			computed := query(`SELECT meter_balancing_day("from" + INTERVAL 0 SECOND, sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`)
+			require.Len(t, computed, 3)
+			require.Equal(t, computed, query(`SELECT meter_balancing_day("from", sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
+			require.Equal(t, computed, query(`SELECT meter_balancing_day(r."from", r.sparte) AS d, count(*) FROM readings_versions r GROUP BY 1 ORDER BY 1`))
+			require.Equal(t,
+				query(`SELECT meter_balancing_month("from" + INTERVAL 0 SECOND, sparte) AS m, count(*) FROM readings GROUP BY 1 ORDER BY 1`),
+				query(`SELECT meter_balancing_month("from", sparte) AS m, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
+			m, err := tbl.BalancingDayMismatches(e.ctx)
+			require.NoError(t, err)
+			require.EqualValues(t, 4, m.Rows, "the foreign file's stored days are still reported")
+		})
+	}
+}

@@ -10,17 +10,18 @@ import (
 // storedBalancingDay rewrites meter_balancing_day("from", sparte) over a
 // configured relation into its stored balancing_day column, and
 // meter_balancing_month("from", sparte) into that column's month,
-// CAST(date_trunc('month', balancing_day) AS DATE). The encoder is the only
-// writer of the column and derives it with the same calendar function
-// (metering.BalancingDay; metering.BalancingMonth is by definition the first of
-// the balancing day's month), so they are equal row for row, and the column is
-// a dictionary-encoded DATE where the function is a zone conversion per row. A
-// cold file whose footer does not prove it holds the column (another writer
-// added it without) is read with the column computed by the function
-// (readParquet), so the rewrite holds for its rows too. A file that holds the
-// column with other days than the calendar's — only a writer around the store
-// leaves one — is answered with its stored days; msql verify reports such rows
-// (store.Table.BalancingDayMismatches).
+// CAST(date_trunc('month', balancing_day) AS DATE). The store's encoder
+// derives the column with the same calendar function (metering.BalancingDay;
+// metering.BalancingMonth is by definition the first of the balancing day's
+// month) and marks every file it writes so (catalog.MarkBalancingDay), so
+// they are equal row for row, and the column is a dictionary-encoded DATE
+// where the function is a zone conversion per row. A cold file whose footer
+// does not carry that mark and prove it holds the column — another writer
+// added it, with the column or without — is read with the column computed by
+// the function (readParquet, coldScanPath; iceberg_scan reads such a file one
+// by one), so the rewrite holds for its rows too: a foreign writer's stored
+// days are never answered (msql verify reports them,
+// store.Table.BalancingDayMismatches).
 //
 // Only calls whose two arguments provably name the same reference are
 // rewritten: qualified by that reference's alias, or unqualified in a SELECT

@@ -175,7 +175,7 @@ func runVersions(r run, members []ColdFile) (string, error) {
 // perFileReason says why the half, planned through iceberg_scan, must read
 // its files one by one instead ("" when it need not): a column of cfg the
 // cold table names otherwise (renamed by another engine), a file whose
-// footer does not prove field ids or the stored balancing_day, a read that relies
+// footer does not prove field ids or a balancing_day this store derived, a read that relies
 // on footer marks, one that splits files apart which "from" and version
 // statistics cannot tell apart (runs grouped by malo_id bounds as well), or
 // one that splits them into more runs than a predicate should carry.

@@ -37,9 +37,11 @@ type ColdFile struct {
 	// read by id; false reads it by column name.
 	FieldIDs bool
 	// BalancingDay: every row holds the stored balancing_day column, as the
-	// file is read; false (a file another writer added without it) computes
-	// the column from "from" and sparte with meter_balancing_day, so the
-	// column — and the stored-day rewrite that reads it — is never NULL.
+	// file is read, and the store's encoder derived it (its footer's mark);
+	// false (a file another writer added, with or without the column)
+	// computes the column from "from" and sparte with meter_balancing_day, so
+	// the column — and the stored-day rewrite that reads it — is never NULL
+	// and never another writer's day.
 	BalancingDay bool
 }
 
