@@ -62,6 +62,33 @@ func watermarkProps(t *testing.T, e *env, tbl *store.Table) iceberg.Properties {
 	return iceberg.Properties{catalog.WatermarkProperty: w.UTC().Format(time.RFC3339Nano)}
 }
 
+// withForeignFile runs check over two archived days beside which another
+// writer added a file (name, its columns selected by sel from the archived
+// rows), twice: committed without the tiering watermark property and keeping
+// it — what a file's footer proves must never follow from the snapshot that
+// added it.
+func withForeignFile(t *testing.T, name, sel string, check func(t *testing.T, e *env, tbl *store.Table)) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watermark-property=%t", keep), func(t *testing.T) {
+			e, tbl := archivedTwoDays(t)
+			var props iceberg.Properties
+			if keep {
+				props = watermarkProps(t, e, tbl)
+			}
+			addDuckDBFile(t, e, tbl, name, sel, props)
+			check(t, e, tbl)
+		})
+	}
+}
+
+// queryRows is the rows q answers through the store's engine.
+func queryRows(t *testing.T, e *env, q string) [][]any {
+	t.Helper()
+	res, err := e.st.Query(e.ctx, q)
+	require.NoError(t, err, q)
+	return res.Rows
+}
+
 // TestColdFileWithoutFieldIDsReadByName: a data file added from outside
 // without Parquet field ids (a migration's add_files of files another tool
 // wrote) is read by column name — read by id, each of its columns would read
@@ -71,27 +98,18 @@ func watermarkProps(t *testing.T, e *env, tbl *store.Table) iceberg.Properties {
 // file carries field ids is read from its own footer, never assumed from the
 // snapshot that added it.
 func TestColdFileWithoutFieldIDsReadByName(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		t.Run(fmt.Sprintf("watermark-property=%t", keep), func(t *testing.T) {
-			e, tbl := archivedTwoDays(t)
-			var props iceberg.Properties
-			if keep {
-				props = watermarkProps(t, e, tbl)
-			}
-			addDuckDBFile(t, e, tbl, "added.parquet", "*", props)
-
-			files, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
-			require.NoError(t, err)
-			ids := map[bool]int{}
-			for _, f := range files {
-				ids[f.FieldIDs]++
-			}
-			require.Equal(t, map[bool]int{true: 2, false: 1}, ids, "MeterStore's two files carry field ids, the added one none")
-			res, err := e.st.Query(e.ctx, `SELECT count(*), count(malo_id), count(*) FILTER (WHERE "from" < $1) FROM readings`, day0)
-			require.NoError(t, err)
-			require.Equal(t, []any{int64(3 * 4), int64(3 * 4), int64(4)}, res.Rows[0])
-		})
-	}
+	withForeignFile(t, "added.parquet", "*", func(t *testing.T, e *env, tbl *store.Table) {
+		files, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
+		require.NoError(t, err)
+		ids := map[bool]int{}
+		for _, f := range files {
+			ids[f.FieldIDs]++
+		}
+		require.Equal(t, map[bool]int{true: 2, false: 1}, ids, "MeterStore's two files carry field ids, the added one none")
+		res, err := e.st.Query(e.ctx, `SELECT count(*), count(malo_id), count(*) FILTER (WHERE "from" < $1) FROM readings`, day0)
+		require.NoError(t, err)
+		require.Equal(t, []any{int64(3 * 4), int64(3 * 4), int64(4)}, res.Rows[0])
+	})
 }
 
 // TestForeignFileWithoutBalancingDay: a file another writer added without
@@ -120,12 +138,7 @@ func TestForeignFileWithoutBalancingDay(t *testing.T) {
 				opts = append(opts, "FIELD_IDS {"+strings.Join(ids, ", ")+"}")
 			}
 			addDuckDBFile(t, e, tbl, "no-day.parquet", "* EXCLUDE (balancing_day)", props, opts...)
-			query := func(q string) [][]any {
-				t.Helper()
-				res, err := e.st.Query(e.ctx, q)
-				require.NoError(t, err, q)
-				return res.Rows
-			}
+			query := func(q string) [][]any { return queryRows(t, e, q) }
 			computed := query(`SELECT meter_balancing_day("from" + INTERVAL 0 SECOND, sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`)
 			require.Len(t, computed, 3)
 			require.Equal(t, computed, query(`SELECT meter_balancing_day("from", sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
@@ -170,30 +183,17 @@ func TestBalancingDayMismatchesFindAForeignFile(t *testing.T) {
 // column answer from it; the writer's days are still reported by
 // BalancingDayMismatches.
 func TestForeignFileWithOtherBalancingDays(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		t.Run(fmt.Sprintf("watermark-property=%t", keep), func(t *testing.T) {
-			e, tbl := archivedTwoDays(t)
-			var props iceberg.Properties
-			if keep {
-				props = watermarkProps(t, e, tbl)
-			}
-			addDuckDBFile(t, e, tbl, "other-day.parquet", "* REPLACE (r.balancing_day + 5 AS balancing_day)", props)
-			query := func(q string) [][]any {
-				t.Helper()
-				res, err := e.st.Query(e.ctx, q)
-				require.NoError(t, err, q)
-				return res.Rows
-			}
-			computed := query(`SELECT meter_balancing_day("from" + INTERVAL 0 SECOND, sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`)
-			require.Len(t, computed, 3)
-			require.Equal(t, computed, query(`SELECT meter_balancing_day("from", sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
-			require.Equal(t, computed, query(`SELECT meter_balancing_day(r."from", r.sparte) AS d, count(*) FROM readings_versions r GROUP BY 1 ORDER BY 1`))
-			require.Equal(t,
-				query(`SELECT meter_balancing_month("from" + INTERVAL 0 SECOND, sparte) AS m, count(*) FROM readings GROUP BY 1 ORDER BY 1`),
-				query(`SELECT meter_balancing_month("from", sparte) AS m, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
-			m, err := tbl.BalancingDayMismatches(e.ctx)
-			require.NoError(t, err)
-			require.EqualValues(t, 4, m.Rows, "the foreign file's stored days are still reported")
-		})
-	}
+	withForeignFile(t, "other-day.parquet", "* REPLACE (r.balancing_day + 5 AS balancing_day)", func(t *testing.T, e *env, tbl *store.Table) {
+		query := func(q string) [][]any { return queryRows(t, e, q) }
+		computed := query(`SELECT meter_balancing_day("from" + INTERVAL 0 SECOND, sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`)
+		require.Len(t, computed, 3)
+		require.Equal(t, computed, query(`SELECT meter_balancing_day("from", sparte) AS d, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
+		require.Equal(t, computed, query(`SELECT meter_balancing_day(r."from", r.sparte) AS d, count(*) FROM readings_versions r GROUP BY 1 ORDER BY 1`))
+		require.Equal(t,
+			query(`SELECT meter_balancing_month("from" + INTERVAL 0 SECOND, sparte) AS m, count(*) FROM readings GROUP BY 1 ORDER BY 1`),
+			query(`SELECT meter_balancing_month("from", sparte) AS m, count(*) FROM readings GROUP BY 1 ORDER BY 1`))
+		m, err := tbl.BalancingDayMismatches(e.ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, 4, m.Rows, "the foreign file's stored days are still reported")
+	})
 }
