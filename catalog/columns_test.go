@@ -25,8 +25,8 @@ type nopCloser struct{ *bytes.Buffer }
 func (nopCloser) Close() error { return nil }
 
 // The writer below pqarrow writes the bytes pqarrow writes for the same rows
-// in the same batches: schema, key-value metadata, pages, statistics, page
-// index, bloom filters — across a row-group boundary, with nulls in nullable
+// in the same batches: schema, key-value metadata (with the writer's
+// MarkBalancingDay), pages, statistics, page index, bloom filters — across a row-group boundary, with nulls in nullable
 // core and declared columns.
 func TestDataFileMatchesPqarrow(t *testing.T) {
 	cfg := testConfig(t)
@@ -50,6 +50,8 @@ func TestDataFileMatchesPqarrow(t *testing.T) {
 		var want, got bytes.Buffer
 		fw, err := pqarrow.NewFileWriter(ArrowSchema(cfg), nopCloser{&want}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		require.NoError(t, err)
+		// the writer's own footer mark: it derives every row's balancing_day
+		require.NoError(t, fw.AppendKeyValueMetadata(MarkBalancingDay, MarkBalancingDayDerived))
 		f, err := openDataFile(cfg, nopCloser{&got}, props)
 		require.NoError(t, err)
 		start := 0
