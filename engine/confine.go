@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // A confined handle (Scoped, Isolated or Walled) runs its statements in a
@@ -84,7 +86,7 @@ func (s *Engine) openConfined(ctx context.Context, key string, sys *systemView) 
 	if err != nil {
 		return nil, fmt.Errorf("engine: open the confined session database: %w", err)
 	}
-	d.system, d.mains = sys, &keptMains{}
+	d.system, d.mains = sys, duckstream.NewKept[uint64, *keptMain](maxKeptMains)
 	s.sysMu.Lock()
 	defer s.sysMu.Unlock()
 	if rows := s.lastSystem; rows != nil {
@@ -159,7 +161,7 @@ func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
 func (d *duckDB) close() error {
 	var err error
 	if d.mains != nil {
-		err = d.mains.close()
+		err = d.mains.Close()
 	}
 	return errors.Join(err, d.db.Close())
 }
@@ -169,7 +171,7 @@ func (d *duckDB) close() error {
 func (d *duckDB) busy() bool {
 	held := 0
 	if d.mains != nil {
-		held = d.mains.held()
+		held = d.mains.Len()
 	}
 	return d.db.Stats().InUse > held
 }

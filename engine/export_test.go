@@ -28,11 +28,9 @@ func MainStatementsKept(e *Engine) []string {
 	if d == nil || d.mains == nil {
 		return nil
 	}
-	d.mains.mu.Lock()
-	defer d.mains.mu.Unlock()
 	var out []string
-	for el := d.mains.idle.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*keptMain).stmt.Query())
+	for _, m := range d.mains.Values() {
+		out = append(out, m.stmt.Query())
 	}
 	return out
 }

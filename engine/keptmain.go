@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"container/list"
 	"context"
 	"database/sql"
-	"errors"
 	"sync"
 
 	"github.com/meterstore/meterstore/engine/plan"
@@ -31,12 +29,8 @@ import (
 // each on a connection of its own: as many as the plan cache holds plans.
 const maxKeptMains = maxPlans
 
-// keptMains are the statements a confined database keeps prepared.
-type keptMains struct {
-	mu     sync.Mutex
-	idle   list.List // of *keptMain, the most recently given back first
-	closed bool
-}
+// keptMains are the statements a confined database keeps prepared, by plan id.
+type keptMains = duckstream.Kept[uint64, *keptMain]
 
 // keptMain is one statement kept prepared for the runs of a plan.
 type keptMain struct {
@@ -45,63 +39,8 @@ type keptMain struct {
 	scans, fed []string // the tokens its text names, in plan.Plan.Tokens' order
 }
 
-// take is a statement kept for the plan id, no longer kept; nil if none is.
-func (k *keptMains) take(id uint64) *keptMain {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for el := k.idle.Front(); el != nil; el = el.Next() {
-		if m := el.Value.(*keptMain); m.plan == id {
-			k.idle.Remove(el)
-			return m
-		}
-	}
-	return nil
-}
-
-// giveBack keeps m, whose run ended cleanly, for the next run of its plan.
-func (k *keptMains) giveBack(m *keptMain) {
-	k.mu.Lock()
-	if k.closed {
-		k.mu.Unlock()
-		m.stmt.Close()
-		return
-	}
-	k.idle.PushFront(m)
-	var evicted []*keptMain
-	for k.idle.Len() > maxKeptMains {
-		evicted = append(evicted, k.idle.Remove(k.idle.Back()).(*keptMain))
-	}
-	k.mu.Unlock()
-	for _, m := range evicted {
-		m.stmt.Close()
-	}
-}
-
-// held is how many connections of the database the kept statements hold:
-// in use to database/sql, idle to the engine.
-func (k *keptMains) held() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.idle.Len()
-}
-
-// close closes every kept statement; one a run holds is closed when the run
-// ends.
-func (k *keptMains) close() error {
-	k.mu.Lock()
-	k.closed = true
-	var all []*keptMain
-	for el := k.idle.Front(); el != nil; el = el.Next() {
-		all = append(all, el.Value.(*keptMain))
-	}
-	k.idle.Init()
-	k.mu.Unlock()
-	var err error
-	for _, m := range all {
-		err = errors.Join(err, m.stmt.Close())
-	}
-	return err
-}
+// Close closes the statement and its connection.
+func (m *keptMain) Close() error { return m.stmt.Close() }
 
 // mainRun is the statement of one run of a reusable confined plan: kept
 // from an earlier run of the plan, or prepared now to be kept after it.
@@ -124,7 +63,7 @@ func (e *Engine) prepareMain(ctx context.Context, conn *sql.Conn, db *duckDB, p 
 	}
 	run := &mainRun{kept: db.mains, e: e}
 	scans, fed := p.Tokens()
-	if m := db.mains.take(p.ID()); m != nil {
+	if m, ok := db.mains.Take(p.ID()); ok {
 		run.m = m
 		var ok bool
 		if run.scanAliases, ok = aliasAll(m.scans, scans, e.shared.scans.alias); ok {
@@ -196,7 +135,7 @@ func (r *mainRun) unalias() {
 func (r *mainRun) end(ok bool) {
 	r.unalias()
 	if ok {
-		r.kept.giveBack(r.m)
+		r.kept.GiveBack(r.m.plan, r.m)
 		return
 	}
 	r.m.stmt.Close()

@@ -90,7 +90,7 @@ func (s *Source) Close() {
 		bindings.DestroyResult(&res)
 	}
 	if s.kept == nil || s.failed || s.ctx.Err() != nil {
-		s.stmt.close()
+		s.stmt.Close()
 		return
 	}
 	s.kept.giveBack(s.stmt)

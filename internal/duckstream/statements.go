@@ -1,12 +1,9 @@
 package duckstream
 
 import (
-	"container/list"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"sync"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
@@ -23,12 +20,8 @@ import (
 // never share one, and gives it back at Close unless the run failed or was
 // cancelled. At most max are kept, the least recently used closed first.
 type Statements struct {
-	db  *sql.DB
-	max int
-
-	mu     sync.Mutex
-	idle   list.List // of *prepared, the most recently given back first
-	closed bool
+	db   *sql.DB
+	kept *Kept[string, *prepared] // by query text
 }
 
 // prepared is one query prepared on a connection reserved for it.
@@ -41,7 +34,7 @@ type prepared struct {
 
 // NewStatements keeps up to max statements of db; Close them before db.
 func NewStatements(db *sql.DB, max int) *Statements {
-	return &Statements{db: db, max: max}
+	return &Statements{db: db, kept: NewKept[string, *prepared](max)}
 }
 
 // Open runs query (no parameters: the caller renders its values) as a
@@ -49,8 +42,8 @@ func NewStatements(db *sql.DB, max int) *Statements {
 // further ahead than its stream buffer. keep is whether the statement is
 // kept after the run: false for a query whose text will not come again.
 func (s *Statements) Open(ctx context.Context, query string, keep bool) (*Source, error) {
-	p := s.take(query)
-	if p == nil {
+	p, ok := s.kept.Take(query)
+	if !ok {
 		var err error
 		if p, err = s.prepare(ctx, query); err != nil {
 			return nil, err
@@ -58,7 +51,7 @@ func (s *Statements) Open(ctx context.Context, query string, keep bool) (*Source
 	}
 	src, err := start(ctx, p)
 	if err != nil {
-		p.close()
+		p.Close()
 		return nil, err
 	}
 	if keep {
@@ -67,67 +60,22 @@ func (s *Statements) Open(ctx context.Context, query string, keep bool) (*Source
 	return src, nil
 }
 
-// take is a statement kept for query, no longer kept; nil if none is.
-func (s *Statements) take(query string) *prepared {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for el := s.idle.Front(); el != nil; el = el.Next() {
-		if p := el.Value.(*prepared); p.query == query {
-			s.idle.Remove(el)
-			return p
-		}
-	}
-	return nil
-}
-
 // giveBack keeps p, whose run ended cleanly, for the next run of its query.
-func (s *Statements) giveBack(p *prepared) {
-	s.mu.Lock()
-	if s.closed || s.max <= 0 {
-		s.mu.Unlock()
-		p.close()
-		return
-	}
-	s.idle.PushFront(p)
-	var evicted []*prepared
-	for s.idle.Len() > s.max {
-		evicted = append(evicted, s.idle.Remove(s.idle.Back()).(*prepared))
-	}
-	s.mu.Unlock()
-	for _, p := range evicted {
-		p.close()
-	}
-}
+func (s *Statements) giveBack(p *prepared) { s.kept.GiveBack(p.query, p) }
 
 // Kept is the text of each statement kept, the most recently given back
 // first.
 func (s *Statements) Kept() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, s.idle.Len())
-	for el := s.idle.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*prepared).query)
+	var out []string
+	for _, p := range s.kept.Values() {
+		out = append(out, p.query)
 	}
 	return out
 }
 
 // Close closes every kept statement; statements of runs still going are
 // closed when they end.
-func (s *Statements) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	var all []*prepared
-	for el := s.idle.Front(); el != nil; el = el.Next() {
-		all = append(all, el.Value.(*prepared))
-	}
-	s.idle.Init()
-	s.mu.Unlock()
-	var err error
-	for _, p := range all {
-		err = errors.Join(err, p.close())
-	}
-	return err
-}
+func (s *Statements) Close() error { return s.kept.Close() }
 
 // prepare prepares query on a connection of its own.
 func (s *Statements) prepare(ctx context.Context, query string) (*prepared, error) {
@@ -150,14 +98,14 @@ func (s *Statements) prepare(ctx context.Context, query string) (*prepared, erro
 	}
 	if bindings.Prepare(p.raw, query, &p.ps) == bindings.StateError {
 		err := &duckdb.Error{Type: duckdb.ErrorTypeInvalid, Msg: bindings.PrepareError(p.ps)}
-		p.close()
+		p.Close()
 		return nil, err
 	}
 	return p, nil
 }
 
-// close destroys the statement and frees its connection.
-func (p *prepared) close() error {
+// Close destroys the statement and frees its connection.
+func (p *prepared) Close() error {
 	bindings.DestroyPrepare(&p.ps)
 	return p.conn.Close()
 }

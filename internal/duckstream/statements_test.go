@@ -35,13 +35,13 @@ func TestStatementsKeptForTheNextRun(t *testing.T) {
 	require.NoError(t, conn.QueryRowContext(ctx, q).Scan(&first))
 	done()
 	require.Equal(t, []string{`SELECT "i" FROM (SELECT range AS i FROM range(100000))`}, kept.Kept())
-	stmt := kept.idle.Front().Value.(*prepared)
+	stmt := kept.kept.idle.Front().Value.(keptEntry[string, *prepared]).v
 	require.NoError(t, conn.QueryRowContext(ctx, q).Scan(&again))
 	require.Equal(t, first, again)
 	require.Equal(t, "4999950000", again)
 	require.Len(t, kept.Kept(), 0, "the run took the kept statement and holds it until done")
 	done()
-	require.Same(t, stmt, kept.idle.Front().Value.(*prepared), "the next run used the statement kept")
+	require.Same(t, stmt, kept.kept.idle.Front().Value.(keptEntry[string, *prepared]).v, "the next run used the statement kept")
 
 	a, err := kept.Open(ctx, "SELECT 1", true)
 	require.NoError(t, err)
