@@ -175,10 +175,9 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 // but of a file of fewer than 2×hotWriters such transactions, a 2×hotWriters-th
 // of its rows, so that PostgreSQL is busy early in the read and the write
 // begun once the read ends is a small one. With whole transactions, a file
-// of under two holds its second half until the read ends (a day of 38 400
-// rows, loaded: 2.4 s of read, then a 7.2 s write of 18 336 rows begun at its
-// end). A chunk complete while both writers are busy waits for one, and the
-// read with it: PostgreSQL is then busy on both.
+// of under two holds its second half until the read ends, and that half's
+// write begins only then. A chunk complete while both writers are busy waits
+// for one, and the read with it: PostgreSQL is then busy on both.
 func chunkRows(fileRows, hotLimit int) int {
 	parts := 2 * hotWriters
 	return max(1, min(hotLimit, (fileRows+parts-1)/parts))
