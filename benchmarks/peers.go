@@ -140,6 +140,11 @@ func (b *bench) explainPeers(lake *store.Store) error {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "Cold files current (not superseded) below the watermark: %d; DuckLake's data files: %d\n\n", len(current), countFiles(filepath.Join(b.e.dir, lakeDataPath)))
+	hot, err := b.hotHalfSplit()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&out, "%s\n\n", hot)
 	for _, q := range b.peerQuestions() {
 		args := q.args(b.fx.malos[0])
 		line, err := b.peerFloor(q, args, readParquetOf(current), lake)
