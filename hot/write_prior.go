@@ -108,15 +108,27 @@ const lockBuckets = 64
 // lockBucket is the bucket of a reading: FNV-1a (32 bit) of malo_id, NUL,
 // obis_code, modulo lockBuckets. Every process writing a table must agree on it.
 func lockBucket(r *meterstore.Row) int32 {
+	return int32(LockBucket(r.MaloID, r.ObisCode))
+}
+
+// LockBucket is the advisory-lock bucket Write takes for the readings of a
+// channel (malo_id and obis_code as stored: canonical). A write waits for
+// every concurrent write holding one of its buckets, whatever readings they
+// share — with lockBuckets buckets, two writes of a hundred channels each
+// almost always share one and run one after the other. A caller writing many
+// channels at once splits them by bucket (LockBucket modulo the number of
+// writers) so that its writes in flight hold disjoint buckets and run side by
+// side.
+func LockBucket(maloID, obisCode string) int {
 	h := uint32(2166136261)
-	for i := 0; i < len(r.MaloID); i++ {
-		h = (h ^ uint32(r.MaloID[i])) * 16777619
+	for i := 0; i < len(maloID); i++ {
+		h = (h ^ uint32(maloID[i])) * 16777619
 	}
 	h *= 16777619 // the NUL separator: h ^ 0 == h
-	for i := 0; i < len(r.ObisCode); i++ {
-		h = (h ^ uint32(r.ObisCode[i])) * 16777619
+	for i := 0; i < len(obisCode); i++ {
+		h = (h ^ uint32(obisCode[i])) * 16777619
 	}
-	return int32(h % lockBuckets)
+	return int(h % lockBuckets)
 }
 
 // span is the rows of one reading within one partition: the reading (as one of
