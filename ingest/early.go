@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meterstore/meterstore/hot"
 	"github.com/meterstore/meterstore/metering"
 )
 
@@ -19,7 +20,12 @@ import (
 // reads it (channelOf; a row read is keyed by its parse, rowChannel), so a
 // channel's batches are complete the moment its last row is read, and they
 // are written then, chunkRows at a time in hotWriters transactions at once,
-// while the read goes on. Each batch is still written whole or not at all,
+// while the read goes on. The transactions at once are of different lanes
+// (laneOf): the channels of a lane hold advisory-lock buckets no other lane
+// holds, so they never wait for each other's locks — two writes of a hundred
+// channels each drawn in file order almost always share a bucket, and the
+// second then waited for the first to commit, one COPY after the other. Each
+// batch is still written whole or not at all,
 // as writeGroupOrEach writes it, and the rows held are those of the channels
 // not yet complete and of the writes in flight, not the file's.
 //
@@ -42,13 +48,14 @@ type earlyWriter struct {
 	// column filled by --set is the same for every row).
 	maloInFile, obisInFile bool
 
-	chunk    []batch
-	rows     int
+	lanes    [hotWriters]lane
 	launched map[string]bool // channels (malo_id|obis_code) of writes begun
-	sem      chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	err      error
+	// held bounds the chunks handed to writers and not yet written, so
+	// the rows held stay a few chunks' whatever the file's size.
+	held chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	err  error
 	// handed counts the batches and rows given to writers.
 	handedBatches, handedRows int
 }
@@ -104,6 +111,25 @@ func (ew *earlyWriter) rowChannel(rec record, p parsed, ok bool) channelKey {
 	return k
 }
 
+// lane is the chunk of complete batches gathering for one writer, and that
+// writer: one transaction of a lane at a time.
+type lane struct {
+	chunk []batch
+	rows  int
+	busy  chan struct{}
+}
+
+// laneOf is the lane of a batch: its first channel's advisory-lock bucket
+// modulo hotWriters (hot.LockBucket), so the lanes' writes hold disjoint
+// buckets (a batch of a CSV or Parquet file is one channel's).
+func laneOf(b batch) int {
+	if len(b.series) == 0 {
+		return 0
+	}
+	s := b.series[0]
+	return hot.LockBucket(s.MaloID.String(), s.Obis.String()) % hotWriters
+}
+
 // channelRows is a channel's rows not yet read and the batches they fill.
 type channelRows struct {
 	left   int
@@ -124,7 +150,10 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 		return nil, nil
 	}
 	ew := &earlyWriter{im: im, ctx: ctx, file: name,
-		channels: map[channelKey]*channelRows{}, launched: map[string]bool{}, sem: make(chan struct{}, hotWriters)}
+		channels: map[channelKey]*channelRows{}, launched: map[string]bool{}, held: make(chan struct{}, 2*hotWriters)}
+	for i := range ew.lanes {
+		ew.lanes[i].busy = make(chan struct{}, 1)
+	}
 	key := []string{"''", "''"}
 	for _, c := range cols {
 		switch c.target {
@@ -170,16 +199,19 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 	return ew, nil
 }
 
-// chunkRows is how many rows of complete batches the early writer gathers
-// before it begins a write: a hot transaction's (hotLimit, HotBatchRows) —
-// but of a file of fewer than 2×hotWriters such transactions, a 2×hotWriters-th
-// of its rows, so that PostgreSQL is busy early in the read and the write
-// begun once the read ends is a small one. With whole transactions, a file
-// of under two holds its second half until the read ends, and that half's
-// write begins only then. A chunk complete while both writers are busy waits
-// for one, and the read with it: PostgreSQL is then busy on both.
+// chunkRows is how many rows of complete batches a lane of the early writer
+// gathers before it begins a write: a hot transaction's (hotLimit,
+// HotBatchRows) — but of a file of fewer than 4×hotWriters such
+// transactions, a 4×hotWriters-th of its rows: each lane gets about a
+// hotWriters-th of the file and writes it in about four chunks, so that
+// PostgreSQL is busy early in the read and the writes begun once the read
+// ends are small ones. With whole transactions, a file of under two holds
+// its second half until the read ends, and that half's write begins only
+// then. Chunks complete while their writers are busy wait, up to
+// 2×hotWriters chunks in all (held), and then the read waits with them:
+// PostgreSQL is busy on both.
 func chunkRows(fileRows, hotLimit int) int {
-	parts := 2 * hotWriters
+	parts := 4 * hotWriters
 	return max(1, min(hotLimit, (fileRows+parts-1)/parts))
 }
 
@@ -233,12 +265,17 @@ func (ew *earlyWriter) rowRead(ch *channelRows, rowsRead int) error {
 	for _, g := range ch.groups {
 		if g.accepted(ew.im) && !g.early {
 			g.early = true
-			ew.chunk = append(ew.chunk, g.batch)
-			ew.rows += g.rows
+			l := &ew.lanes[laneOf(g.batch)]
+			l.chunk = append(l.chunk, g.batch)
+			l.rows += g.rows
 		}
 	}
-	if ew.rows >= ew.chunkRows {
-		return ew.launch(rowsRead)
+	for i := range ew.lanes {
+		if ew.lanes[i].rows >= ew.chunkRows {
+			if err := ew.launch(i, rowsRead); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -249,18 +286,21 @@ func (ew *earlyWriter) hot(b batch) bool {
 	return !b.lo.Before(ew.w) && !b.lo.Before(ew.limit)
 }
 
-// launch begins writing the chunk of complete batches, once a writer is
-// free. A chunk holding a channel an earlier write holds waits for every
-// earlier write: which delivery of a channel wins must not depend on timing.
-func (ew *earlyWriter) launch(rowsRead int) error {
-	if len(ew.chunk) == 0 {
+// launch hands lane i's chunk of complete batches to its writer, which
+// writes it once the lane's previous write is done; the read waits while
+// the writers hold as many chunks as held does. A chunk holding a channel
+// an earlier write holds waits for every earlier write: which delivery of a
+// channel wins must not depend on timing.
+func (ew *earlyWriter) launch(i int, rowsRead int) error {
+	l := &ew.lanes[i]
+	if len(l.chunk) == 0 {
 		return nil
 	}
 	if err := ew.failed(); err != nil {
 		return err
 	}
-	chunk := ew.chunk
-	ew.chunk, ew.rows = nil, 0
+	chunk := l.chunk
+	l.chunk, l.rows = nil, 0
 	keys := map[string]bool{}
 	shared := false
 	for _, b := range chunk {
@@ -282,21 +322,32 @@ func (ew *earlyWriter) launch(rowsRead int) error {
 		onEarlyWrite(rowsRead)
 	}
 	select {
-	case ew.sem <- struct{}{}:
+	case ew.held <- struct{}{}:
 	case <-ew.ctx.Done():
 		return ew.ctx.Err()
 	}
 	ew.wg.Add(1)
 	go func() {
 		defer ew.wg.Done()
-		defer func() { <-ew.sem }()
+		defer func() { <-ew.held }()
+		select {
+		case l.busy <- struct{}{}:
+		case <-ew.ctx.Done():
+			ew.fail(ew.ctx.Err())
+			return
+		}
+		defer func() { <-l.busy }()
 		if err := ew.im.writeGroupOrEach(ew.ctx, ew.file, chunk); err != nil {
-			ew.mu.Lock()
-			ew.err = errors.Join(ew.err, err)
-			ew.mu.Unlock()
+			ew.fail(err)
 		}
 	}()
 	return nil
+}
+
+func (ew *earlyWriter) fail(err error) {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	ew.err = errors.Join(ew.err, err)
 }
 
 func (ew *earlyWriter) failed() error {
@@ -311,7 +362,12 @@ func (ew *earlyWriter) finish(rowsRead int) error {
 	if ew == nil {
 		return nil
 	}
-	err := ew.launch(rowsRead)
+	var err error
+	for i := range ew.lanes {
+		if err = ew.launch(i, rowsRead); err != nil {
+			break
+		}
+	}
 	ew.wg.Wait()
 	return errors.Join(err, ew.failed())
 }

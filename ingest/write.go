@@ -69,11 +69,11 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 }
 
 // hotWriters is how many groups of batches are written to PostgreSQL at
-// once. A hot write's time is its COPY into the constrained table —
-// PostgreSQL's CPU, the exclusion constraints' index inserts — so a second
-// transaction runs on a second core while the first commits; groups never
-// share a batch, and concurrent writers of one reading wait on its advisory
-// lock (hot.Store.Write), so any order is a correct one.
+// once, one per lane (laneOf). A hot write's time is its COPY into the
+// constrained table — PostgreSQL's CPU, the exclusion constraints' index
+// inserts — so a second transaction runs on a second core beside the first;
+// groups never share a batch, and the lanes hold disjoint advisory-lock
+// buckets (hot.LockBucket), so neither waits for the other's commit.
 const hotWriters = 2
 
 // writeRest writes the batches the bulk path did not take. Batches wholly on
@@ -82,68 +82,73 @@ const hotWriters = 2
 // transaction), below it up to coldGroupRows in one Iceberg append. Either
 // way all of them or none is written, and on a refusal each is written again
 // alone, so the good ones go in. A batch across the watermark (moved since it
-// was split) is written alone. Groups for PostgreSQL are written hotWriters
-// at a time unless two of them hold one channel (then which delivery of it
-// wins or is refused must not depend on timing: they go in file order); the
-// others one after the other.
+// was split) is written alone. The groups for PostgreSQL are written one
+// lane per writer (splitLanes), the lanes side by side, each lane's groups
+// in file order; the others one after the other.
 func (im *importer) writeRest(ctx context.Context, file string, rest []batch, w time.Time) error {
-	groups := groupBatches(rest, w, im.tbl.HotBatchRows())
+	lanes, others := splitLanes(rest, w)
 	g, gctx := errgroup.WithContext(ctx)
-	if shareChannels(groups) {
-		g.SetLimit(1)
-	} else {
-		g.SetLimit(hotWriters)
+	for _, lane := range lanes {
+		groups := groupBatches(lane, w, im.tbl.HotBatchRows())
+		g.Go(func() error {
+			for _, grp := range groups {
+				if err := im.writeGroupOrEach(gctx, file, grp); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
-	for _, grp := range groups {
-		if grp.hot {
-			g.Go(func() error { return im.writeGroupOrEach(gctx, file, grp.batches) })
-			continue
-		}
-		if err := im.writeGroupOrEach(gctx, file, grp.batches); err != nil {
+	for _, grp := range groupBatches(others, w, im.tbl.HotBatchRows()) {
+		if err := im.writeGroupOrEach(gctx, file, grp); err != nil {
 			return errors.Join(err, g.Wait())
 		}
 	}
 	return g.Wait()
 }
 
-// shareChannels reports whether two groups for PostgreSQL hold rows of one
-// channel (malo_id, obis_code).
-func shareChannels(groups []group) bool {
-	seen := map[string]int{}
-	for i, g := range groups {
-		if !g.hot {
+// splitLanes splits the batches wholly at or above the watermark w — those
+// for PostgreSQL — by lane (laneOf), each lane in file order, from the
+// others, in file order. When a channel (malo_id, obis_code) is in batches of
+// two lanes (a batch of several channels), all of them go in one lane: which
+// delivery of a channel wins or is refused must not depend on timing.
+func splitLanes(bs []batch, w time.Time) (lanes [][]batch, others []batch) {
+	var above []batch
+	lanes = make([][]batch, hotWriters)
+	laneOfChannel := map[string]int{}
+	crossing := false
+	for _, b := range bs {
+		if b.lo.Before(w) {
+			others = append(others, b)
 			continue
 		}
-		for _, b := range g.batches {
-			for _, s := range b.series {
-				k := s.MaloID.String() + "|" + s.Obis.String()
-				if j, ok := seen[k]; ok && j != i {
-					return true
-				}
-				seen[k] = i
+		i := laneOf(b)
+		for _, s := range b.series {
+			k := s.MaloID.String() + "|" + s.Obis.String()
+			if j, ok := laneOfChannel[k]; ok && j != i {
+				crossing = true
 			}
+			laneOfChannel[k] = i
 		}
+		above = append(above, b)
+		lanes[i] = append(lanes[i], b)
 	}
-	return false
+	if crossing {
+		return [][]batch{above}, others
+	}
+	return lanes, others
 }
 
-// group is batches written in one routed write, and whether all their rows
-// lie at or above the watermark.
-type group struct {
-	batches []batch
-	hot     bool
-}
-
-// groupBatches cuts bs into groups: runs of batches on one side of the
-// watermark w, up to hotLimit rows above it and coldGroupRows below; a batch
-// across w is a group of its own.
-func groupBatches(bs []batch, w time.Time, hotLimit int) []group {
-	var out []group
+// groupBatches cuts bs into groups, each written in one routed write: runs
+// of batches on one side of the watermark w, up to hotLimit rows above it
+// and coldGroupRows below; a batch across w is a group of its own.
+func groupBatches(bs []batch, w time.Time, hotLimit int) [][]batch {
+	var out [][]batch
 	var cur []batch
 	rows, side := 0, 0
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, group{batches: cur, hot: side == 1})
+			out = append(out, cur)
 		}
 		cur, rows = nil, 0
 	}
