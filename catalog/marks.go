@@ -54,6 +54,10 @@ type fileMarks struct {
 	// MarkCompaction, so compacted files written before MarkBalancingDay
 	// existed keep their stored day).
 	derivedDay bool
+	// dayMarked: the footer carries MarkBalancingDay; a compaction's file
+	// without it was written before the encoder derived the column and
+	// holds the day its input rows carried.
+	dayMarked bool
 }
 
 // balancingDay reports whether the file's stored balancing_day is the
@@ -63,10 +67,13 @@ type fileMarks struct {
 // from "from".
 func (m fileMarks) balancingDay() bool { return m.holdsDay && m.derivedDay }
 
-// foreignBalancingDay reports whether the file holds a balancing_day this
-// store did not derive: read as computed, its stored days are only checked
-// (store.Table.BalancingDayMismatches).
-func (m fileMarks) foreignBalancingDay() bool { return m.holdsDay && !m.derivedDay }
+// underivedBalancingDay reports whether the file holds a balancing_day its
+// footer does not say the encoder derived: another writer's (read as
+// computed) or a compaction's from before the encoder derived the column
+// (answered from the stored column). msql verify reads their stored days
+// (store.Table.BalancingDayMismatches); no other file can hold a day other
+// than the calendar's.
+func (m fileMarks) underivedBalancingDay() bool { return m.holdsDay && !m.dayMarked }
 
 // marksCacheMax bounds the files whose marks are kept (each a few strings).
 const marksCacheMax = 1 << 16
@@ -133,9 +140,10 @@ func footerMarks(meta *metadata.FileMetaData, loc string) (fileMarks, error) {
 	if v := kv.FindValue(MarkCompaction); v != nil {
 		m.compaction = *v
 	}
-	if v := kv.FindValue(MarkBalancingDay); v != nil && *v == MarkBalancingDayDerived || m.compaction != "" {
-		m.derivedDay = true
+	if v := kv.FindValue(MarkBalancingDay); v != nil && *v == MarkBalancingDayDerived {
+		m.dayMarked = true
 	}
+	m.derivedDay = m.dayMarked || m.compaction != ""
 	if v := kv.FindValue(MarkKeys); v != nil && *v == MarkKeysUnique {
 		m.keysUnique = true
 	}

@@ -44,7 +44,7 @@ func TestWrittenFilesKnownAsTheirFootersSay(t *testing.T) {
 	for _, f := range written {
 		require.True(t, f.FieldIDs, f.Path)
 		require.True(t, f.BalancingDay, f.Path)
-		require.False(t, f.ForeignBalancingDay, f.Path)
+		require.False(t, f.UnderivedBalancingDay, f.Path)
 		require.Equal(t, MarkBalancingDayDerived, footerValue(t, fsys, f.Path, MarkBalancingDay), "%s says the encoder derived its days", f.Path)
 		require.True(t, known[f.Path], "%s was known from its writing", f.Path)
 		if f.KeysUnique || f.Superseded {

@@ -53,10 +53,12 @@ type DataFile struct {
 	// false for a file another writer added, with or without the column,
 	// whose balancing day is then computed from "from".
 	BalancingDay bool
-	// ForeignBalancingDay: the file holds a balancing_day column another
-	// writer stored (not MarkBalancingDay); read as computed, its stored days
-	// are what store.Table.BalancingDayMismatches checks.
-	ForeignBalancingDay bool
+	// UnderivedBalancingDay: the file holds a balancing_day column its footer
+	// does not say this store's encoder derived (no MarkBalancingDay):
+	// another writer's, read as computed, or a compaction's written before
+	// the encoder derived the column. Their stored days are what
+	// store.Table.BalancingDayMismatches reads of the cold tier.
+	UnderivedBalancingDay bool
 }
 
 // storedField is the table's field of the configured column name, found by
@@ -301,7 +303,7 @@ func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []pla
 			if err != nil {
 				return err
 			}
-			f.FieldIDs, f.BalancingDay, f.ForeignBalancingDay = m.fieldIDs, m.balancingDay(), m.foreignBalancingDay()
+			f.FieldIDs, f.BalancingDay, f.UnderivedBalancingDay = m.fieldIDs, m.balancingDay(), m.underivedBalancingDay()
 			seq := task.DataSequenceNumber
 			single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
 			if single && !(seq != nil && compactions[*seq]) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/engine/plan"
 )
 
@@ -21,30 +22,37 @@ type BalancingDayMismatch struct {
 
 func (m BalancingDayMismatch) String() string {
 	return fmt.Sprintf(`%d rows carry a balancing_day that is not the day their "from" and sparte give (from %s to %s): `+
-		`MeterStore's queries compute their day, other engines reading the table group them under the stored one; `+
-		`rewrite those files with the calendar's day or remove them`,
+		`a query grouping by the stored column counts them under another day; `+
+		`rewrite those rows with the calendar's day or remove them`,
 		m.Rows, m.From.UTC().Format(time.RFC3339), m.To.UTC().Format(time.RFC3339))
 }
 
 // BalancingDayMismatches finds stored rows whose balancing_day is not the
-// calendar's day for their "from" and sparte. The store's encoder derives the
-// column with that calendar and says so in each file's footer
-// (catalog.MarkBalancingDay), so only a writer around the store leaves such a
-// row. Queries do not answer from it — the planner computes the day of every
-// cold file without that mark — but other engines reading the table do. It
-// reads the unresolved relation through the engine, both tiers and every
-// version, with the day computed from "from" + INTERVAL 0 SECOND (an argument
-// the planner does not rewrite to the stored column), and the stored column
-// of each cold file another writer added holding it from the file itself.
+// calendar's day for their "from" and sparte. The store derives the column
+// with that calendar on every write — the hot tier's writes and the encoder,
+// which says so in each file's footer (catalog.MarkBalancingDay) — so only a
+// writer around the store leaves such a row. Queries do not answer from a
+// cold file another writer added — the planner computes its day — but other
+// engines reading the table do. Only what can differ is read: the hot tier
+// through the engine (operational mode, every version, the day computed from
+// "from" + INTERVAL 0 SECOND, an argument the planner does not rewrite to the
+// stored column), and from the files themselves the stored column of each
+// cold file whose footer does not say the encoder derived it. A cold file
+// the encoder wrote holds the calendar's day by construction, and reading it
+// again cost most of the check (every cold row converted to its zone).
 // Zero Rows: none.
 func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatch, error) {
 	if err := t.usable(); err != nil {
 		return BalancingDayMismatch{}, err
 	}
+	hotOnly, err := t.st.eng.InReadMode(engine.Operational)
+	if err != nil {
+		return BalancingDayMismatch{}, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
+	}
 	q := fmt.Sprintf(`SELECT count(*), min("from"), max("from") FROM %s
 		WHERE balancing_day IS DISTINCT FROM meter_balancing_day("from" + INTERVAL 0 SECOND, sparte)`,
 		meterstore.QuoteIdent(t.cfg.Name()))
-	res, err := t.st.eng.Query(ctx, q)
+	res, err := hotOnly.Query(ctx, q)
 	if err != nil {
 		return BalancingDayMismatch{}, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
 	}
@@ -60,21 +68,23 @@ func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatc
 	m.Rows = n
 	m.From, _ = r[1].(time.Time)
 	m.To, _ = r[2].(time.Time)
-	return t.foreignDayMismatches(ctx, m)
+	return t.underivedDayMismatches(ctx, m)
 }
 
-// foreignDayMismatches adds to m the rows of the current snapshot's cold
-// files another writer added holding balancing_day whose stored day is not
-// the calendar's, read by column name from the files themselves with the
-// engine's own database (as another engine would read them).
-func (t *Table) foreignDayMismatches(ctx context.Context, m BalancingDayMismatch) (BalancingDayMismatch, error) {
+// underivedDayMismatches adds to m the rows of the current snapshot's cold
+// files holding a balancing_day the encoder did not say it derived (another
+// writer's, or a compaction's from before the encoder derived the column)
+// whose stored day is not the calendar's, read by column name from the files
+// themselves with the engine's own database (as another engine would read
+// them).
+func (t *Table) underivedDayMismatches(ctx context.Context, m BalancingDayMismatch) (BalancingDayMismatch, error) {
 	files, _, err := t.cold.PlanFiles(ctx, catalog.PlanRequest{})
 	if err != nil {
 		return m, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
 	}
 	var paths []string
 	for _, f := range files {
-		if f.ForeignBalancingDay {
+		if f.UnderivedBalancingDay {
 			paths = append(paths, plan.SQLString(f.Path))
 		}
 	}
@@ -86,7 +96,7 @@ func (t *Table) foreignDayMismatches(ctx context.Context, m BalancingDayMismatch
 	var n int64
 	var from, to sql.NullTime
 	if err := t.st.eng.DB().QueryRowContext(ctx, q).Scan(&n, &from, &to); err != nil {
-		return m, fmt.Errorf("balancing days of %s, files another writer added: %w", t.cfg.Name(), err)
+		return m, fmt.Errorf("balancing days of %s, files whose day the encoder did not derive: %w", t.cfg.Name(), err)
 	}
 	if n == 0 {
 		return m, nil

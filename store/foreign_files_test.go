@@ -174,6 +174,58 @@ func TestBalancingDayMismatchesFindAForeignFile(t *testing.T) {
 	require.Contains(t, m.String(), `4 rows carry a balancing_day that is not the day their "from" and sparte give`)
 }
 
+// TestBalancingDayMismatchesFindAHotRowWrittenAroundTheStore: hot rows whose
+// balancing_day a writer around the store changed with SQL (past the
+// append-only trigger, as a hand repair would) are counted with their first
+// and last "from"; the store's own rows of both tiers are not.
+func TestBalancingDayMismatchesFindAHotRowWrittenAroundTheStore(t *testing.T) {
+	e, tbl := archivedTwoDays(t)
+	hotDay := day0.Add(48 * time.Hour)
+	_, err := e.st.Append(e.ctx, mkDays(t, hotDay, 1, "1")...)
+	require.NoError(t, err)
+	m, err := tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.Zero(t, m.Rows, "the store's own rows of both tiers: %s", m)
+	tx, err := e.pool.Begin(e.ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(e.ctx) //nolint:errcheck
+	_, err = tx.Exec(e.ctx, `SET LOCAL session_replication_role = replica`)
+	require.NoError(t, err)
+	tag, err := tx.Exec(e.ctx, `UPDATE readings_versions SET balancing_day = balancing_day + 1 WHERE "from" BETWEEN $1 AND $2`,
+		hotDay.Add(15*time.Minute), hotDay.Add(30*time.Minute))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, tag.RowsAffected())
+	require.NoError(t, tx.Commit(e.ctx))
+	m, err = tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, m.Rows, "%s", m)
+	require.True(t, m.From.Equal(hotDay.Add(15*time.Minute)), "from %s", m.From)
+	require.True(t, m.To.Equal(hotDay.Add(30*time.Minute)), "to %s", m.To)
+}
+
+// TestBalancingDayMismatchesFindACompactedFileOfAnOlderEncoder: a compacted
+// file whose footer does not say the encoder derived its balancing_day — the
+// compactor wrote it before the encoder derived the column, so it kept the
+// day its input rows carried — is counted: queries answer from its stored
+// column (a compaction's file counts as derived), so msql verify reads it.
+func TestBalancingDayMismatchesFindACompactedFileOfAnOlderEncoder(t *testing.T) {
+	e, tbl := archivedTwoDays(t)
+	addDuckDBFile(t, e, tbl, "older-compaction.parquet", "* REPLACE (r.balancing_day + 5 AS balancing_day)", watermarkProps(t, e, tbl),
+		`KV_METADATA {'`+catalog.MarkCompaction+`': 'a compaction of an older encoder'}`)
+	files, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	trusted := 0
+	for _, f := range files {
+		if f.BalancingDay {
+			trusted++
+		}
+	}
+	require.Equal(t, len(files), trusted, "every file's stored day answers queries, the older compaction's too")
+	m, err := tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.EqualValues(t, 4, m.Rows, "%s", m)
+}
+
 // TestForeignFileWithOtherBalancingDays: a file another writer added holding
 // balancing_day with other days than the calendar's (here five days later) is
 // grouped by the day the calendar function computes: meter_balancing_day and
