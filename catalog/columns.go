@@ -160,11 +160,16 @@ type columnBatch struct {
 // derived from its "from" and sparte whatever the row carries: every file
 // the encoder writes says so in its footer (MarkBalancingDay), and a row read
 // back from a file another writer added with other days (a compaction's
-// input) is stored with the calendar's.
+// input) is stored with the calendar's. Rows come in key order, most in the
+// day of the row before, so the day is found by comparing "from" with the
+// bounds of the days last found (metering.BalancingDays), not by converting
+// each row's instant to Berlin's zone.
 type balancingDay struct {
 	name   string // the sparte last parsed
 	sparte metering.Sparte
-	day    time.Time
+	days   metering.BalancingDays
+	date   metering.Date
+	day    time.Time // date as the column's value
 }
 
 // derive sets d.day for r.
@@ -176,7 +181,9 @@ func (d *balancingDay) derive(r *meterstore.Row) error {
 		}
 		d.name, d.sparte = r.Sparte, sp
 	}
-	d.day = metering.BalancingDay(r.From, d.sparte).Time()
+	if date := d.days.Of(r.From, d.sparte); date != d.date || d.day.IsZero() {
+		d.date, d.day = date, date.Time()
+	}
 	return nil
 }
 

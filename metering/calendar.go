@@ -83,6 +83,42 @@ func BalancingDay(t time.Time, s Sparte) Date {
 	return LocalDay(t)
 }
 
+// BalancingDays answers BalancingDay for a run of instants — an encoder's
+// rows in key order, most in the day of the row before — by comparing each
+// instant with the UTC bounds of the last two days it found (DayBounds)
+// instead of converting it to Berlin's zone. An instant in neither day is
+// converted, and its day's bounds replace the older of the two. The zero
+// value is ready; it is not safe for concurrent use.
+type BalancingDays struct {
+	recent [2]dayRange // recent[0] the last found
+}
+
+// dayRange is one balancing day of one Sparte and its UTC bounds.
+type dayRange struct {
+	sparte   Sparte
+	day      Date
+	from, to time.Time
+}
+
+func (r *dayRange) holds(t time.Time, s Sparte) bool {
+	return r.sparte == s && !r.day.IsZero() && !t.Before(r.from) && t.Before(r.to)
+}
+
+// Of is BalancingDay(t, s).
+func (c *BalancingDays) Of(t time.Time, s Sparte) Date {
+	if c.recent[0].holds(t, s) {
+		return c.recent[0].day
+	}
+	if c.recent[1].holds(t, s) {
+		c.recent[0], c.recent[1] = c.recent[1], c.recent[0]
+		return c.recent[0].day
+	}
+	d := BalancingDay(t, s)
+	from, to := DayBounds(d, s)
+	c.recent[1], c.recent[0] = c.recent[0], dayRange{s, d, from, to}
+	return d
+}
+
 // LocalMonth is the first day of t's Berlin calendar month.
 func LocalMonth(t time.Time) Date {
 	d := LocalDay(t)

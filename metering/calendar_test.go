@@ -2,6 +2,7 @@ package metering
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -255,4 +256,49 @@ func TestDate(t *testing.T) {
 	require.Equal(t, -1, date(2026, 2, 28).Compare(d))
 	require.True(t, Date{}.IsZero())
 	require.Equal(t, "Europe/Berlin", Berlin().String())
+}
+
+// TestBalancingDaysAgreeWithBalancingDay: BalancingDays.Of answers what
+// BalancingDay answers, over the DST weekends of 2025–2027 and both day
+// starts (00:00 and the Gastag's 06:00), for runs an encoder sees — every
+// Sparte's quarter-hours in key order, several meters in turn — and for
+// instants in random order with random Sparten, including those a
+// nanosecond either side of each day's bounds.
+func TestBalancingDaysAgreeWithBalancingDay(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, y := range dstSwitches {
+		for _, sw := range []time.Time{y.spring, y.autumn} {
+			lo := sw.Add(-72 * time.Hour).Truncate(24 * time.Hour)
+			var instants []time.Time
+			for at := lo; at.Before(sw.Add(72 * time.Hour)); at = at.Add(15 * time.Minute) {
+				instants = append(instants, at)
+			}
+			for d := DateOf(lo).AddDays(-1); d.Compare(DateOf(sw).AddDays(4)) < 0; d = d.AddDays(1) {
+				for _, sp := range []Sparte{SparteStrom, SparteGas} {
+					from, to := DayBounds(d, sp)
+					for _, b := range []time.Time{from, to} {
+						instants = append(instants, b.Add(-time.Nanosecond), b, b.Add(time.Nanosecond))
+					}
+				}
+			}
+			for i := 0; i < 2000; i++ {
+				instants = append(instants, lo.Add(time.Duration(rng.Int64N(int64(144*time.Hour)))))
+			}
+			t.Run(sw.Format(time.DateOnly), func(t *testing.T) {
+				for _, sp := range Sparten() {
+					var c BalancingDays
+					for meter := 0; meter < 3; meter++ {
+						for _, at := range instants[:len(instants)-2000] {
+							require.Equal(t, BalancingDay(at, sp), c.Of(at, sp), "%s %s, in key order", at, sp)
+						}
+					}
+				}
+				var c BalancingDays
+				for i := 0; i < 20000; i++ {
+					at, sp := instants[rng.IntN(len(instants))], Sparten()[rng.IntN(len(Sparten()))]
+					require.Equal(t, BalancingDay(at, sp), c.Of(at, sp), "%s %s, in random order", at, sp)
+				}
+			})
+		}
+	}
 }
