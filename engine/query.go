@@ -153,14 +153,17 @@ func (r *Rows) open(onEnd func() error) (*sql.DB, error) {
 }
 
 // release ends the plan's scans and gives the connection back, or its kept
-// statement if the run ended cleanly (ok).
+// statement if the run ended cleanly (ok). The scans end first: a statement
+// kept names the tokens of the run that prepared it, and once it is given
+// back another run of the plan names its own scans and halves by them
+// (mainRun) — ending this run's tokens after that would end that run's.
 func (r *Rows) release(ok bool) {
+	r.p.Release()
 	if r.main == nil {
 		r.conn.Close()
-	} else {
-		r.main.end(ok && r.ctx.Err() == nil)
+		return
 	}
-	r.p.Release()
+	r.main.end(ok && r.ctx.Err() == nil)
 }
 
 // describedRows starts q (see Rows) and describes its rows: columns, DuckDB
