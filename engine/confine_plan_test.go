@@ -249,7 +249,7 @@ func TestConfinedKeptStatementServesItsPlanOnly(t *testing.T) {
 	require.NoError(t, err)
 	conn, _, err := engine.ConfinedConn(ctx, sc)
 	require.NoError(t, err)
-	_, err = conn.QueryContext(ctx, kept["tenant01"][0], lo)
+	_, err = conn.QueryContext(ctx, kept["tenant01"][0])
 	conn.Close()
 	require.ErrorContains(t, err, "unknown or expired", "a kept statement's tokens name nothing between runs")
 

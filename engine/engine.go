@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -128,6 +129,12 @@ type Engine struct {
 	view     view        // the read mode and confinement of this handle
 	shared   *Engine
 	cfg      Config
+
+	// scanBinds counts DuckDB's binds of a planned scan or a fed relation
+	// (meter_hot_scan, meter_cold_scan, meter_fed_scan): one for each time a
+	// statement reading one is prepared, and again whenever DuckDB binds it
+	// anew to run it — what a kept statement is kept to avoid.
+	scanBinds atomic.Int64
 
 	// fedStatements keeps the fed relations prepared in db for their
 	// next run (confine_feed.go).

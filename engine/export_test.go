@@ -34,3 +34,7 @@ func MainStatementsKept(e *Engine) []string {
 	}
 	return out
 }
+
+// ScanBinds is how many times DuckDB has bound a planned scan or fed
+// relation in e's databases.
+func ScanBinds(e *Engine) int64 { return e.shared.scanBinds.Load() }

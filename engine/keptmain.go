@@ -21,8 +21,11 @@ import (
 //
 // A kept statement answers only its own plan (plan.Plan.ID): the plan is a
 // function of its statement, arguments, view — the scope — and the tiers as
-// pinned, so another scope, snapshot or watermark is another plan, and never
-// finds it. It lives in the confined database of its scope, on a connection
+// pinned, so other arguments, another scope, snapshot or watermark is
+// another plan, and never finds it. So the plan's arguments are written into
+// the kept statement's text as literals where they can be
+// (duckstream.PrepareBound): DuckDB then keeps the statement's physical plan
+// between runs instead of binding and planning it again at each. It lives in the confined database of its scope, on a connection
 // of its own, taken by one run at a time.
 
 // maxKeptMains bounds the statements a confined database keeps prepared,
@@ -76,7 +79,7 @@ func (e *Engine) prepareMain(ctx context.Context, conn *sql.Conn, db *duckDB, p 
 		run.unalias()
 		m.stmt.Close()
 	}
-	stmt, err := duckstream.Prepare(ctx, conn, p.SQL)
+	stmt, err := duckstream.PrepareBound(ctx, conn, p.SQL, p.Args)
 	if err != nil {
 		return nil, err
 	}

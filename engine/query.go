@@ -115,6 +115,9 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 	query := p.SQL
 	if r.main != nil {
 		r.conn, query = r.main.m.stmt.Conn(), r.main.m.stmt.Query()
+		if r.main.m.stmt.Bound() {
+			args = nil
+		}
 	}
 	if r.progress != nil {
 		if raw, err := rawConnection(r.conn); err == nil {

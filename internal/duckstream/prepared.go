@@ -18,6 +18,7 @@ type Prepared struct {
 	query string
 	conn  *sql.Conn
 	stmt  *duckdb.Stmt
+	bound bool // its arguments are in query (PrepareBound)
 }
 
 // Prepare prepares query on conn, which the returned statement owns from
