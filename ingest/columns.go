@@ -265,6 +265,9 @@ func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Locatio
 	if d.Sparte, err = metering.ParseSparte(s); err != nil {
 		return fail("sparte", err)
 	}
+	if err = d.Sparte.AllowsObis(d.Obis); err != nil {
+		return fail("sparte", err)
+	}
 	if s, err = need("unit"); err != nil {
 		return parsed{}, err
 	}

@@ -1,6 +1,7 @@
 package metering
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -139,6 +140,30 @@ func (s Sparte) AllowsUnit(u Unit) error {
 		want += " or " + s.BillingUnit().String()
 	}
 	return &unitError{sparte: s, unit: u, want: want}
+}
+
+// AllowsObis refuses an OBIS code whose medium (value group A) names
+// another Sparte: 1 is electricity, 7 gas (domain-rules.md §5). The Sparte
+// decides the balancing day and month, so a gas channel read as STROM would
+// put its hours before 06:00 into the wrong gas day and version scope. Other
+// media are not checked: 0 is abstract, and heat, cooling and water codes
+// do not map one to one onto WAERME and WASSER.
+func (s Sparte) AllowsObis(o ObisCode) error {
+	var names Sparte
+	var medium string
+	switch o.Medium() {
+	case obisElectricity:
+		names, medium = SparteStrom, "electricity"
+	case obisGas:
+		names, medium = SparteGas, "gas"
+	default:
+		return nil
+	}
+	if s == names {
+		return nil
+	}
+	return fmt.Errorf("%w: obis_code %s measures %s (value group A = %d), sparte is %s; write sparte %s, or the channel's own OBIS code",
+		ErrInvalid, o, medium, o.Medium(), s, names)
 }
 
 type unitError struct {

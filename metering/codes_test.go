@@ -1,6 +1,7 @@
 package metering
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -77,6 +78,32 @@ func TestSparteUnits(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnitNotAllowed)
 	require.Contains(t, err.Error(), "M3") // the fix is named; the kind is checked above
 	require.ErrorIs(t, SparteStrom.AllowsUnit(0), ErrInvalid)
+}
+
+// An OBIS code of electricity (A = 1) or gas (A = 7) belongs to its own
+// Sparte only; other media are not checked.
+func TestSparteAllowsObis(t *testing.T) {
+	allowed := map[string][]Sparte{
+		"1-0:1.29.0":  {SparteStrom},
+		"7-0:33.29.0": {SparteGas},
+		"7-20:3.0.0":  {SparteGas},
+		"6-0:1.0.0":   Sparten(),
+		"8-0:1.0.0":   Sparten(),
+		"0-0:96.1.0":  Sparten(),
+	}
+	for code, ok := range allowed {
+		o, err := ParseObis(code)
+		require.NoError(t, err)
+		for _, s := range Sparten() {
+			err := s.AllowsObis(o)
+			if slices.Contains(ok, s) {
+				require.NoError(t, err, "%s %s", s, code)
+				continue
+			}
+			require.ErrorIs(t, err, ErrInvalid, "%s %s", s, code)
+			require.Contains(t, err.Error(), "write sparte "+ok[0].String())
+		}
+	}
 }
 
 func TestUnitParsers(t *testing.T) {

@@ -122,7 +122,11 @@ func (o ObisCode) E() int { return int(o.e) }
 // StorageGroup returns F when it was given and not 255.
 func (o ObisCode) StorageGroup() (int, bool) { return int(o.f), o.hasF }
 
-const obisElectricity = 1
+// OBIS media (value group A) with a Sparte of their own.
+const (
+	obisElectricity = 1
+	obisGas         = 7
+)
 
 // Direction is the energy-flow side of an electricity register.
 type Direction uint8
