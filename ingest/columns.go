@@ -23,6 +23,10 @@ const Operator = "operator"
 // and each value must equal the derived one.
 var derived = []string{"balancing_day", "source_kind"}
 
+// ownColumns are the columns each row holds for itself — its interval and
+// its quantity; Options.Set, one value for every row, refuses them.
+var ownColumns = []string{"from", "to", "value"}
+
 // Column is one column of the tabular layout.
 type Column struct {
 	Name string

@@ -63,6 +63,8 @@ type Options struct {
 	// Set fills a column every row of a CSV or Parquet file lacks (a tenant,
 	// an operator, a version), and a declared column of every MSCONS
 	// delivery. A column the file holds as well is refused: say it once.
+	// A row's own from, to and value are refused: one value for every row
+	// is no reading.
 	Set map[string]string
 	// Map renames a CSV or Parquet file's column (key) to the table's
 	// column (value), e.g. {"Zeitpunkt": "from"}.
@@ -350,6 +352,10 @@ func newImporter(st *store.Store, opt Options) (*importer, error) {
 	for col := range opt.Set {
 		if !settable(cfg, col) {
 			return nil, fmt.Errorf("%w: --set %s: table %s has no such column (columns: %s)", ErrOptions, col, cfg.Name(), strings.Join(inputColumns(cfg), ", "))
+		}
+		if slices.Contains(ownColumns, col) {
+			return nil, fmt.Errorf("%w: --set %s: each row has its own %s, which one value for every row cannot give; --set fills identity and attribute columns (a tenant, the operator, a version) — take %s from the file, renamed with --map if its name differs",
+				ErrOptions, col, col, col)
 		}
 	}
 	for src, col := range opt.Map {
