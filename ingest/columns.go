@@ -178,6 +178,21 @@ func parseValue(s string) (decimal.Decimal, error) {
 	return decimal.NewFromString(s)
 }
 
+// faultColumn names the column a refusal of NewInterval (interval) or
+// NewReading is about: an instant finer than the microseconds storage
+// holds, an interval's end not after its start, else the value (the quality
+// was parsed before).
+func faultColumn(from, to time.Time, interval bool) string {
+	subMicro := func(t time.Time) bool { return t.Nanosecond()%int(time.Microsecond) != 0 }
+	switch {
+	case subMicro(from):
+		return "from"
+	case interval && (subMicro(to) || !from.Before(to)):
+		return "to"
+	}
+	return "value"
+}
+
 // record is one row of a tabular file, as text by column; absent is null.
 type record map[string]string
 
@@ -309,7 +324,7 @@ func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Locatio
 		}
 		rd, err := metering.NewReading(from, value, q)
 		if err != nil {
-			return fail("value", err)
+			return fail(faultColumn(from, time.Time{}, false), err)
 		}
 		d.Readings = []metering.Reading{rd}
 	} else {
@@ -319,7 +334,7 @@ func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Locatio
 		}
 		iv, err := metering.NewInterval(from, to, value, q)
 		if err != nil {
-			return fail("value", err)
+			return fail(faultColumn(from, to, true), err)
 		}
 		d.Intervals = []metering.Interval{iv}
 	}
