@@ -40,9 +40,10 @@ type builder struct {
 }
 
 type location struct {
-	malo    metering.MaloID
-	melo    metering.MeloID
-	version metering.Version
+	malo     metering.MaloID
+	melo     metering.MeloID
+	version  metering.Version
+	labelled bool // version is the group's own DTM+293, not the header's
 }
 
 type chanKey struct {
@@ -129,7 +130,12 @@ func (b *builder) headerSegment(s segment) {
 			}
 			b.m.DocumentDate = t
 		case "293":
-			b.version = b.versionOf(s)
+			v := b.versionOf(s)
+			if b.err == nil && !b.version.IsZero() {
+				b.refuse(s, fmt.Sprintf("DTM+293 version %q after %q in the header", v, b.version), twoLabels, nil)
+				return
+			}
+			b.version = v
 		}
 	case "RFF":
 		switch s.get(0, 0) {
@@ -201,6 +207,10 @@ func (b *builder) repeatedHeader(s segment) {
 		mismatch("Prüfidentifikator", s.get(0, 1), b.m.Pruefidentifikator)
 	case s.tag == "NAD" && s.get(0, 0) == "MS" && s.get(1, 0) != b.m.Sender.String():
 		mismatch("sender", s.get(1, 0), b.m.Sender.String())
+	case s.tag == "DTM" && s.get(0, 0) == "293":
+		if v := b.versionOf(s); b.err == nil && v != b.version {
+			mismatch("version (DTM+293)", v.String(), b.version.String())
+		}
 	case s.tag == "UNS":
 		b.repeat = false
 	case s.tag == "NAD" && s.get(0, 0) != "MS" && s.get(0, 0) != "MR",
@@ -209,6 +219,10 @@ func (b *builder) repeatedHeader(s segment) {
 		b.refuse(s, fmt.Sprintf("segment %s in the header part %d repeats, before its UNS+D", s.tag, b.parts), "", nil)
 	}
 }
+
+// twoLabels is the hint of a refusal for a second version label where one
+// holds: taking either would guess which assertion the values are.
+const twoLabels = "a message states one version for its values; ask the sender which one holds"
 
 func (b *builder) versionOf(s segment) metering.Version {
 	if f := s.get(0, 2); f != "304" {
@@ -327,8 +341,13 @@ func (b *builder) dtm(s segment) {
 				"the version belongs to the location group (SG6) or the header", nil)
 			return
 		}
-		if v := b.versionOf(s); !v.IsZero() {
-			b.loc.version = v
+		v := b.versionOf(s)
+		switch {
+		case v.IsZero():
+		case b.loc.labelled:
+			b.refuse(s, fmt.Sprintf("DTM+293 version %q after %q in one location group", v, b.loc.version), twoLabels, nil)
+		default:
+			b.loc.version, b.loc.labelled = v, true
 		}
 		return
 	}

@@ -121,7 +121,11 @@
 //
 // The version is DTM+293 (format 304, in the header or after LOC+172), as
 // the CCYYMMDDHHMMSS digits of its UTC instant; a DTM+293 anywhere else
-// refuses the message rather than being skipped. A message without one gets
+// refuses the message rather than being skipped, and so does a second one
+// in the header or in one location group, or a split message's part
+// repeating the header with another: which label the values carry is never
+// guessed. A location group's own label holds over the header's. A message
+// without one gets
 // metering.VersionArrival of its document date (DTM+137): Unix
 // milliseconds, 13 digits. So of two deliveries of the same interval from
 // the same operator without labels, the one with the later document date
