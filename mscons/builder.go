@@ -25,6 +25,7 @@ type builder struct {
 	header  bool // before UNS+D
 	repeat  bool // a continuation part repeating the header
 	storno  bool
+	once    uint8  // the headerOnce segments read, by index
 	cancels string // RFF+ACW
 	pid     pid
 	pidOK   bool
@@ -75,6 +76,12 @@ type value struct {
 	sts         []string
 }
 
+// headerOnce are the header segments a message states once: the document,
+// its date (the derived version), the version, the Prüfidentifikator and the
+// sender (the operator of the version scope). A second one is refused, not
+// read over the first.
+var headerOnce = [...]string{"BGM", "DTM+137", "DTM+293", "RFF+Z13", "NAD+MS"}
+
 func (r *Reader) newBuilder(ref string) *builder {
 	return &builder{r: r, m: Message{Interchange: r.interchange, Ref: ref}, parts: 1, header: true, ordinal: 1}
 }
@@ -110,6 +117,17 @@ func (b *builder) feed(s segment) {
 }
 
 func (b *builder) headerSegment(s segment) {
+	key := s.tag
+	if s.tag != "BGM" {
+		key += "+" + s.get(0, 0)
+	}
+	if k := slices.Index(headerOnce[:], key); k >= 0 {
+		if b.once&(1<<k) != 0 {
+			b.refuse(s, key+" twice in the header", "a message states it once; ask the sender which one holds", nil)
+			return
+		}
+		b.once |= 1 << k
+	}
 	switch s.tag {
 	case "BGM":
 		b.m.DocumentType, b.m.Document = s.get(0, 0), s.get(1, 0)
@@ -130,12 +148,7 @@ func (b *builder) headerSegment(s segment) {
 			}
 			b.m.DocumentDate = t
 		case "293":
-			v := b.versionOf(s)
-			if b.err == nil && !b.version.IsZero() {
-				b.refuse(s, fmt.Sprintf("DTM+293 version %q after %q in the header", v, b.version), twoLabels, nil)
-				return
-			}
-			b.version = v
+			b.version = b.versionOf(s)
 		}
 	case "RFF":
 		switch s.get(0, 0) {

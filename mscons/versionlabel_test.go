@@ -36,7 +36,7 @@ func TestTwoVersionLabelsRefused(t *testing.T) {
 	require.NoError(t, res.err)
 	require.Empty(t, res.msgs)
 	require.Len(t, res.refused, 1)
-	require.ErrorContains(t, res.refused[0], `DTM+293 version "20250301000000" after "20250401000000" in the header`)
+	require.ErrorContains(t, res.refused[0], `DTM+293 twice in the header`)
 
 	// One label in the header and another in a location group: the
 	// location's own is the more specific statement and holds.
@@ -84,4 +84,29 @@ func TestSplitPartRepeatingAnotherVersionRefused(t *testing.T) {
 	require.Len(t, res.msgs[0].Deliveries, 1)
 	require.Equal(t, "20250401000000", res.msgs[0].Deliveries[0].Version.String())
 	requireContiguous(t, res.msgs[0].Deliveries[0].Intervals, start, start.Add(6*15*time.Minute), 15*time.Minute)
+}
+
+// A header that names its document, document date, Prüfidentifikator or
+// sender twice is refused: the reader kept the last, and the sender is the
+// operator of the version scope, the document date the derived version.
+func TestHeaderSegmentTwiceRefused(t *testing.T) {
+	at := utc("2025-03-01T00:00:00Z")
+	v := []gval{{qual: "220", value: "1", from: at, to: at.Add(15 * time.Minute)}}
+	for name, tc := range map[string]struct{ after, extra, says string }{
+		"sender":   {"NAD+MS+9910125000002::293'", "NAD+MS+9904768000008::293'", `NAD+MS twice in the header`},
+		"date":     {docDate, "DTM+137:202504010800?+00:303'", `DTM+137 twice in the header`},
+		"pid":      {"RFF+Z13:13025'", "RFF+Z13:13018'", `RFF+Z13 twice in the header`},
+		"document": {"BGM+7+DOC-M1+9'", "BGM+7+DOC-M2+9'", `BGM twice in the header`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := interchange{msgs: []gmsg{{values: v, countDelta: 1}}}.render()
+			require.Contains(t, text, tc.after)
+			text = strings.Replace(text, tc.after, tc.after+tc.extra, 1)
+			res := readAll(t, strings.NewReader(text), opts())
+			require.NoError(t, res.err)
+			require.Empty(t, res.msgs)
+			require.Len(t, res.refused, 1)
+			require.ErrorContains(t, res.refused[0], tc.says)
+		})
+	}
 }
