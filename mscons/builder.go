@@ -220,6 +220,13 @@ func (b *builder) repeatedHeader(s segment) {
 		mismatch("Prüfidentifikator", s.get(0, 1), b.m.Pruefidentifikator)
 	case s.tag == "NAD" && s.get(0, 0) == "MS" && s.get(1, 0) != b.m.Sender.String():
 		mismatch("sender", s.get(1, 0), b.m.Sender.String())
+	case s.tag == "DTM" && s.get(0, 0) == "137":
+		t, err := parseDTM(s.get(0, 1), s.get(0, 2), b.r.opt.TimeZone)
+		if err != nil {
+			b.refuse(s, "DTM+137 document date", "", err)
+		} else if !t.Equal(b.m.DocumentDate) {
+			mismatch("document date (DTM+137)", t.Format(time.RFC3339), b.m.DocumentDate.Format(time.RFC3339))
+		}
 	case s.tag == "DTM" && s.get(0, 0) == "293":
 		if v := b.versionOf(s); b.err == nil && v != b.version {
 			mismatch("version (DTM+293)", v.String(), b.version.String())

@@ -48,9 +48,10 @@ func TestTwoVersionLabelsRefused(t *testing.T) {
 }
 
 // A continuation part of a split message that repeats the header with
-// another version (or with one where part 1 had none) is refused: its values
-// were stored under part 1's version without a word. The same label
-// repeated joins the parts under it.
+// another version (or with one where part 1 had none), or another document
+// date (another derived version), is refused: its values were stored under
+// part 1's version without a word. The same label repeated joins the parts
+// under it.
 func TestSplitPartRepeatingAnotherVersionRefused(t *testing.T) {
 	start := utc("2025-03-01T00:00:00Z")
 	vals := series(start, 15*time.Minute, 6, "KWH", false)
@@ -76,7 +77,17 @@ func TestSplitPartRepeatingAnotherVersionRefused(t *testing.T) {
 			require.ErrorContains(t, res.refused[0], tc.says)
 		})
 	}
-	res := readAll(t, strings.NewReader(render(label("20250401000000"), label("20250401000000"))), opts())
+	// Another document date in part 2 would give it another derived version.
+	text := render("", "")
+	j := strings.LastIndex(text, docDate)
+	text = text[:j] + "DTM+137:202504010800?+00:303'" + text[j+len(docDate):]
+	res := readAll(t, strings.NewReader(text), opts())
+	require.NoError(t, res.err)
+	require.Empty(t, res.msgs)
+	require.Len(t, res.refused, 1)
+	require.ErrorContains(t, res.refused[0], `repeats the header with document date (DTM+137) "2025-04-01T08:00:00Z", part 1 has "2025-03-01T08:00:00Z"`)
+
+	res = readAll(t, strings.NewReader(render(label("20250401000000"), label("20250401000000"))), opts())
 	require.NoError(t, res.err)
 	require.Empty(t, res.refused)
 	require.Len(t, res.msgs, 1)
