@@ -12,6 +12,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/store"
 )
 
 // Operator is the input column naming the network operator's Marktpartner-ID
@@ -225,16 +226,25 @@ func newDefaultSource(system string) *defaultSource {
 	return &defaultSource{source: src, json: string(b)}
 }
 
+// stamping is what a row's recorded_at is filled and checked with.
+type stamping struct {
+	at time.Time // recorded_at of a row that carries none
+	// A row's own recorded_at may lie at most skew beyond clock (the
+	// store's, at the import's start); clock zero: unchecked.
+	clock time.Time
+	skew  time.Duration
+}
+
 // parseRecord turns a row of text into a delivery of one interval or
-// reading. now is recorded_at where the row has none; def is the source of a
-// row without source_detail.
-func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, now time.Time, def *defaultSource) (parsed, error) {
-	return parseRow(cfg, r, &native{}, tz, now, def)
+// reading. stamps fills and checks recorded_at; def is the source of a row
+// without source_detail.
+func parseRecord(cfg meterstore.TableConfig, r record, tz *time.Location, stamps stamping, def *defaultSource) (parsed, error) {
+	return parseRow(cfg, r, &native{}, tz, stamps, def)
 }
 
 // parseRow is parseRecord of a row whose text is r and whose values in
 // their own types are nv.
-func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Location, now time.Time, def *defaultSource) (parsed, error) {
+func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Location, stamps stamping, def *defaultSource) (parsed, error) {
 	var p parsed
 	var d metering.Delivery
 	fail := func(col string, err error) (parsed, error) { return parsed{}, &fieldError{col: col, err: err} }
@@ -367,10 +377,14 @@ func parseRow(cfg meterstore.TableConfig, r record, nv *native, tz *time.Locatio
 	default:
 		return fail(Operator, fmt.Errorf("%w: neither operator nor version_scope is given; add an operator column or --set operator=<13-digit Marktpartner-ID>", metering.ErrInvalid))
 	}
-	d.RecordedAt = now
+	d.RecordedAt = stamps.at
 	if s, ok := r.get("recorded_at"); ok && s != "" || nv.hasRecordedAt {
 		if d.RecordedAt, err = instant("recorded_at", nv.recordedAt, nv.hasRecordedAt); err != nil {
 			return parsed{}, err
+		}
+		if !stamps.clock.IsZero() && d.RecordedAt.After(stamps.clock.Add(stamps.skew)) {
+			return fail("recorded_at", fmt.Errorf("%w: recorded_at %s is %s ahead of the store's clock (%s at the import's start), more than the allowed skew of %s; recorded_at is when the store learned the value — leave the column out for the store to stamp it, or fix the exporting host's clock",
+				store.ErrRecordedAtFuture, d.RecordedAt.Format(time.RFC3339Nano), d.RecordedAt.Sub(stamps.clock), stamps.clock.UTC().Format(time.RFC3339Nano), stamps.skew))
 		}
 	}
 	detail := def.json

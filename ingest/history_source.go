@@ -164,7 +164,7 @@ func (hs *historyStream) Next(ctx context.Context) ([]meterstore.StoredSeries, e
 		if err != nil {
 			return nil, err
 		}
-		p, err := parseRecord(hs.im.cfg, rec, hs.im.opt.TimeZone, hs.im.recordedAt, hs.sc.source)
+		p, err := parseRecord(hs.im.cfg, rec, hs.im.opt.TimeZone, hs.im.stamping(), hs.sc.source)
 		if err != nil {
 			return nil, fmt.Errorf("read again: %w", err)
 		}

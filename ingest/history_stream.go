@@ -180,7 +180,7 @@ func (im *importer) planStream(ctx context.Context, src, name string, cols []src
 		if err != nil {
 			return nil, nil
 		}
-		p, perr := parseRecord(im.cfg, rec, im.opt.TimeZone, im.recordedAt, sc.source)
+		p, perr := parseRecord(im.cfg, rec, im.opt.TimeZone, im.stamping(), sc.source)
 		var fe *fieldError
 		if errors.As(perr, &fe) && errors.Is(perr, ErrNaiveTimestamp) {
 			return nil, nil

@@ -309,6 +309,9 @@ type importer struct {
 	start time.Time
 	// recordedAt is recorded_at of rows that carry none: the import's start.
 	recordedAt time.Time
+	// checkRecordedAt is what a row's own recorded_at is checked against
+	// (stamping.clock and skew).
+	checkRecordedAt stamping
 	// mu guards rep and prog while groups are written concurrently.
 	mu  sync.Mutex
 	rep Report
@@ -369,8 +372,19 @@ func newImporter(st *store.Store, opt Options) (*importer, error) {
 	}
 	now := time.Now()
 	stamp := opt.Now().UTC().Truncate(time.Microsecond)
+	var check stamping
+	if skew := st.RecordedAtSkew(); skew >= 0 {
+		check = stamping{clock: st.Now().UTC(), skew: skew}
+	}
 	return &importer{st: st, tbl: tbl, cfg: cfg, opt: opt, db: db, start: now,
-		recordedAt: stamp, rep: Report{DryRun: opt.DryRun, StampedAt: stamp, StampClock: clock}}, nil
+		recordedAt: stamp, checkRecordedAt: check, rep: Report{DryRun: opt.DryRun, StampedAt: stamp, StampClock: clock}}, nil
+}
+
+// stamping is what the rows of this import get and may carry as recorded_at.
+func (im *importer) stamping() stamping {
+	s := im.checkRecordedAt
+	s.at = im.recordedAt
+	return s
 }
 
 // finish stamps the elapsed time and reports the last progress.

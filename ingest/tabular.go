@@ -149,7 +149,7 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string, ear
 				}
 			}
 		}
-		p, perr := parseRow(im.cfg, rec, &nv, im.opt.TimeZone, im.recordedAt, source)
+		p, perr := parseRow(im.cfg, rec, &nv, im.opt.TimeZone, im.stamping(), source)
 		var fe *fieldError
 		if errors.As(perr, &fe) && errors.Is(perr, ErrNaiveTimestamp) {
 			return refuseFile(fmt.Errorf("row %d, column %s: %w", n, im.sourceName(cols, fe.col), perr))

@@ -176,6 +176,12 @@ func (c Config) recordedAtSkew() time.Duration {
 // Now is the store's clock (Config.Now).
 func (s *Store) Now() time.Time { return s.cfg.Now() }
 
+// RecordedAtSkew is how far a delivery's own recorded_at may lie ahead of
+// Now before a write refuses it (Config.RecordedAtSkew with its default);
+// negative: not checked. An importer checks rows against it before writing,
+// so one bad row refuses its batch instead of failing a commit of many.
+func (s *Store) RecordedAtSkew() time.Duration { return s.cfg.recordedAtSkew() }
+
 // Close releases the engine. The pool and catalog belong to the caller.
 func (s *Store) Close() error { return s.eng.Close() }
 

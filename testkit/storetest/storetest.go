@@ -83,6 +83,9 @@ type Options struct {
 	PostgresProxy bool
 	// HotBatchRows bounds one hot write transaction (store.Config.HotBatchRows); 0 = the store's default.
 	HotBatchRows int
+	// RecordedAtSkew turns on the store's check of a delivery's own
+	// recorded_at against Now (store.Config.RecordedAtSkew); 0 leaves it off.
+	RecordedAtSkew time.Duration
 }
 
 // Start builds a store for cfgs, its engine reading the tiers through the
@@ -116,12 +119,16 @@ func Start(t testing.TB, opt Options, cfgs ...meterstore.TableConfig) *Store {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	skew := opt.RecordedAtSkew
+	if skew == 0 {
+		skew = -1
+	}
 	ext, err := engine.ExtensionsFromEnv()
 	require.NoError(t, err)
 	s.Store, err = store.Open(testhooks.With(ctx, testhooks.Hooks{Archive: opt.ArchiveHook}), store.Config{Pool: pool, Catalog: s.Catalog, Tables: cfgs,
 		// The clock stays at Options.Now while a workload's deliveries carry
 		// their own recorded_at days later: the future check is off.
-		Now: func() time.Time { return now }, RecordedAtSkew: -1, Threads: opt.Threads, TimeZone: opt.TimeZone, MemoryLimit: opt.MemoryLimit, ConfinedDatabases: opt.ConfinedDatabases,
+		Now: func() time.Time { return now }, RecordedAtSkew: skew, Threads: opt.Threads, TimeZone: opt.TimeZone, MemoryLimit: opt.MemoryLimit, ConfinedDatabases: opt.ConfinedDatabases,
 		Extensions: ext, Log: opt.Log, HotBatchRows: opt.HotBatchRows})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Store.Close() })
