@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 )
 
@@ -33,6 +34,7 @@ type Cursor struct {
 	Provenance *Provenance
 
 	rows  *Rows
+	scan  rowScanner
 	ahead [][]any // rows read, not yet handed out
 	row   []any
 	ended bool // rows read to their end; ahead holds the rest
@@ -96,7 +98,7 @@ func (c *Cursor) read() ([]any, bool, error) {
 		c.ended = true
 		return nil, false, c.rows.Close()
 	}
-	row, err := ScanValues(c.rows.Rows, len(c.Columns))
+	row, err := c.scan.scan(c.rows.Rows, len(c.Columns))
 	if err != nil {
 		c.ended = true
 		c.rows.Close()
@@ -137,4 +139,31 @@ func (c *Cursor) Close() error {
 		return c.err
 	}
 	return err
+}
+
+// rowBlockValues is how many values rowScanner allocates at once: 16 KiB,
+// some 290 rows of the readings' seven columns.
+const rowBlockValues = 1024
+
+// rowScanner scans rows without allocating per row: each row's values are
+// cut from a block allocated for many rows, and the scan's pointers are
+// reused. A row handed out is never written again — the block is not reused —
+// so rows stay valid after the next scan, as Cursor.Values and Query's Rows
+// promise; a row kept alive keeps its block (at most 16 KiB) alive.
+type rowScanner struct {
+	block []any
+	ptrs  []any
+}
+
+// scan scans the current row of n columns, normalised (see ScanValues).
+func (s *rowScanner) scan(rows *sql.Rows, n int) ([]any, error) {
+	if len(s.block) < n {
+		s.block = make([]any, max(n, rowBlockValues))
+	}
+	if len(s.ptrs) != n {
+		s.ptrs = make([]any, n)
+	}
+	vals := s.block[:n:n]
+	s.block = s.block[n:]
+	return vals, scanInto(rows, vals, s.ptrs)
 }

@@ -39,25 +39,42 @@ func (e *Engine) Query(ctx context.Context, q string, args ...any) (*Result, err
 func ScanValues(rows *sql.Rows, n int) ([]any, error) {
 	vals := make([]any, n)
 	ptrs := make([]any, n)
+	return vals, scanInto(rows, vals, ptrs)
+}
+
+// scanInto scans the current row into vals, through ptrs (as long as vals,
+// pointed at vals here), and normalises the values.
+func scanInto(rows *sql.Rows, vals, ptrs []any) error {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
 	if err := rows.Scan(ptrs...); err != nil {
-		return nil, err
+		return err
 	}
 	for i, v := range vals {
 		vals[i] = Normalize(v)
 	}
-	return vals, nil
+	return nil
 }
 
 // Normalize converts DuckDB driver values to the types reporting code wants:
 // DECIMAL becomes decimal.Decimal (exact).
 func Normalize(v any) any {
 	if d, ok := v.(duckdb.Decimal); ok {
-		return decimal.NewFromBigInt(d.Value, -int32(d.Scale))
+		return decimalOf(d)
 	}
 	return v
+}
+
+// decimalOf is d exactly. An unscaled value that fits in int64 — every
+// DECIMAL up to 18 digits — is built from the int64: decimal.NewFromBigInt
+// copies the big.Int into a word slice of spare capacity, five times the
+// one word the value needs.
+func decimalOf(d duckdb.Decimal) decimal.Decimal {
+	if d.Value.IsInt64() {
+		return decimal.New(d.Value.Int64(), -int32(d.Scale))
+	}
+	return decimal.NewFromBigInt(d.Value, -int32(d.Scale))
 }
 
 // Rows is a streaming result: database/sql rows plus provenance. DuckDB

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"math/bits"
 	"reflect"
 	"strings"
 	"time"
@@ -356,15 +357,40 @@ func getDecimal(c *column, row uint64) (any, error) {
 	var v *big.Int
 	switch c.internal {
 	case duckdb.TYPE_SMALLINT:
-		v = big.NewInt(int64(at[int16](c, row)))
+		v = oneWordInt(int64(at[int16](c, row)))
 	case duckdb.TYPE_INTEGER:
-		v = big.NewInt(int64(at[int32](c, row)))
+		v = oneWordInt(int64(at[int32](c, row)))
 	case duckdb.TYPE_BIGINT:
-		v = big.NewInt(at[int64](c, row))
+		v = oneWordInt(at[int64](c, row))
 	default:
 		v = hugeint(at[[2]uint64](c, row))
 	}
 	return duckdb.Decimal{Width: c.width, Scale: c.scale, Value: v}, nil
+}
+
+// wordInt is a big.Int together with the one word of its magnitude.
+type wordInt struct {
+	i big.Int
+	w [1]big.Word
+}
+
+// oneWordInt is big.NewInt(v) in one allocation instead of two (the Int and
+// its magnitude's word): a DECIMAL column of a large result decodes a value
+// per row. Where a word is narrower than int64 it is big.NewInt(v).
+func oneWordInt(v int64) *big.Int {
+	if v == 0 || bits.UintSize < 64 {
+		return big.NewInt(v)
+	}
+	u := uint64(v)
+	if v < 0 {
+		u = -u
+	}
+	n := &wordInt{w: [1]big.Word{big.Word(u)}}
+	n.i.SetBits(n.w[:])
+	if v < 0 {
+		n.i.Neg(&n.i)
+	}
+	return &n.i
 }
 
 func getEnum(c *column, row uint64) (any, error) {
