@@ -70,7 +70,7 @@ func Rerun(ctx context.Context, fn func() error) error {
 }
 
 func (e *Engine) startCursor(ctx context.Context, readAhead int, q string, args []any) (*Cursor, error) {
-	rows, d, err := e.describedRows(ctx, q, args)
+	rows, d, err := e.describedRows(ctx, true, q, args)
 	if err != nil {
 		return nil, err
 	}

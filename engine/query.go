@@ -113,6 +113,12 @@ type Rows struct {
 
 // Rows plans and starts one SELECT as a DuckDB stream (see Rows).
 func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error) {
+	return e.rows(ctx, false, q, args)
+}
+
+// rows is Rows; with exactDecimals the stream decodes top-level DECIMAL
+// columns as decimal.Decimal, what Normalize makes of duckdb-go's value.
+func (e *Engine) rows(ctx context.Context, exactDecimals bool, q string, args []any) (*Rows, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	conn, db, err := e.conn(ctx)
 	if err != nil {
@@ -148,7 +154,11 @@ func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error)
 		})
 	}
 	if err == nil {
-		r.Rows, err = r.stream.QueryContext(ctx, query, args...)
+		run := ctx
+		if exactDecimals {
+			run = duckstream.WithExactDecimals(ctx)
+		}
+		r.Rows, err = r.stream.QueryContext(run, query, args...)
 	}
 	if err != nil {
 		if r.stream != nil {
@@ -188,8 +198,8 @@ func (r *Rows) release(ok bool) {
 
 // describedRows starts q (see Rows) and describes its rows: columns, DuckDB
 // types and provenance.
-func (e *Engine) describedRows(ctx context.Context, q string, args []any) (*Rows, *Description, error) {
-	rows, err := e.Rows(ctx, q, args...)
+func (e *Engine) describedRows(ctx context.Context, exactDecimals bool, q string, args []any) (*Rows, *Description, error) {
+	rows, err := e.rows(ctx, exactDecimals, q, args)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -81,7 +81,7 @@ const (
 // Stream plans and starts one SELECT and returns its description; batches
 // follow through Next/Record.
 func (e *Engine) Stream(ctx context.Context, q string, args ...any) (*Stream, error) {
-	rows, d, err := e.describedRows(ctx, q, args)
+	rows, d, err := e.describedRows(ctx, false, q, args)
 	if err != nil {
 		return nil, err
 	}

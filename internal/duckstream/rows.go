@@ -200,6 +200,7 @@ type streamRows struct {
 
 func newStreamRows(ctx context.Context, c *streamConn, stmt *duckdb.Stmt, res bindings.Result) *streamRows {
 	n := int(bindings.ColumnCount(&res))
+	exact := exactDecimals(ctx)
 	r := &streamRows{ctx: ctx, conn: c, stmt: stmt, res: res, names: make([]string, n), types: make([]string, n),
 		scans: make([]reflect.Type, n), cols: make([]column, n)}
 	for i := range n {
@@ -208,6 +209,9 @@ func newStreamRows(ctx context.Context, c *streamConn, stmt *duckdb.Stmt, res bi
 		r.types[i], r.scans[i] = databaseTypeName(lt), scanType(lt)
 		if err := r.cols[i].init(lt); err != nil && r.colErr == nil {
 			r.colErr = fmt.Errorf("column %d (%s): %w", i, r.names[i], err)
+		}
+		if r.cols[i].typ == duckdb.TYPE_DECIMAL && exact {
+			r.cols[i].get = getExactDecimal
 		}
 		bindings.DestroyLogicalType(&lt)
 	}

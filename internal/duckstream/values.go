@@ -1,6 +1,7 @@
 package duckstream
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/shopspring/decimal"
 )
 
 // The decoding below turns a streamed DuckDB data chunk into exactly the Go
@@ -391,6 +393,39 @@ func oneWordInt(v int64) *big.Int {
 		n.i.Neg(&n.i)
 	}
 	return &n.i
+}
+
+// exactDecimalsKey marks the context of a query whose stream decodes DECIMAL
+// as decimal.Decimal (see WithExactDecimals).
+type exactDecimalsKey struct{}
+
+// WithExactDecimals makes a query run with ctx decode its top-level DECIMAL
+// columns straight into decimal.Decimal — exactly what engine.Normalize makes
+// of duckdb-go's duckdb.Decimal — for a consumer that normalises every value:
+// the duckdb.Decimal and its big.Int are then never made. Pass it to the
+// query alone, not to statements whose consumers expect duckdb-go's values.
+func WithExactDecimals(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exactDecimalsKey{}, true)
+}
+
+func exactDecimals(ctx context.Context) bool {
+	exact, _ := ctx.Value(exactDecimalsKey{}).(bool)
+	return exact
+}
+
+// getExactDecimal is getDecimal's value as decimal.Decimal.
+func getExactDecimal(c *column, row uint64) (any, error) {
+	exp := -int32(c.scale)
+	switch c.internal {
+	case duckdb.TYPE_SMALLINT:
+		return decimal.New(int64(at[int16](c, row)), exp), nil
+	case duckdb.TYPE_INTEGER:
+		return decimal.New(int64(at[int32](c, row)), exp), nil
+	case duckdb.TYPE_BIGINT:
+		return decimal.New(at[int64](c, row), exp), nil
+	default:
+		return decimal.NewFromBigInt(hugeint(at[[2]uint64](c, row)), exp), nil
+	}
 }
 
 func getEnum(c *column, row uint64) (any, error) {
