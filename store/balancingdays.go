@@ -38,8 +38,8 @@ func (m BalancingDayMismatch) String() string {
 // "from" + INTERVAL 0 SECOND, an argument the planner does not rewrite to the
 // stored column), and from the files themselves the stored column of each
 // cold file whose footer does not say the encoder derived it. A cold file
-// the encoder wrote holds the calendar's day by construction, and reading it
-// again cost most of the check (every cold row converted to its zone).
+// the encoder wrote holds the calendar's day by construction: reading it
+// again would convert each of its rows to Berlin's zone to find nothing.
 // Zero Rows: none.
 func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatch, error) {
 	if err := t.usable(); err != nil {
