@@ -148,7 +148,7 @@ func (e *Engine) registerFedScan(conn *sql.Conn, key string) error {
 	fn := duckdb.ParallelChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ParallelChunkTableSource, error) {
-			e.shared.scanBinds.Add(1)
+			e.shared.confinedBinds.Add(1)
 			tok, _ := args[0].(string)
 			f, err := lookup(tok)
 			if err != nil {

@@ -130,11 +130,13 @@ type Engine struct {
 	shared   *Engine
 	cfg      Config
 
-	// scanBinds counts DuckDB's binds of a planned scan or a fed relation
-	// (meter_hot_scan, meter_cold_scan, meter_fed_scan): one for each time a
-	// statement reading one is prepared, and again whenever DuckDB binds it
-	// anew to run it — what a kept statement is kept to avoid.
-	scanBinds atomic.Int64
+	// confinedBinds counts DuckDB's binds of what a confined database's
+	// statements read (meter_hot_scan of its own scans, meter_fed_scan): one
+	// for each time a statement reading one is prepared, and again whenever
+	// DuckDB binds it anew to run it — what a kept main statement is kept to
+	// avoid. The fed relations' own statements in the engine's database are
+	// not counted: one that reads a run's meter_cold_scan token is new each run.
+	confinedBinds atomic.Int64
 
 	// fedStatements keeps the fed relations prepared in db for their
 	// next run (confine_feed.go).

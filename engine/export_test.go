@@ -35,6 +35,6 @@ func MainStatementsKept(e *Engine) []string {
 	return out
 }
 
-// ScanBinds is how many times DuckDB has bound a planned scan or fed
-// relation in e's databases.
-func ScanBinds(e *Engine) int64 { return e.shared.scanBinds.Load() }
+// ConfinedBinds is how many times DuckDB has bound what a confined
+// database's statements read (Engine.confinedBinds).
+func ConfinedBinds(e *Engine) int64 { return e.shared.confinedBinds.Load() }

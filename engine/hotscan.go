@@ -235,7 +235,9 @@ func (e *Engine) plannedScanFunction(name, kind string, key *string) duckdb.Chun
 	return duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
 		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
-			e.shared.scanBinds.Add(1)
+			if key != nil {
+				e.shared.confinedBinds.Add(1)
+			}
 			tok, _ := args[0].(string)
 			p, err := lookup(tok)
 			if err != nil {

@@ -66,12 +66,12 @@ func TestKeptStatementCarriesItsArguments(t *testing.T) {
 	require.Len(t, kept, 2, "each plan keeps its statement")
 	for round := range 3 {
 		for i, args := range argSets {
-			binds := engine.ScanBinds(eng)
+			binds := engine.ConfinedBinds(eng)
 			res, err := sc.Query(ctx, typedArgs, args...)
 			require.NoError(t, err)
 			require.True(t, res.Provenance.Reused, "round %d, argument set %d: the plan is reused", round, i)
 			require.Equal(t, want[i], res.Rows, "round %d: argument set %d answers its own rows", round, i)
-			require.Equal(t, binds, engine.ScanBinds(eng), "round %d, argument set %d: the kept statement ran without DuckDB binding it again", round, i)
+			require.Equal(t, binds, engine.ConfinedBinds(eng), "round %d, argument set %d: the kept statement ran without DuckDB binding it again", round, i)
 		}
 	}
 	require.ElementsMatch(t, kept, engine.MainStatementsKept(sc), "the reused plans ran the statements kept, preparing none")
