@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -60,29 +61,30 @@ type options struct {
 	rss               string // -rss-rows as given
 	rssRows           []int
 	child             string
-	extensions        string        // DuckDB extension directory for the extension-path measures ("" skips them)
-	only              string        // -only as given: measure names to run (ingest always runs: it writes the hot week)
-	objectStore       string        // "", "also" or "only"
-	history           string        // -history-years as given
-	historyYears      []int         // the history lengths -only history compares, shortest first
-	memoryLimit       string        // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
-	compacted         bool          // compact the closed months before measuring
-	cpuProfile        string        // where to write a CPU profile of the measures ("" for none)
-	serveCPUProfile   string        // where msql serve writes its CPU profile under -only pgbench ("" for none)
-	pgbenchSingle     bool          // -only pgbench: only the single-meter reads
-	keep              bool          // leave the fixture directory (PostgreSQL's data, the warehouse) in place
-	peersExplain      string        // where -only peers writes each question's EXPLAIN ANALYZE, ours and DuckLake's ("" for none)
-	fixtureDir        string        // -only peers: build the fixture here once and reuse it ("" for a temporary one)
-	buildOnly         bool          // with -fixture-dir: stop once the fixture is built, before any question is timed
-	pgbenchDuration   time.Duration // each pgbench run's length
-	pgbenchClients    string        // -pgbench-clients as given
-	pgbenchProtocol   string        // pgbench -M
-	importMalos       int           // -only import: MaLo of the history year and the MSCONS month
-	importDays        int           // -only import: days of the history
-	importDayMalos    int           // -only import: MaLo of the hot day
-	importRSS         string        // -import-rss-rows as given
-	importRSSRows     []int         // -only import: Parquet sizes of the peak-RSS comparison
-	importRSSFormats  []string      // -only import: file formats of the peak-RSS comparison
+	extensions        string         // DuckDB extension directory for the extension-path measures ("" skips them)
+	only              string         // -only as given: measure names to run (ingest always runs: it writes the hot week)
+	objectStore       string         // "", "also" or "only"
+	history           string         // -history-years as given
+	historyYears      []int          // the history lengths -only history compares, shortest first
+	memoryLimit       string         // DuckDB's memory_limit for the measured store's engine ("" is DuckDB's default)
+	compacted         bool           // compact the closed months before measuring
+	cpuProfile        string         // where to write a CPU profile of the measures ("" for none)
+	serveCPUProfile   string         // where msql serve writes its CPU profile under -only pgbench ("" for none)
+	pgbenchSingle     bool           // -only pgbench: only the single-meter reads
+	keep              bool           // leave the fixture directory (PostgreSQL's data, the warehouse) in place
+	peersExplain      string         // where -only peers writes each question's EXPLAIN ANALYZE, ours and DuckLake's ("" for none)
+	peersQuestions    *regexp.Regexp // -only peers: the questions timed (their names match it)
+	fixtureDir        string         // -only peers: build the fixture here once and reuse it ("" for a temporary one)
+	buildOnly         bool           // with -fixture-dir: stop once the fixture is built, before any question is timed
+	pgbenchDuration   time.Duration  // each pgbench run's length
+	pgbenchClients    string         // -pgbench-clients as given
+	pgbenchProtocol   string         // pgbench -M
+	importMalos       int            // -only import: MaLo of the history year and the MSCONS month
+	importDays        int            // -only import: days of the history
+	importDayMalos    int            // -only import: MaLo of the hot day
+	importRSS         string         // -import-rss-rows as given
+	importRSSRows     []int          // -only import: Parquet sizes of the peak-RSS comparison
+	importRSSFormats  []string       // -only import: file formats of the peak-RSS comparison
 }
 
 func main() {
@@ -100,6 +102,7 @@ func main() {
 	flag.BoolVar(&o.pgbenchSingle, "pgbench-single", false, "-only pgbench: run only the single-meter reads (one meter's day and month)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the fixture directory (PostgreSQL's data directory, the warehouse, msql) in place and log where, to run msql serve and pgbench against it by hand")
 	flag.StringVar(&o.peersExplain, "peers-explain", "", "after the peers' timings, write each question's EXPLAIN ANALYZE — ours (the split, files, resolution, DuckDB's profile) and DuckLake's — to this file")
+	peersQuestions := flag.String("peers-questions", "", "-only peers: a regular expression; only the questions whose names match it are timed and explained (empty: every question)")
 	flag.StringVar(&o.fixtureDir, "fixture-dir", "", "-only peers: build the fixture (PostgreSQL's data, the warehouse, both peers) in this directory and record each finished build phase in its fixture.json; a later run with the same fixture flags skips what is built and times the questions")
 	flag.BoolVar(&o.buildOnly, "build-only", false, "with -fixture-dir: stop once the fixture and both peers are built and checked to agree, before any question is timed (build on a loaded machine, time on a quiet one)")
 	flag.BoolVar(&o.reference, "reference", true, "also load every row into PostgreSQL for the row-store comparisons (storage, single meter, monthly sum); off for very large fixtures")
@@ -119,6 +122,11 @@ func main() {
 	flag.StringVar(&o.importRSS, "import-rss-rows", "1000000,3000000", "-only import: Parquet sizes (rows, a year each) whose import peak RSS is compared (the issue's are 1000000,30000000); empty skips it")
 	importRSSFormats := flag.String("import-rss-formats", "parquet", "-only import: file formats (parquet, csv) of the peak-RSS comparison, each measured at -import-rss-rows")
 	flag.Parse()
+	var err error
+	if o.peersQuestions, err = regexp.Compile(*peersQuestions); err != nil {
+		fmt.Fprintf(os.Stderr, "-peers-questions %q: not a regular expression (%v); give one that matches the question names, such as 'portfolio|lastpoint'\n", *peersQuestions, err)
+		os.Exit(2)
+	}
 	for _, s := range strings.Split(*importRSSFormats, ",") {
 		switch f := strings.TrimSpace(s); f {
 		case "parquet", "csv":
@@ -443,9 +451,9 @@ func machine() string {
 func writeResults(o options, fx *fixture, rs []result, took time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmark results\n\nMachine: %s  \n", machine())
-	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -compacted=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s' -memory-limit '%s' -pgbench-duration %s -pgbench-clients '%s' -pgbench-protocol %s` (took %s)  \n",
+	fmt.Fprintf(&b, "Command: `go run ./benchmarks -malos %d -days %d -reps %d -seed %d -corrections %g -clean-days %d -reference=%v -compacted=%v -rss-rows '%s' -only '%s' -objectstore '%s' -history-years '%s' -memory-limit '%s' -pgbench-duration %s -pgbench-clients '%s' -pgbench-protocol %s -peers-questions '%s'` (took %s)  \n",
 		o.malos, o.days, o.reps, o.seed, o.corrections, o.cleanDays, o.reference, o.compacted, o.rss, o.only, o.objectStore, o.history, o.memoryLimit,
-		o.pgbenchDuration, o.pgbenchClients, o.pgbenchProtocol, took.Round(time.Second))
+		o.pgbenchDuration, o.pgbenchClients, o.pgbenchProtocol, o.peersQuestions, took.Round(time.Second))
 	switch {
 	case o.only == "history":
 		fmt.Fprintf(&b, "Fixture: one table per history length (%s years), each %d MaLo × 2 channels of 15-minute values archived one UTC day per commit up to %s, %g corrections (none in the first %d days); queries read the last year.\n\n",

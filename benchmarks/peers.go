@@ -57,7 +57,7 @@ func (b *bench) peerQuestions() []question {
 	span := func(string) []any { return year }
 	month := func(string) []any { return []any{mLo, mHi} }
 	only := func(m string) []any { return []any{m} }
-	return []question{
+	all := []question{
 		{name: "one meter's history, rows", sql: `SELECT "from", obis_code, value FROM %s WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 ORDER BY "from", obis_code`, perMeter: true, args: meter},
 		{name: "one meter's history, daily sums", sql: `SELECT balancing_day, obis_code, sum(value) FROM %s WHERE malo_id = $1 AND "from" >= $2 AND "from" < $3 GROUP BY 1, 2 ORDER BY 1, 2`, perMeter: true, args: meter},
 		{name: "one meter's latest reading", sql: `SELECT "from", obis_code, value FROM %s WHERE malo_id = $1 ORDER BY "from" DESC, obis_code LIMIT 1`, perMeter: true, args: only},
@@ -67,6 +67,7 @@ func (b *bench) peerQuestions() []question {
 		{name: "completeness of a month", sql: `SELECT malo_id, obis_code, count(*) FROM %s WHERE "from" >= $1 AND "from" < $2 GROUP BY 1, 2 ORDER BY 1, 2`, args: month},
 		{name: "one month's rows to the client", sql: `SELECT malo_id, obis_code, "from", value FROM %s WHERE "from" >= $1 AND "from" < $2`, args: month},
 	}
+	return slices.DeleteFunc(all, func(q question) bool { return !b.o.peersQuestions.MatchString(q.name) })
 }
 
 // peerMonth is the last whole Berlin month below the watermark: cold on our side.
