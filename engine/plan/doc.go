@@ -10,15 +10,17 @@
 //	 3 find references             every reference, CTE-aware: joins, subqueries, set operations, IN
 //	                               a clause the replacement cannot carry (AT …) refused, never dropped
 //	 4 stored balancing day        meter_balancing_day/month("from", sparte) → the stored balancing_day column
-//	 5 extract bounds              bounds on "from" and merge-key equalities per reference: AND only, OR widens,
+//	 5 group by day first          GROUP BY date_trunc('month', balancing_day) with sum/min/max/count(*) →
+//	                               grouped by balancing_day, then those rows by the month (decomposable only)
+//	 6 extract bounds              bounds on "from" and merge-key equalities per reference: AND only, OR widens,
 //	                               literals and parameters evaluated by DuckDB on the statement's connection
-//	 6 system references           system.* → the session catalog's (only its table's rows when isolated)
-//	 7 pin snapshot and watermark  one Iceberg snapshot and its watermark W per table, once per statement
-//	 8 split tiers                 cold [lo, min(hi, W)) with the planned files · hot [max(lo, W), hi) with
+//	 7 system references           system.* → the session catalog's (only its table's rows when isolated)
+//	 8 pin snapshot and watermark  one Iceberg snapshot and its watermark W per table, once per statement
+//	 9 split tiers                 cold [lo, min(hi, W)) with the planned files · hot [max(lo, W), hi) with
 //	                               the detached partitions · scope and ceilings in both
-//	 9 elide or resolve            per run of cold files, from statistics and footer marks: elided, by
+//	10 elide or resolve            per run of cold files, from statistics and footer marks: elided, by
 //	                               exclusion, by merge, ranked; superseded files left out of a current read
-//	10 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
+//	11 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
 //	                               EXPLAIN lines, provenance; each reference becomes a slot table in the tree
 //	tree ─json_deserialize_sql─▶ SQL, each slot's name replaced by its relation's text (slots.go)
 //	     ──▶ Plan{SQL, Provenance, Explain, Scans}

@@ -24,6 +24,7 @@ var passes = []pass{
 	{"expand table functions", expandTableFunctions},
 	{"find references", findReferences},
 	{"stored balancing day", storedBalancingDay},
+	{"group by day first", groupByDayFirst},
 	{"extract bounds", extractBounds},
 	{"system references", systemReferences},
 	{"pin snapshot and watermark", pinSnapshots},
