@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -67,6 +68,9 @@ type dataFile struct {
 	rgRows int
 	rows   int64 // flushed
 	batch  *columnBatch
+	// wrongPair: a row flushed into the file carries a (sparte, unit) pair
+	// metering does not allow, so its footer does not get MarkUnitPairs.
+	wrongPair bool
 }
 
 // full reports whether the batch must be flushed before another row is
@@ -95,6 +99,7 @@ func (f *dataFile) flush() (int, error) {
 	if err := f.batch.writeTo(f.rg); err != nil {
 		return 0, err
 	}
+	f.wrongPair = f.wrongPair || f.batch.wrongPair
 	f.rgRows += f.batch.n
 	f.rows += int64(f.batch.n)
 	f.batch.reset()
@@ -126,10 +131,17 @@ func (f *dataFile) closeRowGroup() (int, error) {
 	return n, err
 }
 
-// close writes the last row group and the footer, and closes the sink.
+// close writes the last row group and the footer, and closes the sink. The
+// footer says every row's (sparte, unit) pair was checked and allowed
+// (MarkUnitPairs) unless a row's was not.
 func (f *dataFile) close() error {
 	if _, err := f.flush(); err != nil {
 		return err
+	}
+	if !f.wrongPair {
+		if err := f.w.AppendKeyValueMetadata(MarkUnitPairs, MarkUnitPairsChecked); err != nil {
+			return err
+		}
 	}
 	return f.w.Close()
 }
@@ -151,6 +163,10 @@ type columnBatch struct {
 	// Scratch: the row being added, read once and checked before anything is appended.
 	texts []textValue
 	day   balancingDay
+	pair  unitPairCheck
+	// wrongPair: a row of the batch carries a pair metering does not allow
+	// (handed to the file at the flush, with the rows).
+	wrongPair bool
 	// Flush scratch, shared by the columns (a column writer copies what it keeps).
 	byteArrays []parquet.ByteArray
 	fixed      []parquet.FixedLenByteArray
@@ -185,6 +201,25 @@ func (d *balancingDay) derive(r *meterstore.Row) error {
 		d.date, d.day = date, date.Time()
 	}
 	return nil
+}
+
+// unitPairCheck is the encoder's check of each row's (sparte, unit) pair
+// (meterstore.CheckUnitPair), which earns a file MarkUnitPairs. Rows come in
+// key order, a channel's rows in one pair, so the last pair's answer is kept
+// and a row costs two string comparisons.
+type unitPairCheck struct {
+	sparte, unit string // the pair last checked, copied: a row's strings may live in a reused buffer
+	checked      bool
+	allowed      bool
+}
+
+// allows reports whether metering allows r's pair.
+func (c *unitPairCheck) allows(r *meterstore.Row) bool {
+	if !c.checked || r.Sparte != c.sparte || r.Unit != c.unit {
+		c.sparte, c.unit, c.checked = strings.Clone(r.Sparte), strings.Clone(r.Unit), true
+		c.allowed = meterstore.CheckUnitPair(r.Sparte, r.Unit) == nil
+	}
+	return c.allowed
 }
 
 type textValue struct {
@@ -269,7 +304,7 @@ func newColumnBatch(cfg meterstore.TableConfig, sc *schema.Schema) (*columnBatch
 }
 
 func (b *columnBatch) reset() {
-	b.n, b.bytes = 0, 0
+	b.n, b.bytes, b.wrongPair = 0, 0, false
 	for i := range b.str {
 		c := &b.str[i]
 		c.data, c.ends, c.defs = c.data[:0], c.ends[:0], c.defs[:0]
@@ -348,6 +383,9 @@ func (b *columnBatch) add(r *meterstore.Row) (int, error) {
 			t = b.day.day
 		}
 		b.days[i].vals = append(b.days[i].vals, daysSinceEpoch(t))
+	}
+	if !b.pair.allows(r) {
+		b.wrongPair = true
 	}
 	b.n++
 	b.bytes += size

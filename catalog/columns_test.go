@@ -72,6 +72,8 @@ func TestDataFileMatchesPqarrow(t *testing.T) {
 			}
 		}
 		flush(len(rows))
+		// and, as it closes the file, that it checked every row's unit pair
+		require.NoError(t, fw.AppendKeyValueMetadata(MarkUnitPairs, MarkUnitPairsChecked))
 		require.NoError(t, fw.Close())
 		require.NoError(t, f.close())
 		require.EqualValues(t, len(rows), f.rows)

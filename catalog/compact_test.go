@@ -377,10 +377,11 @@ func TestMarksInTheFooter(t *testing.T) {
 		require.NoError(t, err)
 		got, err := readMarks(fsys, files[0].FilePath())
 		require.NoError(t, err)
-		tc.want.fieldIDs = true   // the writer gives every column its field id
-		tc.want.holdsDay = true   // and every row its balancing day,
-		tc.want.derivedDay = true // derived by the encoder,
-		tc.want.dayMarked = true  // which says so (MarkBalancingDay)
+		tc.want.fieldIDs = true         // the writer gives every column its field id
+		tc.want.holdsDay = true         // and every row its balancing day,
+		tc.want.derivedDay = true       // derived by the encoder,
+		tc.want.dayMarked = true        // which says so (MarkBalancingDay),
+		tc.want.unitPairsChecked = true // and every row's unit pair, checked (MarkUnitPairs)
 		require.Equal(t, tc.want, got, "%v", tc.marks)
 		tb.planMu.Lock()
 		remembered := tb.marks[files[0].FilePath()]

@@ -36,6 +36,16 @@ const (
 	// the column does not, and its stored days prove nothing.
 	MarkBalancingDay        = "meterstore.balancing_day"
 	MarkBalancingDayDerived = "derived"
+	// MarkUnitPairs = MarkUnitPairsChecked: the encoder checked the
+	// (sparte, unit) pair of every row of the file as it wrote it, and
+	// metering allows each (meterstore.CheckUnitPair). The encoder writes it
+	// as it closes the file, only when no row failed: it refuses no row (the
+	// write paths decide that), so a file archived from a table that held a
+	// wrong pair is written without it. A file without it — another
+	// writer's, an older encoder's, or one holding a wrong pair — proves
+	// nothing, and msql verify reads its pairs (store.Table.UnitPairViolations).
+	MarkUnitPairs        = "meterstore.unit_pairs"
+	MarkUnitPairsChecked = "checked"
 )
 
 // fileMarks are the marks of one file.
@@ -58,6 +68,9 @@ type fileMarks struct {
 	// without it was written before the encoder derived the column and
 	// holds the day its input rows carried.
 	dayMarked bool
+	// unitPairsChecked: the footer carries MarkUnitPairs, so every row's
+	// (sparte, unit) pair is one metering allows.
+	unitPairsChecked bool
 }
 
 // balancingDay reports whether the file's stored balancing_day is the
@@ -144,6 +157,9 @@ func footerMarks(meta *metadata.FileMetaData, loc string) (fileMarks, error) {
 		m.dayMarked = true
 	}
 	m.derivedDay = m.dayMarked || m.compaction != ""
+	if v := kv.FindValue(MarkUnitPairs); v != nil && *v == MarkUnitPairsChecked {
+		m.unitPairsChecked = true
+	}
 	if v := kv.FindValue(MarkKeys); v != nil && *v == MarkKeysUnique {
 		m.keysUnique = true
 	}

@@ -46,12 +46,53 @@ func TestWrittenFilesKnownAsTheirFootersSay(t *testing.T) {
 		require.True(t, f.BalancingDay, f.Path)
 		require.False(t, f.UnderivedBalancingDay, f.Path)
 		require.Equal(t, MarkBalancingDayDerived, footerValue(t, fsys, f.Path, MarkBalancingDay), "%s says the encoder derived its days", f.Path)
+		require.False(t, f.UncheckedUnitPairs, f.Path)
+		require.Equal(t, MarkUnitPairsChecked, footerValue(t, fsys, f.Path, MarkUnitPairs), "%s says the encoder checked its unit pairs", f.Path)
 		require.True(t, known[f.Path], "%s was known from its writing", f.Path)
 		if f.KeysUnique || f.Superseded {
 			marked++
 		}
 	}
 	require.Positive(t, marked, "compaction outputs carry their marks")
+}
+
+// TestUnitPairMarkOnlyWhenEveryRowPasses: the encoder refuses no row for its
+// unit pair (the write paths decide), but a file holding a row whose Sparte
+// cannot have its unit — electricity in m³, as archival copies it from a
+// table created before the hot tier's CHECK — is written without
+// MarkUnitPairs, so msql verify reads it; the files of the same write whose
+// rows all pass carry it, the next file of the same writer (its batch reused)
+// included.
+func TestUnitPairMarkOnlyWhenEveryRowPasses(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tb, err := e.cat.CreateTable(ctx, e.cfg)
+	require.NoError(t, err)
+	rows := genRows(day0, 2000, opA, 1)
+	wrong := &rows[1000] // in the middle of the first malo's file, not in its first batch
+	wrong.Unit = "M3"
+	// A file per malo_id, all from one writer (targetBytes 1: each is due after its first row group).
+	files, err := tb.writeFiles(ctx, tb.Iceberg(), rowPages(rows, 500), fileBounds{rowGroups: maxRowGroupsPerFile,
+		footerRowGroups: maxFooterRowGroups, openRows: 700, targetBytes: 1, maloBoundary: true})
+	require.NoError(t, err)
+	require.Len(t, files, len(malos))
+	fsys, err := tb.Iceberg().FS(ctx)
+	require.NoError(t, err)
+	var unmarked []string
+	for _, f := range files {
+		got := fileRows(t, tb, f.FilePath())
+		m, err := readMarks(fsys, f.FilePath())
+		require.NoError(t, err)
+		tb.planMu.Lock()
+		remembered := tb.marks[f.FilePath()]
+		tb.planMu.Unlock()
+		require.Equal(t, m, remembered, "planning knows the marks the footer was written with")
+		if !m.unitPairsChecked {
+			unmarked = append(unmarked, got[0].MaloID)
+			require.Empty(t, footerValue(t, fsys, f.FilePath(), MarkUnitPairs))
+		}
+	}
+	require.Equal(t, []string{wrong.MaloID}, unmarked, "only the file holding STROM in M3 goes without the mark")
 }
 
 // footerValue is the value of key in the key-value metadata of the Parquet

@@ -59,6 +59,11 @@ type DataFile struct {
 	// the encoder derived the column. Their stored days are what
 	// store.Table.BalancingDayMismatches reads of the cold tier.
 	UnderivedBalancingDay bool
+	// UncheckedUnitPairs: the file's footer does not prove every row's
+	// (sparte, unit) pair allowed (no MarkUnitPairs): another writer's file,
+	// an older encoder's, or one the encoder wrote holding a wrong pair. Their
+	// pairs are what store.Table.UnitPairViolations reads of the cold tier.
+	UncheckedUnitPairs bool
 }
 
 // storedField is the table's field of the configured column name, found by
@@ -304,6 +309,7 @@ func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []pla
 				return err
 			}
 			f.FieldIDs, f.BalancingDay, f.UnderivedBalancingDay = m.fieldIDs, m.balancingDay(), m.underivedBalancingDay()
+			f.UncheckedUnitPairs = !m.unitPairsChecked
 			seq := task.DataSequenceNumber
 			single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax
 			if single && !(seq != nil && compactions[*seq]) {

@@ -234,15 +234,20 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 		out.StoredNames[f.ID] = f.Name
 	}
 	for _, f := range files {
-		cf := engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
-			VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded, FieldIDs: f.FieldIDs,
-			BalancingDay: f.BalancingDay}
-		if b, ok := f.TextBounds["malo_id"]; ok {
-			cf.MaloMin, cf.MaloMax = &b[0], &b[1]
-		}
-		out.Files = append(out.Files, cf)
+		out.Files = append(out.Files, engineColdFile(f))
 	}
 	return out, nil
+}
+
+// engineColdFile is what the engine's planner knows of the cold file f.
+func engineColdFile(f catalog.DataFile) engine.ColdFile {
+	cf := engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
+		VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded, FieldIDs: f.FieldIDs,
+		BalancingDay: f.BalancingDay}
+	if b, ok := f.TextBounds["malo_id"]; ok {
+		cf.MaloMin, cf.MaloMax = &b[0], &b[1]
+	}
+	return cf
 }
 
 func (c coldTier) ReadFile(ctx context.Context, path string) (engine.RowPages, error) {

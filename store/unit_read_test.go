@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // TestTypedReadRechecksSparteUnit: a stored row whose unit does not belong to
@@ -64,4 +65,98 @@ func TestUnitPairViolationsFindAForeignFile(t *testing.T) {
 	require.True(t, v[0].From.Equal(day0.Add(-24*time.Hour)), "from %s", v[0].From)
 	require.Contains(t, v[0].String(), "4 rows in the cold tier carry sparte STROM in unit M3")
 	require.Contains(t, v[0].String(), "use KWH")
+}
+
+// wrongPairAroundTheStore sets unit M3 on the STROM rows of the hot tier from
+// from to to (inclusive) around the append-only trigger and the
+// unit_of_sparte CHECK, as a hand repair or a foreign writer into a table an
+// earlier build created without the CHECK would, and returns the rows set.
+func wrongPairAroundTheStore(t *testing.T, e *env, from, to time.Time) int64 {
+	t.Helper()
+	tx, err := e.pool.Begin(e.ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(e.ctx) //nolint:errcheck
+	_, err = tx.Exec(e.ctx, `SET LOCAL session_replication_role = replica`)
+	require.NoError(t, err)
+	_, err = tx.Exec(e.ctx, `ALTER TABLE readings_versions DROP CONSTRAINT unit_of_sparte`)
+	require.NoError(t, err)
+	tag, err := tx.Exec(e.ctx, `UPDATE readings_versions SET unit = 'M3' WHERE "from" BETWEEN $1 AND $2`, from, to)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(e.ctx))
+	return tag.RowsAffected()
+}
+
+// TestUnitPairViolationsFindAWrongPairArchived: hot rows in a pair their
+// Sparte cannot have, archived — archival copies the hot tier as it is — go
+// into a file the encoder writes without its unit-pair mark, so
+// UnitPairViolations reads that file and reports them in the cold tier; the
+// files whose rows all passed carry the mark.
+func TestUnitPairViolationsFindAWrongPairArchived(t *testing.T) {
+	e := open(t, nil, intervalTable(t, nil))
+	tbl, _ := e.st.Table("readings_versions")
+	_, err := e.st.Append(e.ctx, mkDays(t, day0, 2, "1")...)
+	require.NoError(t, err)
+	set := wrongPairAroundTheStore(t, e, day0.Add(24*time.Hour), day0.Add(24*time.Hour+45*time.Minute))
+	require.EqualValues(t, 4, set)
+	v, err := tbl.UnitPairViolations(e.ctx)
+	require.NoError(t, err)
+	require.Len(t, v, 1)
+	require.False(t, v[0].Cold, "%s", v[0])
+
+	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	files, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	var unchecked, checked int
+	for _, f := range files {
+		if f.UncheckedUnitPairs {
+			unchecked++
+		} else {
+			checked++
+		}
+	}
+	require.Positive(t, unchecked, "the file holding STROM in M3 goes without the mark")
+	require.Positive(t, checked, "the first day's file holds allowed pairs only")
+	v, err = tbl.UnitPairViolations(e.ctx)
+	require.NoError(t, err)
+	require.Len(t, v, 1)
+	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
+	require.True(t, v[0].Cold, "%s", v[0])
+	require.EqualValues(t, 4, v[0].Rows)
+	require.True(t, v[0].From.Equal(day0.Add(24*time.Hour)), "from %s", v[0].From)
+	require.True(t, v[0].To.Equal(day0.Add(24*time.Hour+45*time.Minute)), "to %s", v[0].To)
+}
+
+// TestUnitPairViolationsFindAFileOfAnOlderEncoder: a file the store's encoder
+// wrote before it marked the unit pairs it checked (its footer says it
+// derived the days and names a compaction, but carries no unit-pair mark) is
+// read as before, and its wrong pair reported.
+func TestUnitPairViolationsFindAFileOfAnOlderEncoder(t *testing.T) {
+	e, tbl := archivedTwoDays(t)
+	addDuckDBFile(t, e, tbl, "older-encoder.parquet", `* REPLACE ('M3' AS unit)`, watermarkProps(t, e, tbl),
+		`KV_METADATA {'`+catalog.MarkCompaction+`': 'a compaction of an older encoder', '`+catalog.MarkBalancingDay+`': '`+catalog.MarkBalancingDayDerived+`'}`)
+	v, err := tbl.UnitPairViolations(e.ctx)
+	require.NoError(t, err)
+	require.Len(t, v, 1)
+	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
+	require.True(t, v[0].Cold)
+	require.EqualValues(t, 4, v[0].Rows)
+}
+
+// TestUnitPairViolationsReadOnlyFilesWithoutTheMark: a cold file whose footer
+// carries the encoder's unit-pair mark is not read again — the mark is the
+// proof, earned row by row as the encoder wrote the file — so a file that
+// forges the mark over a wrong pair goes unreported, while the same rows in a
+// file without it are found. (The mark is what narrows msql verify's read.)
+func TestUnitPairViolationsReadOnlyFilesWithoutTheMark(t *testing.T) {
+	e, tbl := archivedTwoDays(t)
+	addDuckDBFile(t, e, tbl, "forged-mark.parquet", `* REPLACE ('M3' AS unit)`, watermarkProps(t, e, tbl),
+		`KV_METADATA {'`+catalog.MarkUnitPairs+`': '`+catalog.MarkUnitPairsChecked+`'}`)
+	files, _, err := tbl.Cold().PlanFiles(e.ctx, catalog.PlanRequest{})
+	require.NoError(t, err)
+	for _, f := range files {
+		require.False(t, f.UncheckedUnitPairs, "%s carries the mark", f.Path)
+	}
+	v, err := tbl.UnitPairViolations(e.ctx)
+	require.NoError(t, err)
+	require.Empty(t, v, "only files without the mark are read")
 }

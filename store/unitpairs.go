@@ -1,12 +1,18 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/engine/plan"
 )
 
 // UnitPairViolation counts the stored rows of one (sparte, unit) pair
@@ -32,43 +38,105 @@ func (v UnitPairViolation) String() string {
 // rows no write path of the store lets in (the hot tier's unit_of_sparte
 // CHECK, the cold write paths' validation), so a writer around the store put
 // them there, and every SQL sum over the Sparte adds them to values in
-// another unit. It reads the unresolved relation through the engine, both
-// tiers and every version, two columns of each file.
+// another unit. Only what can hold one is read, every version: the hot tier
+// through the engine (operational mode), and the cold files whose footer
+// does not say the encoder checked every row's pair
+// (catalog.MarkUnitPairs) — another writer's, an older encoder's, or one
+// archived from a table that held a wrong pair — read as the engine reads a
+// cold file. A file carrying the mark holds allowed pairs only: reading it
+// again would find nothing. Sorted by pair, PostgreSQL's rows first.
 func (t *Table) UnitPairViolations(ctx context.Context) ([]UnitPairViolation, error) {
 	if err := t.usable(); err != nil {
 		return nil, err
 	}
-	w, err := t.Watermark(ctx)
+	hotOnly, err := t.st.eng.InReadMode(engine.Operational)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
 	}
-	pairs := meterstore.UnitPairs()
-	allowed := make([]string, len(pairs))
-	for i, p := range pairs {
-		allowed[i] = "'" + p.String() + "'"
-	}
-	q := fmt.Sprintf(`SELECT sparte, unit, "from" < $1 AS cold, count(*), min("from"), max("from") FROM %s
-		WHERE coalesce(sparte, '') || '/' || coalesce(unit, '') NOT IN (%s)
-		GROUP BY ALL ORDER BY ALL`, meterstore.QuoteIdent(t.cfg.Name()), strings.Join(allowed, ", "))
-	res, err := t.st.eng.Query(ctx, q, w)
+	res, err := hotOnly.Query(ctx, wrongUnitPairs(meterstore.QuoteIdent(t.cfg.Name())))
 	if err != nil {
 		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
 	}
 	out := make([]UnitPairViolation, 0, len(res.Rows))
 	for _, r := range res.Rows {
 		v := UnitPairViolation{Pair: meterstore.UnitPair{Sparte: text(r[0]), Unit: text(r[1])}}
-		v.Cold, _ = r[2].(bool)
-		v.From, _ = r[4].(time.Time)
-		v.To, _ = r[5].(time.Time)
-		switch n := r[3].(type) {
+		v.From, _ = r[3].(time.Time)
+		v.To, _ = r[4].(time.Time)
+		switch n := r[2].(type) {
 		case int64:
 			v.Rows = n
 		default:
-			return nil, fmt.Errorf("unit pairs of %s: unexpected count type %T", t.cfg.Name(), r[3])
+			return nil, fmt.Errorf("unit pairs of %s: unexpected count type %T", t.cfg.Name(), r[2])
 		}
 		out = append(out, v)
 	}
+	cold, err := t.uncheckedUnitPairs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, cold...)
+	slices.SortStableFunc(out, func(a, b UnitPairViolation) int {
+		return cmp.Or(cmp.Compare(a.Pair.Sparte, b.Pair.Sparte), cmp.Compare(a.Pair.Unit, b.Pair.Unit))
+	})
 	return out, nil
+}
+
+// uncheckedUnitPairs counts, per pair, the wrong pairs of the current
+// snapshot's cold files below the watermark whose footer does not say the
+// encoder checked every row's pair, read with the engine's own database.
+func (t *Table) uncheckedUnitPairs(ctx context.Context) ([]UnitPairViolation, error) {
+	w, err := t.Watermark(ctx)
+	if err != nil {
+		return nil, err
+	}
+	files, _, err := t.cold.PlanFiles(ctx, catalog.PlanRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
+	}
+	var unchecked []engine.ColdFile
+	for _, f := range files {
+		if f.UncheckedUnitPairs {
+			unchecked = append(unchecked, engineColdFile(f))
+		}
+	}
+	if len(unchecked) == 0 {
+		return nil, nil
+	}
+	rows, err := t.st.eng.DB().QueryContext(ctx, wrongUnitPairs("("+plan.FilesRelation(t.cfg, unchecked, w)+")"))
+	if err != nil {
+		return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
+	}
+	defer rows.Close()
+	var out []UnitPairViolation
+	for rows.Next() {
+		var sparte, unit sql.NullString
+		var from, to sql.NullTime
+		v := UnitPairViolation{Cold: true}
+		if err := rows.Scan(&sparte, &unit, &v.Rows, &from, &to); err != nil {
+			return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
+		}
+		v.Pair = meterstore.UnitPair{Sparte: sparte.String, Unit: unit.String}
+		v.From, v.To = from.Time, to.Time
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
+	}
+	return out, nil
+}
+
+// wrongUnitPairs counts the rows of relation rel whose (sparte, unit) pair
+// metering does not allow, per pair: sparte, unit, rows, first and last
+// "from".
+func wrongUnitPairs(rel string) string {
+	pairs := meterstore.UnitPairs()
+	allowed := make([]string, len(pairs))
+	for i, p := range pairs {
+		allowed[i] = "'" + p.String() + "'"
+	}
+	return fmt.Sprintf(`SELECT sparte, unit, count(*), min("from"), max("from") FROM %s
+		WHERE coalesce(sparte, '') || '/' || coalesce(unit, '') NOT IN (%s)
+		GROUP BY ALL ORDER BY ALL`, rel, strings.Join(allowed, ", "))
 }
 
 // text is a nullable string column's value; "" for NULL.

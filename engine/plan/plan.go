@@ -217,6 +217,16 @@ func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) str
 	return strings.Join(parts, " UNION ALL ")
 }
 
+// FilesRelation is the rows of files from before the instant below, with
+// the table's exact column types, read as a cold half reads them (by field id
+// where a file carries them, by name otherwise; the day computed where a file
+// does not prove it): for a check that reads only the cold files whose footer
+// does not prove it holds (store.Table.UnitPairViolations). files must not be
+// empty.
+func FilesRelation(cfg meterstore.TableConfig, files []ColdFile, below time.Time) string {
+	return readParquet(cfg, files, ` WHERE "from" < `+sqlTime(below))
+}
+
 // computedDayProjection is typedProjection with balancing_day computed from
 // "from" and sparte (meter_balancing_day, the calendar function the encoder
 // stores it from), for files that do not hold the column.
