@@ -325,6 +325,18 @@ func mustWatermark(t *testing.T, tb *Table) *time.Time {
 	return &w
 }
 
+// writeFilePerMalo writes rows with one writer that closes a file at every
+// malo_id boundary (targetBytes 1: each file is due after its first row
+// group), a file per malo_id.
+func writeFilePerMalo(t *testing.T, tb *Table, rows []meterstore.Row) []iceberg.DataFile {
+	t.Helper()
+	files, err := tb.writeFiles(context.Background(), tb.Iceberg(), rowPages(rows, 500), fileBounds{rowGroups: maxRowGroupsPerFile,
+		footerRowGroups: maxFooterRowGroups, openRows: 700, targetBytes: 1, maloBoundary: true})
+	require.NoError(t, err)
+	require.Len(t, files, len(malos), "a file per malo_id: each is due after its first row group")
+	return files
+}
+
 // A file due to close at its target size takes the rest of its malo_id first,
 // so the files of a partition have disjoint malo_id bounds.
 func TestFilesCloseAtMaloBoundaries(t *testing.T) {
@@ -332,11 +344,7 @@ func TestFilesCloseAtMaloBoundaries(t *testing.T) {
 	e := newEnv(t)
 	tb, err := e.cat.CreateTable(ctx, e.cfg)
 	require.NoError(t, err)
-	rows := genRows(day0, 2000, opA, 1)
-	files, err := tb.writeFiles(ctx, tb.Iceberg(), rowPages(rows, 500), fileBounds{rowGroups: maxRowGroupsPerFile,
-		footerRowGroups: maxFooterRowGroups, openRows: 700, targetBytes: 1, maloBoundary: true})
-	require.NoError(t, err)
-	require.Len(t, files, len(malos), "a file per malo_id: each is due after its first row group")
+	files := writeFilePerMalo(t, tb, genRows(day0, 2000, opA, 1))
 	seen := map[string]bool{}
 	for _, f := range files {
 		got := fileRows(t, tb, f.FilePath())

@@ -71,11 +71,7 @@ func TestUnitPairMarkOnlyWhenEveryRowPasses(t *testing.T) {
 	rows := genRows(day0, 2000, opA, 1)
 	wrong := &rows[1000] // in the middle of the first malo's file, not in its first batch
 	wrong.Unit = "M3"
-	// A file per malo_id, all from one writer (targetBytes 1: each is due after its first row group).
-	files, err := tb.writeFiles(ctx, tb.Iceberg(), rowPages(rows, 500), fileBounds{rowGroups: maxRowGroupsPerFile,
-		footerRowGroups: maxFooterRowGroups, openRows: 700, targetBytes: 1, maloBoundary: true})
-	require.NoError(t, err)
-	require.Len(t, files, len(malos))
+	files := writeFilePerMalo(t, tb, rows)
 	fsys, err := tb.Iceberg().FS(ctx)
 	require.NoError(t, err)
 	var unmarked []string
