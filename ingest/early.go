@@ -305,7 +305,7 @@ func (ew *earlyWriter) launch(i int, rowsRead int) error {
 	shared := false
 	for _, b := range chunk {
 		for _, s := range b.series {
-			k := s.MaloID.String() + "|" + s.Obis.String()
+			k := seriesChannel(s)
 			keys[k] = true
 			shared = shared || ew.launched[k]
 		}

@@ -81,3 +81,36 @@ func TestSplitLanesKeepsFileOrderWhenAChannelCrossesLanes(t *testing.T) {
 		t.Fatalf("lanes: %v, want one lane [C1 AC C2]", lanes)
 	}
 }
+
+// A batch below the watermark whose interval of a channel reaches above it
+// may overlap that channel's rows in PostgreSQL: then every batch goes in
+// one lane in file order, the ones for Iceberg too. One that ends at the
+// watermark, or reaches above it for a channel no batch for PostgreSQL
+// holds, leaves the lanes as they are.
+func TestSplitLanesKeepsFileOrderWhenACorrectionReachesAboveTheWatermark(t *testing.T) {
+	w := time.Date(2026, 3, 13, 0, 0, 0, 0, time.UTC)
+	above := w.Add(time.Hour)
+	day := func(label, malo string, to time.Time) batch {
+		b := channelBatch(t, label, w.Add(-time.Hour), malo)
+		b.series[0].Intervals = []metering.Interval{{From: b.lo, To: to}}
+		return b
+	}
+	bs := []batch{
+		channelBatch(t, "C1", above, "10000000017"),
+		day("A-day", "41373559241", w),
+		day("B-day", "51238696781", w.Add(23*time.Hour)),
+		channelBatch(t, "A1", above, "41373559241"),
+	}
+	lanes, others := splitLanes(bs, w)
+	if got := labels(others); !slices.Equal(got, []string{"A-day", "B-day"}) {
+		t.Fatalf("others: %v, want [A-day B-day]: A's day ends at the watermark, no batch for PostgreSQL holds B", got)
+	}
+	if len(lanes) != hotWriters {
+		t.Fatalf("lanes: %v, want %d", lanes, hotWriters)
+	}
+	bs = append(bs, channelBatch(t, "B1", above, "51238696781"))
+	lanes, others = splitLanes(bs, w)
+	if len(others) != 0 || len(lanes) != 1 || !slices.Equal(labels(lanes[0]), labels(bs)) {
+		t.Fatalf("lanes %v, others %v: want one lane %v", lanes, labels(others), labels(bs))
+	}
+}

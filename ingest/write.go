@@ -109,22 +109,29 @@ func (im *importer) writeRest(ctx context.Context, file string, rest []batch, w 
 
 // splitLanes splits the batches wholly at or above the watermark w — those
 // for PostgreSQL — by lane (laneOf), each lane in file order, from the
-// others, in file order. When a channel (malo_id, obis_code) is in batches of
-// two lanes (a batch of several channels), all of them go in one lane: which
-// delivery of a channel wins or is refused must not depend on timing.
+// others, in file order. Which delivery of a channel (malo_id, obis_code)
+// wins or is refused must not depend on timing, so the batches of a channel
+// are written one after the other in file order: when a channel is in
+// batches of two lanes (a batch of several channels), every batch for
+// PostgreSQL goes in one lane; when a batch below w holds an interval of a
+// channel reaching above w — where it may overlap that channel's rows in
+// PostgreSQL — and a batch for PostgreSQL holds the same channel, every
+// batch goes in one lane, the ones for Iceberg too.
 func splitLanes(bs []batch, w time.Time) (lanes [][]batch, others []batch) {
 	var above []batch
 	lanes = make([][]batch, hotWriters)
 	laneOfChannel := map[string]int{}
+	reaching := map[string]bool{}
 	crossing := false
 	for _, b := range bs {
 		if b.lo.Before(w) {
 			others = append(others, b)
+			b.reachingAbove(w, reaching)
 			continue
 		}
 		i := laneOf(b)
 		for _, s := range b.series {
-			k := s.MaloID.String() + "|" + s.Obis.String()
+			k := seriesChannel(s)
 			if j, ok := laneOfChannel[k]; ok && j != i {
 				crossing = true
 			}
@@ -133,10 +140,33 @@ func splitLanes(bs []batch, w time.Time) (lanes [][]batch, others []batch) {
 		above = append(above, b)
 		lanes[i] = append(lanes[i], b)
 	}
+	for k := range reaching {
+		if _, ok := laneOfChannel[k]; ok {
+			return [][]batch{bs}, nil
+		}
+	}
 	if crossing {
 		return [][]batch{above}, others
 	}
 	return lanes, others
+}
+
+// seriesChannel is the channel of a delivery: malo_id and obis_code.
+func seriesChannel(s meterstore.StoredSeries) string {
+	return s.MaloID.String() + "|" + s.Obis.String()
+}
+
+// reachingAbove adds to channels those of b's deliveries with an interval
+// ending above w.
+func (b batch) reachingAbove(w time.Time, channels map[string]bool) {
+	for _, s := range b.series {
+		for _, iv := range s.Intervals {
+			if iv.To.After(w) {
+				channels[seriesChannel(s)] = true
+				break
+			}
+		}
+	}
 }
 
 // groupBatches cuts bs into groups, each written in one routed write: runs
