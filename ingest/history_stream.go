@@ -86,8 +86,7 @@ func (im *importer) streamHistory(ctx context.Context, path string, format Forma
 	}
 	im.reportStream(plan, hs, dups)
 	im.progress(path)
-	rest := im.splitAtWatermark(path, hs.restBatches(), w)
-	return true, im.writeRest(ctx, path, rest, w)
+	return true, im.writeRestAtWatermark(ctx, path, hs.restBatches())
 }
 
 // instantSQL is the DuckDB expression of the instant column c holds, for

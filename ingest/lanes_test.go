@@ -64,3 +64,37 @@ func historyToTheWatermark(t *testing.T, st *storetest.Store) time.Time {
 	require.True(t, w.Equal(time.Date(2026, 3, 13, 0, 0, 0, 0, time.UTC)), "watermark %s", w)
 	return w
 }
+
+// A batch the bulk history path does not take, read in the import whose
+// bulk commit moves the watermark over its first rows, goes in as two
+// halves at the watermark the commit set, each whole or refused alone: here
+// its half from the watermark restates a stored PostgreSQL row and is
+// refused, and the report counts the half below as readings holds it.
+func TestABatchAcrossTheWatermarkTheBulkPathMovedGoesInAsTwoHalves(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	dir := t.TempDir()
+	one := func(int) string { return "1" }
+	stored := writeFile(t, dir, "stored.csv", append([]string{header},
+		quarterHours(maloB, time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC), 1, "20260314000001", one)...)...)
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, stored)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.HotRows, rep.String())
+
+	lines := append([]string{header},
+		quarterHours(maloA, time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), 3*96, "20260314000001", one)...)
+	lines = append(lines, quarterHours(maloB, time.Date(2026, 3, 12, 23, 0, 0, 0, time.UTC), 4*24+5, "20260314000001",
+		func(int) string { return "2" })...)
+	rep, err = ingest.Files(ctx, st.Store, ingest.Options{}, writeFile(t, dir, "both.csv", lines...))
+	require.NoError(t, err)
+	require.Equal(t, 3*96, rep.BulkRows, rep.String())
+	w, err := st.Store.Tables()[0].Watermark(ctx)
+	require.NoError(t, err)
+	require.True(t, w.Equal(time.Date(2026, 3, 13, 0, 0, 0, 0, time.UTC)), "watermark %s", w)
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.Contains(t, rep.Refused[0].Batch, "rows from the watermark 2026-03-13T00:00:00Z", rep.String())
+	require.EqualValues(t, rep.ColdRows-rep.BulkRows, scalar(t, st, `SELECT count(*) FROM readings WHERE malo_id = $1 AND "from" < $2`, maloB, w),
+		"the report counts what readings holds below the watermark: %s", rep.String())
+	require.EqualValues(t, 4, rep.ColdRows-rep.BulkRows)
+	require.EqualValues(t, 1, scalar(t, st, `SELECT count(*) FROM readings WHERE malo_id = $1 AND "from" >= $2`, maloB, w))
+}

@@ -26,7 +26,8 @@ const retries = 3
 const coldGroupRows = 200_000
 
 // write puts one file's batches into the store: the history the bulk path
-// may take in one commit, the rest batch by batch through the routed write.
+// may take in one commit, the rest batch by batch through the routed write,
+// split at the watermark that commit leaves.
 func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 	if len(bs) == 0 {
 		return nil
@@ -39,22 +40,11 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 	if err != nil {
 		return fmt.Errorf("import %s: %w", file, err)
 	}
-	rest = im.splitAtWatermark(file, rest, w)
 	if im.opt.DryRun {
-		for _, b := range bulk {
-			im.accept(b)
-			im.rep.ColdRows += b.rows
-			im.rep.BulkRows += b.rows
+		if len(bulk) > 0 && until.After(w) {
+			w = until
 		}
-		if len(bulk) > 0 {
-			im.rep.BulkCommits++
-		}
-		for _, b := range rest {
-			below := b.rowsBelow(w)
-			im.accept(b)
-			im.rep.ColdRows += below
-			im.rep.HotRows += b.rows - below
-		}
+		im.countDryRun(bulk, im.splitAtWatermark(file, rest, w), w)
 		return nil
 	}
 	if len(bulk) > 0 {
@@ -65,7 +55,39 @@ func (im *importer) write(ctx context.Context, file string, bs []batch) error {
 			im.progress(file)
 		}
 	}
-	return im.writeRest(ctx, file, rest, w)
+	return im.writeRestAtWatermark(ctx, file, rest)
+}
+
+// countDryRun reports what a write would put where: bulk as history, the
+// rest split at the watermark w the history commit would leave.
+func (im *importer) countDryRun(bulk, rest []batch, w time.Time) {
+	for _, b := range bulk {
+		im.accept(b)
+		im.rep.ColdRows += b.rows
+		im.rep.BulkRows += b.rows
+	}
+	if len(bulk) > 0 {
+		im.rep.BulkCommits++
+	}
+	for _, b := range rest {
+		below := b.rowsBelow(w)
+		im.accept(b)
+		im.rep.ColdRows += below
+		im.rep.HotRows += b.rows - below
+	}
+}
+
+// writeRestAtWatermark writes the batches the bulk path did not take, split
+// at the watermark as it is now: a bulk commit just before moved it, maybe
+// over the first rows of a batch read whole above the watermark it read —
+// routed as one, that batch's rows below would go to Iceberg before its
+// rows above were refused in PostgreSQL.
+func (im *importer) writeRestAtWatermark(ctx context.Context, file string, rest []batch) error {
+	w, err := im.tbl.Watermark(ctx)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", file, err)
+	}
+	return im.writeRest(ctx, file, im.splitAtWatermark(file, rest, w), w)
 }
 
 // hotWriters is how many groups of batches are written to PostgreSQL at
