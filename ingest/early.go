@@ -121,7 +121,11 @@ type lane struct {
 
 // laneOf is the lane of a batch: its first channel's advisory-lock bucket
 // modulo hotWriters (hot.LockBucket), so the lanes' writes hold disjoint
-// buckets (a batch of a CSV or Parquet file is one channel's).
+// buckets. A batch of a CSV or Parquet file is one channel's; an MSCONS
+// message of several channels may hold buckets of the other lane too, and
+// its write then waits for that lane's writes of them, or they for it — a
+// cost in time only: every write takes its buckets in ascending order, so
+// none deadlocks, and a channel is in one lane's batches only (splitLanes).
 func laneOf(b batch) int {
 	if len(b.series) == 0 {
 		return 0

@@ -1,14 +1,24 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/hot"
 	"github.com/meterstore/meterstore/ingest"
+	"github.com/meterstore/meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/metering"
+	"github.com/meterstore/meterstore/mscons"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
 
@@ -97,4 +107,174 @@ func TestABatchAcrossTheWatermarkTheBulkPathMovedGoesInAsTwoHalves(t *testing.T)
 		"the report counts what readings holds below the watermark: %s", rep.String())
 	require.EqualValues(t, 4, rep.ColdRows-rep.BulkRows)
 	require.EqualValues(t, 1, scalar(t, st, `SELECT count(*) FROM readings WHERE malo_id = $1 AND "from" >= $2`, maloB, w))
+}
+
+// maloInBucketOf is a MaLo-ID other than those given whose channel (obisIn)
+// is in malo's advisory-lock bucket (hot.LockBucket).
+func maloInBucketOf(t *testing.T, malo string, not ...string) string {
+	t.Helper()
+	want := hot.LockBucket(malo, obisIn)
+	for n := 1_000_000_000; n < 1_000_100_000; n++ {
+		for d := 0; d < 10; d++ {
+			id := fmt.Sprintf("%d%d", n, d)
+			if _, err := metering.ParseMaloID(id); err != nil || id == malo || slices.Contains(not, id) {
+				continue
+			}
+			if hot.LockBucket(id, obisIn) == want {
+				return id
+			}
+		}
+	}
+	t.Fatalf("no MaLo-ID in the bucket of %s", malo)
+	return ""
+}
+
+// quarterHourDelivery is n quarter-hours of malo from from, each value v,
+// under version.
+func quarterHourDelivery(t *testing.T, malo string, from time.Time, n int, version, v string) metering.Delivery {
+	t.Helper()
+	m, err := metering.ParseMaloID(malo)
+	require.NoError(t, err)
+	obis, err := metering.ParseObis(obisIn)
+	require.NoError(t, err)
+	operator, err := metering.ParseBdewCode(op)
+	require.NoError(t, err)
+	ver, err := metering.ParseVersion(version)
+	require.NoError(t, err)
+	src, err := metering.SourceMscons(operator, "MS1")
+	require.NoError(t, err)
+	d := metering.Delivery{MaloID: m, Obis: obis, Sparte: metering.SparteStrom, Unit: metering.UnitKWh, Source: src,
+		Scope: metering.ScopeFor(operator, from, metering.SparteStrom), Version: ver, RecordedAt: from.Add(24 * time.Hour)}
+	for i := 0; i < n; i++ {
+		f := from.Add(time.Duration(i) * 15 * time.Minute)
+		iv, err := metering.NewInterval(f, f.Add(15*time.Minute), decimal.RequireFromString(v), metering.QualityMeasured)
+		require.NoError(t, err)
+		d.Intervals = append(d.Intervals, iv)
+	}
+	return d
+}
+
+// msconsMessages writes an interchange of one message per element of
+// messages, each holding the deliveries given, one location group
+// (NAD+DP, LOC+172 …) per delivery, in that order.
+func msconsMessages(t *testing.T, messages ...[]metering.Delivery) string {
+	t.Helper()
+	var out []string
+	for i, ds := range messages {
+		var buf bytes.Buffer
+		require.NoError(t, mscons.Write(&buf, ds, mscons.WriteOptions{LineBreaks: true}))
+		segs := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if i == 0 {
+			out = append(out, segs[:2]...) // UNA, UNB
+		}
+		// mscons.Write wrote a message per delivery: UNH … UNS+D, the
+		// location group, UNT. This message is the first one's header and
+		// every one's location group.
+		ref := strconv.Itoa(i + 1)
+		var msg []string
+		header, inBody := true, false
+		for _, seg := range segs[2 : len(segs)-1] {
+			switch {
+			case strings.HasPrefix(seg, "UNT+"):
+				header, inBody = false, false
+			case seg == "UNS+D'":
+				if header {
+					msg = append(msg, seg)
+				}
+				inBody = true
+			case header && strings.HasPrefix(seg, "UNH+1+"):
+				msg = append(msg, "UNH+"+ref+strings.TrimPrefix(seg, "UNH+1"))
+			case header && strings.HasPrefix(seg, "BGM+7+MS1+"):
+				msg = append(msg, "BGM+7+MS"+ref+strings.TrimPrefix(seg, "BGM+7+MS1"))
+			case header || inBody:
+				msg = append(msg, seg)
+			}
+		}
+		out = append(out, msg...)
+		out = append(out, fmt.Sprintf("UNT+%d+%s'", len(msg)+1, ref))
+	}
+	out = append(out, fmt.Sprintf("UNZ+%d+MSTORE'", len(messages)))
+	return strings.Join(out, "\n") + "\n"
+}
+
+// A message of several channels is written in the lane of its first
+// channel, though it takes the advisory-lock buckets of the others, which
+// may be the other lane's: two lanes then hold the same buckets at once. That
+// costs the lanes their independence — one waits for the other, as before
+// there were lanes — but not correctness: every write takes its buckets in
+// ascending order, so two of them never deadlock, and each message is still
+// written whole, refused whole, and refused for what it holds.
+//
+// Message 1 holds maloC then maloA, message 2 a channel in maloA's bucket
+// then one in maloC's: they are in different lanes and take the same two
+// buckets, first channel first in opposite orders. While a third
+// transaction holds both buckets, nothing of either is written; once it lets
+// go, both go in. A second interchange of the same shape restating maloA's
+// stored value under its version is refused whole — maloC's new rows of
+// that message too — naming message 1 and maloA, while message 2 goes in.
+func TestAMessageOfSeveralChannelsInLanesThatShareBuckets(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Start(t, storetest.Options{Now: now}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+	x := maloInBucketOf(t, maloA)
+	y := maloInBucketOf(t, maloC, x)
+	laneA, laneC := hot.LockBucket(maloA, obisIn)%2, hot.LockBucket(maloC, obisIn)%2
+	require.NotEqual(t, laneA, laneC, "maloA and maloC are in different lanes")
+	const version = "20260319000001"
+	qh := func(malo string, from time.Time, v string) metering.Delivery {
+		return quarterHourDelivery(t, malo, from, 4, version, v)
+	}
+	first := msconsMessages(t,
+		[]metering.Delivery{qh(maloC, hotDay, "1"), qh(maloA, hotDay, "1")},
+		[]metering.Delivery{qh(x, hotDay, "1"), qh(y, hotDay, "1")})
+
+	holder, err := st.Pool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { holder.Rollback(ctx) }) //nolint:errcheck
+	buckets := []int32{int32(hot.LockBucket(maloA, obisIn)), int32(hot.LockBucket(maloC, obisIn))}
+	key := int32(pglock.Key("readings:readings_versions"))
+	_, err = holder.Exec(ctx, `SELECT count(pg_advisory_xact_lock($1::int4, b)) FROM unnest($2::int4[]) AS b`, key, buckets)
+	require.NoError(t, err)
+
+	type result struct {
+		rep ingest.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := ingest.Read(ctx, st.Store, ingest.Options{}, "first.edi", strings.NewReader(first))
+		done <- result{rep, err}
+	}()
+	waiting := func() bool {
+		var n int
+		require.NoError(t, st.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n))
+		return n == 2
+	}
+	require.Eventually(t, waiting, time.Minute, 10*time.Millisecond, "both messages' writes wait for the held buckets")
+	var stored int
+	require.NoError(t, st.Pool.QueryRow(ctx, `SELECT count(*) FROM readings_versions`).Scan(&stored))
+	require.Zero(t, stored, "nothing of either message while they wait")
+	require.NoError(t, holder.Rollback(ctx))
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		require.True(t, r.rep.OK(), r.rep.String())
+		require.Equal(t, 16, r.rep.Inserted)
+	case <-time.After(time.Minute):
+		t.Fatal("the two lanes' writes of the same buckets did not finish")
+	}
+
+	second := msconsMessages(t,
+		[]metering.Delivery{qh(maloC, hotDay.Add(time.Hour), "1"), qh(maloA, hotDay, "2")},
+		[]metering.Delivery{qh(x, hotDay.Add(time.Hour), "1"), qh(y, hotDay.Add(time.Hour), "1")})
+	rep, err := ingest.Read(ctx, st.Store, ingest.Options{}, "second.edi", strings.NewReader(second))
+	require.NoError(t, err)
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.Equal(t, "message 1 (document MS1)", rep.Refused[0].Batch)
+	require.Equal(t, 8, rep.Refused[0].Rows, "the whole message: maloA's restated rows and maloC's new ones")
+	var restated *hot.RestatementError
+	require.ErrorAs(t, rep.Refused[0], &restated)
+	require.Equal(t, maloA, restated.Offered.MaloID)
+	require.Equal(t, 8, rep.Inserted, "message 2")
+	require.EqualValues(t, 24, scalar(t, st, `SELECT count(*) FROM readings`))
+	require.EqualValues(t, 0, scalar(t, st, `SELECT count(*) FROM readings WHERE malo_id = $1 AND "from" >= $2`, maloC, hotDay.Add(time.Hour)))
 }
