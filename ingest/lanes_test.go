@@ -278,3 +278,76 @@ func TestAMessageOfSeveralChannelsInLanesThatShareBuckets(t *testing.T) {
 	require.EqualValues(t, 24, scalar(t, st, `SELECT count(*) FROM readings`))
 	require.EqualValues(t, 0, scalar(t, st, `SELECT count(*) FROM readings WHERE malo_id = $1 AND "from" >= $2`, maloC, hotDay.Add(time.Hour)))
 }
+
+// An import cancelled while one lane's write waits and the other lane's
+// went in leaves every batch wholly in or wholly out: maloA's and maloB's
+// lane waits for buckets another transaction holds, maloC's, in the other
+// lane, is written; then the import's context is cancelled. maloC's batch
+// is stored whole, maloA's and maloB's not at all, the import says it was
+// cancelled, and its report counts what went in — so importing the same
+// file again puts the rest in and counts maloC's rows as duplicates. For
+// MSCONS (a message a batch, written after the read) and CSV (a channel's
+// rows a batch, written while the file is read) alike.
+func TestAnImportCancelledBetweenLanesLeavesEachBatchWholeOrOut(t *testing.T) {
+	const version = "20260319000001"
+	one := func(int) string { return "1" }
+	for _, format := range []string{"mscons", "csv"} {
+		t.Run(format, func(t *testing.T) {
+			st := storetest.Start(t, storetest.Options{Now: now}, meterstore.TableSpec{Name: "readings_versions"}.MustBuild())
+			var text string
+			if format == "mscons" {
+				text = msconsMessages(t,
+					[]metering.Delivery{quarterHourDelivery(t, maloA, hotDay, 8, version, "1")},
+					[]metering.Delivery{quarterHourDelivery(t, maloC, hotDay, 8, version, "1")},
+					[]metering.Delivery{quarterHourDelivery(t, maloB, hotDay, 8, version, "1")})
+			} else {
+				lines := []string{header}
+				for _, m := range []string{maloA, maloC, maloB} {
+					lines = append(lines, quarterHours(m, hotDay, 8, version, one)...)
+				}
+				text = strings.Join(lines, "\n") + "\n"
+			}
+			path := writeFile(t, t.TempDir(), "day."+format, text)
+			holder := holdLane(t, st, maloA)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				rep ingest.Report
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, path)
+				done <- result{rep, err}
+			}()
+			stored := func(malo string) int64 {
+				var n int64
+				require.NoError(t, st.Pool.QueryRow(context.Background(), `SELECT count(*) FROM readings_versions WHERE malo_id = $1`, malo).Scan(&n))
+				return n
+			}
+			require.Eventually(t, func() bool { return stored(maloC) == 8 }, time.Minute, 10*time.Millisecond,
+				"maloC's batch, in the lane not held, is written")
+			cancel()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the cancelled import did not return")
+			}
+			require.ErrorIs(t, r.err, context.Canceled)
+			require.NoError(t, holder.Rollback(context.Background()))
+			require.EqualValues(t, 8, stored(maloC))
+			require.Zero(t, stored(maloA))
+			require.Zero(t, stored(maloB))
+			require.Equal(t, 8, r.rep.Inserted, r.rep.String())
+			require.Equal(t, 8, r.rep.HotRows, r.rep.String())
+
+			rep, err := ingest.Files(context.Background(), st.Store, ingest.Options{}, path)
+			require.NoError(t, err)
+			require.True(t, rep.OK(), rep.String())
+			require.Equal(t, 16, rep.Inserted)
+			require.Equal(t, 8, rep.Duplicate)
+			require.EqualValues(t, 24, scalar(t, st, `SELECT count(*) FROM readings`))
+		})
+	}
+}
