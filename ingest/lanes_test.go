@@ -351,3 +351,34 @@ func TestAnImportCancelledBetweenLanesLeavesEachBatchWholeOrOut(t *testing.T) {
 		})
 	}
 }
+
+// The bulk history path commits its batches before the routed write writes
+// the rest, so a batch it takes would stand against an earlier batch of the
+// same channel that it does not take. Here the earlier file's batch of maloB
+// reaches past the bulk boundary (13 March) and the later file's — the same
+// quarter-hours of the 12th under the same version with another value —
+// lies below it: the later one is refused, naming the stored value of the
+// earlier one, while maloA's history still goes in as one bulk commit; the
+// later batch goes through the routed write, to Iceberg below the
+// watermark that commit moved.
+func TestTheBulkPathKeepsFileOrderWithinAChannel(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	dir := t.TempDir()
+	const version = "20260314000001"
+	from := time.Date(2026, 3, 12, 22, 0, 0, 0, time.UTC)
+	hist := writeFile(t, dir, "hist.csv", append([]string{header},
+		quarterHours(maloA, time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), 3*96, version, func(int) string { return "1" })...)...)
+	first := writeFile(t, dir, "first.csv", append([]string{header},
+		quarterHours(maloB, from, 12, version, func(int) string { return "1" })...)...)
+	later := writeFile(t, dir, "later.csv", append([]string{header},
+		quarterHours(maloB, from, 4, version, func(int) string { return "2" })...)...)
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, hist, first, later)
+	require.NoError(t, err)
+	require.Equal(t, 3*96, rep.BulkRows, rep.String())
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.Equal(t, later, rep.Refused[0].File, "the later file's batch is refused: %s", rep.String())
+	require.ErrorIs(t, rep.Refused[0], meterstore.ErrConflict)
+	require.Contains(t, rep.Refused[0].Error(), "stated as 1 KWH MEASURED", "it names the earlier delivery's value")
+	require.Equal(t, "12.000000", decimalOf(t, scalar(t, st, `SELECT sum(value) FROM readings WHERE malo_id = $1`, maloB)))
+}

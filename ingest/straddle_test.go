@@ -19,20 +19,11 @@ func TestBatchAcrossTheWatermarkGoesInAsTwoHalves(t *testing.T) {
 	ctx := context.Background()
 	st := start(t, nil)
 	dir := t.TempDir()
-	// History up to 12 March: the bulk path moves the watermark to 13 March,
-	// where the settlement lag begins.
-	hist := writeFile(t, dir, "hist.csv", append([]string{header},
-		quarterHours(maloA, time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), 3*96, "20260314000001", func(int) string { return "1" })...)...)
-	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, hist)
-	require.NoError(t, err)
-	require.Equal(t, 3*96, rep.BulkRows, rep.String())
-	w, err := st.Store.Tables()[0].Watermark(ctx)
-	require.NoError(t, err)
-	require.True(t, w.Equal(time.Date(2026, 3, 13, 0, 0, 0, 0, time.UTC)), "watermark %s", w)
+	w := historyToTheWatermark(t, st)
 
 	stored := writeFile(t, dir, "stored.csv", append([]string{header},
 		quarterHours(maloB, w, 1, "20260314000001", func(int) string { return "1" })...)...)
-	rep, err = ingest.Files(ctx, st.Store, ingest.Options{}, stored)
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, stored)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.HotRows, rep.String())
 

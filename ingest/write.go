@@ -178,6 +178,49 @@ func seriesChannel(s meterstore.StoredSeries) string {
 	return s.MaloID.String() + "|" + s.Obis.String()
 }
 
+// span is the time a delivery's rows cover: from its first "from" to its
+// last "to" (or instant), both ends included.
+type span struct{ lo, hi time.Time }
+
+func spanOf(s meterstore.StoredSeries) span {
+	var sp span
+	widen := func(from, to time.Time) {
+		if sp.lo.IsZero() || from.Before(sp.lo) {
+			sp.lo = from
+		}
+		if to.After(sp.hi) {
+			sp.hi = to
+		}
+	}
+	for _, iv := range s.Intervals {
+		widen(iv.From, iv.To)
+	}
+	for _, r := range s.Readings {
+		widen(r.At, r.At)
+	}
+	return sp
+}
+
+func (a span) meets(b span) bool { return !a.lo.After(b.hi) && !b.lo.After(a.hi) }
+
+// meets reports whether a delivery of b covers time a span of its channel
+// in spans covers.
+func (b batch) meets(spans map[string][]span) bool {
+	for _, s := range b.series {
+		others := spans[seriesChannel(s)]
+		if len(others) == 0 {
+			continue
+		}
+		sp := spanOf(s)
+		for _, o := range others {
+			if sp.meets(o) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // reachingAbove adds to channels those of b's deliveries with an interval
 // ending above w.
 func (b batch) reachingAbove(w time.Time, channels map[string]bool) {
@@ -280,7 +323,10 @@ func (im *importer) appendRetrying(ctx context.Context, series []meterstore.Stor
 // planBulk picks the batches the bulk history path takes: every row at or
 // above the watermark w and below B, the lower of the first partition
 // PostgreSQL holds a row in and now minus the settlement lag (a partition
-// boundary, as windows end at one). until is where the commit moves the
+// boundary, as windows end at one) — but not a batch meeting an earlier
+// batch not taken, of the same channel over the same time: the bulk commit
+// comes before the routed write, and which of two such deliveries wins or
+// is refused follows file order. until is where the commit moves the
 // watermark: the end of the partition of the latest row taken, not past B.
 func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk, rest []batch, until time.Time, err error) {
 	limit, err := im.bulkLimit(ctx)
@@ -288,8 +334,9 @@ func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk
 		return nil, nil, time.Time{}, err
 	}
 	var latest time.Time
+	routed := map[string][]span{} // what batches left to the routed write hold, by channel
 	for _, b := range bs {
-		if !b.lo.Before(w) && b.hi.Before(limit) {
+		if !b.lo.Before(w) && b.hi.Before(limit) && !b.meets(routed) {
 			bulk = append(bulk, b)
 			if b.hi.After(latest) {
 				latest = b.hi
@@ -297,6 +344,10 @@ func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk
 			continue
 		}
 		rest = append(rest, b)
+		for _, s := range b.series {
+			k := seriesChannel(s)
+			routed[k] = append(routed[k], spanOf(s))
+		}
 	}
 	if len(bulk) == 0 {
 		return nil, bs, time.Time{}, nil
