@@ -110,15 +110,21 @@ func (s *Engine) currentConfined(key string) *duckDB {
 
 // dropConfined forgets the confined database d, which a fatal error
 // invalidated, and closes it: the next confined statement opens a fresh one.
+// Statements that ran in d at once all fail and all drop it: only the first
+// closes it.
 func (s *Engine) dropConfined(d *duckDB) {
 	s.sysMu.Lock()
+	kept := false
 	for k, x := range s.confinedDBs {
 		if x == d {
 			delete(s.confinedDBs, k)
+			kept = true
 		}
 	}
 	s.sysMu.Unlock()
-	d.close()
+	if kept {
+		d.close()
+	}
 }
 
 // invalidated is whether err is DuckDB's refusal of a database that an
@@ -128,9 +134,7 @@ func invalidated(err error) bool {
 }
 
 // conn takes a connection of the handle's database, and names that
-// database. A confined handle's connection is checked first: the confined
-// database serves every server session, so one that a fatal error
-// invalidated is replaced, not kept failing for everyone until a restart.
+// database.
 func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
 	if !e.Confined() {
 		c, err := e.shared.db.Conn(ctx)
@@ -138,23 +142,29 @@ func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
 	}
 	for {
 		c, d, err := e.confined(ctx)
-		if d == nil {
-			return nil, nil, err
-		}
-		if err == nil {
-			if _, err = c.ExecContext(ctx, "SELECT 1"); err != nil {
-				c.Close()
-			}
-		}
-		if invalidated(err) {
+		if d != nil && invalidated(err) {
 			e.shared.dropConfined(d)
 			continue
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, d, nil
+		return c, d, err
 	}
+}
+
+// afterFailure checks the database a statement failed in (err) and, if a
+// fatal error invalidated it, drops it: the confined database serves every
+// server session, so one that a fatal error invalidated is replaced, not kept
+// failing for everyone until a restart. Only a failed statement can have
+// been the fatal one, so a statement that succeeds costs no check.
+func (e *Engine) afterFailure(d *duckDB, err error) {
+	if err == nil || d == nil || !e.Confined() {
+		return
+	}
+	if !invalidated(err) {
+		if _, err = d.db.ExecContext(context.Background(), "SELECT 1"); !invalidated(err) {
+			return
+		}
+	}
+	e.shared.dropConfined(d)
 }
 
 // close closes the database and the statements it keeps prepared.

@@ -100,6 +100,7 @@ type Rows struct {
 	e          *Engine
 	p          *plan.Plan
 	conn       *sql.Conn
+	db         *duckDB  // the database it runs in
 	main       *mainRun // the statement kept prepared it runs; nil: prepared on conn
 	stream     *sql.DB
 	ctx        context.Context
@@ -128,12 +129,13 @@ func (e *Engine) rows(ctx context.Context, exactDecimals bool, q string, args []
 	p, err := e.plan(ctx, conn, db, q, args)
 	if err != nil {
 		conn.Close()
+		e.afterFailure(db, err)
 		cancel()
 		return nil, err
 	}
 	args = p.Args
 	readWith(ctx, p)
-	r := &Rows{Provenance: &p.Provenance, e: e, p: p, conn: conn, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
+	r := &Rows{Provenance: &p.Provenance, e: e, p: p, conn: conn, db: db, ctx: ctx, cancel: cancel, progress: progressOf(ctx)}
 	r.main, err = e.prepareMain(ctx, conn, db, p)
 	query := p.SQL
 	if r.main != nil {
@@ -167,6 +169,7 @@ func (e *Engine) rows(ctx context.Context, exactDecimals bool, q string, args []
 		err = plan.InUserStatement(e.movedOr(ctx, p, err), q, p.SQL)
 		r.stopProgress()
 		r.release(false)
+		e.afterFailure(db, err)
 		cancel()
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -265,6 +268,7 @@ func (r *Rows) Close() error {
 	r.stream.Close()
 	r.stopProgress()
 	r.release(err == nil)
+	r.e.afterFailure(r.db, err)
 	r.cancel()
 	r.err = err
 	return err
@@ -286,11 +290,12 @@ type Description struct {
 
 // Describe plans a statement without running it: a syntax error, an unknown
 // column or relation is reported here.
-func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Description, error) {
+func (e *Engine) Describe(ctx context.Context, q string, args ...any) (_ *Description, err error) {
 	conn, db, err := e.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { e.afterFailure(db, err) }()
 	defer conn.Close()
 	p, err := e.plan(ctx, conn, db, q, args)
 	if err != nil {
@@ -323,12 +328,13 @@ func (e *Engine) Describe(ctx context.Context, q string, args ...any) (*Descript
 // PostgreSQL — then DuckDB's own plan of the rewritten statement. q may begin
 // with EXPLAIN; with EXPLAIN ANALYZE the rewritten statement runs, and DuckDB's
 // plan carries its profile (rows and time per operator).
-func (e *Engine) Explain(ctx context.Context, q string, args ...any) (string, error) {
+func (e *Engine) Explain(ctx context.Context, q string, args ...any) (_ string, err error) {
 	q, analyze := stripExplain(q)
 	conn, db, err := e.conn(ctx)
 	if err != nil {
 		return "", err
 	}
+	defer func() { e.afterFailure(db, err) }()
 	defer conn.Close()
 	p, err := e.plan(ctx, conn, db, q, args)
 	if err != nil {
