@@ -157,9 +157,9 @@ type columnBatch struct {
 	bytes    int // appended to the slices below since the last flush: the batch's size
 	rowBytes int // what a row appends besides its strings
 	str      []stringColumn
-	ts       []int64Column // timestamps, µs since the epoch
-	dec      []flbaColumn  // decimal(18,6) and decimal(20,0)
-	days     []int32Column // dates, days since the epoch
+	ts       []int64Column   // timestamps, µs since the epoch
+	dec      []decimalColumn // decimal(18,6) and decimal(20,0)
+	days     []int32Column   // dates, days since the epoch
 	// Scratch: the row being added, read once and checked before anything is appended.
 	texts []textValue
 	day   balancingDay
@@ -252,12 +252,16 @@ type int32Column struct {
 	vals []int32
 }
 
-// flbaColumn is a FIXED_LEN_BYTE_ARRAY decimal: big-endian two's complement,
-// width bytes per value (Parquet's minimal width for the precision).
-type flbaColumn struct {
+// decimalColumn is a decimal column as the Parquet schema stores it: the
+// unscaled value as an INT64 where the precision allows (decimal(18,6), see
+// writerOptions), else a FIXED_LEN_BYTE_ARRAY of its big-endian two's
+// complement, width bytes per value (Parquet's minimal width for the
+// precision: decimal(20,0)).
+type decimalColumn struct {
 	leaf  int
-	width int
-	data  []byte
+	width int            // FIXED_LEN_BYTE_ARRAY bytes per value; 0 for an INT64 column
+	data  []byte         // FIXED_LEN_BYTE_ARRAY values
+	ints  []int64        // INT64 values
 	num   decimal128.Num // the row being added
 }
 
@@ -281,10 +285,15 @@ func newColumnBatch(cfg meterstore.TableConfig, sc *schema.Schema) (*columnBatch
 			want[leaf] = parquet.Types.Int64
 			b.rowBytes += 8
 		case meterstore.TypeDecimal18_6, meterstore.TypeDecimal20_0:
-			fc := flbaColumn{leaf: leaf, width: sc.Column(leaf).TypeLength()}
-			b.dec = append(b.dec, fc)
-			want[leaf] = parquet.Types.FixedLenByteArray
-			b.rowBytes += fc.width
+			dc := decimalColumn{leaf: leaf}
+			want[leaf] = parquet.Types.Int64
+			b.rowBytes += 8
+			if c.Type == meterstore.TypeDecimal20_0 {
+				dc.width = sc.Column(leaf).TypeLength()
+				want[leaf] = parquet.Types.FixedLenByteArray
+				b.rowBytes += dc.width - 8
+			}
+			b.dec = append(b.dec, dc)
 		case meterstore.TypeDate:
 			b.days = append(b.days, int32Column{leaf: leaf})
 			want[leaf] = parquet.Types.Int32
@@ -313,7 +322,7 @@ func (b *columnBatch) reset() {
 		b.ts[i].vals, b.ts[i].defs = b.ts[i].vals[:0], b.ts[i].defs[:0]
 	}
 	for i := range b.dec {
-		b.dec[i].data = b.dec[i].data[:0]
+		b.dec[i].data, b.dec[i].ints = b.dec[i].data[:0], b.dec[i].ints[:0]
 	}
 	for i := range b.days {
 		b.days[i].vals = b.days[i].vals[:0]
@@ -344,9 +353,14 @@ func (c *int64Column) add(v int64, null bool) {
 	c.vals = append(c.vals, v)
 }
 
-// add appends the big-endian two's complement of n, cut to the column's width
-// (the value is known to fit: decimal(18,6) and uint64 versions).
-func (c *flbaColumn) add(n decimal128.Num) {
+// add appends n: as an INT64 (the value is known to fit: decimal(18,6)), or
+// as its big-endian two's complement cut to the column's width (uint64
+// versions).
+func (c *decimalColumn) add(n decimal128.Num) {
+	if c.width == 0 {
+		c.ints = append(c.ints, int64(n.LowBits()))
+		return
+	}
 	var be [16]byte
 	binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
 	binary.BigEndian.PutUint64(be[8:], n.LowBits())
@@ -486,6 +500,12 @@ func (b *columnBatch) writeTo(rg file.BufferedRowGroupWriter) error {
 		cw, err := column(c.leaf)
 		if err != nil {
 			return err
+		}
+		if c.width == 0 {
+			if _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(c.ints, nil, nil); err != nil {
+				return fmt.Errorf("column %s: %w", b.cfg.Columns()[c.leaf].Name, err)
+			}
+			continue
 		}
 		vals := b.fixed[:0]
 		for i := 0; i+c.width <= len(c.data); i += c.width {

@@ -37,7 +37,8 @@ import (
 // records them.
 //
 // Footer facts: ZSTD level 3; timestamp columns DELTA_BINARY_PACKED (no
-// dictionary); row groups of RowGroupRows rows (fewer when a write has many
+// dictionary); decimal(18,6) as INT64, DELTA_BINARY_PACKED (no dictionary),
+// decimal(20,0) as FIXED_LEN_BYTE_ARRAY; row groups of RowGroupRows rows (fewer when a write has many
 // version files open at once: openRowGroupRows; compaction ends them at a
 // malo_id boundary after compactRowGroupRows); statistics and
 // the page index on every column; split-block bloom filters on malo_id and
@@ -80,6 +81,11 @@ func writerOptions(cfg meterstore.TableConfig) []parquet.WriterProperty {
 		parquet.WithPageIndexEnabled(true),
 		parquet.WithMaxBloomFilterBytes(BloomFilterMaxBytes),
 		parquet.WithCreatedBy("meterstore catalog (arrow-go " + parquet.DefaultCreatedBy + ")"),
+		// decimal(18,6) as the INT64 of its unscaled value, as the Parquet and
+		// Iceberg specs have it for a precision up to 18 (decimal(20,0) stays
+		// FIXED_LEN_BYTE_ARRAY): readers take 8-byte integers as they are, where
+		// a FIXED_LEN_BYTE_ARRAY is converted from big-endian bytes value by value.
+		parquet.WithStoreDecimalAsInteger(true),
 	}
 	for _, c := range BloomColumns {
 		props = append(props, parquet.WithBloomFilterEnabledFor(c, true), parquet.WithBloomFilterFPPFor(c, BloomFilterFPP))
@@ -96,10 +102,11 @@ func writerOptions(cfg meterstore.TableConfig) []parquet.WriterProperty {
 	colIdx := map[string]int{}
 	for i, c := range cols {
 		colIdx[c.Name] = i
-		if c.Type == meterstore.TypeTimestamp {
+		if c.Type == meterstore.TypeTimestamp || c.Type == meterstore.TypeDecimal18_6 {
 			// A meter's instants step by its resolution, so their deltas pack
 			// into a few bits; a dictionary of them is repeated in every row
-			// group and costs most of a small one.
+			// group and costs most of a small one. A meter's quantities are
+			// near each other too, and as many distinct as there are rows.
 			props = append(props, parquet.WithDictionaryFor(c.Name, false), parquet.WithEncodingFor(c.Name, parquet.Encodings.DeltaBinaryPacked))
 			continue
 		}
