@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/testkit"
 	"github.com/meterstore/meterstore/testkit/storetest"
 )
@@ -81,4 +83,74 @@ func requireExactDecimal(t *testing.T, got, text any, scale int32, where string)
 	unscaled, ok := new(big.Int).SetString(strings.Replace(text.(string), ".", "", 1), 10)
 	require.True(t, ok, where)
 	require.Zero(t, unscaled.Cmp(d.Coefficient()), "%s: coefficient %s", where, d.Coefficient())
+}
+
+// Engine.Rows hands a DECIMAL out as duckdb-go does — a duckdb.Decimal with
+// the column's width and scale around the unscaled value — at every storage
+// width DuckDB uses (int16, int32, int64, hugeint), at numeric(18,6)'s edges
+// and scales 0 to 6; Normalize makes exactly DuckDB's number of it, and the
+// Cursor, which decodes DECIMAL straight into decimal.Decimal, hands out that
+// same number.
+func TestRowsDecimalsAreExact(t *testing.T) {
+	w := testkit.Workload{Seed: 7, MaLos: 1, Days: 1}
+	s := storetest.Start(t, storetest.Options{}, w.IntervalTable("readings_versions").MustBuild())
+	ctx := context.Background()
+	type dec struct {
+		literal      string
+		width, scale uint8
+	}
+	cases := []dec{
+		{"999999999999.999999", 18, 6}, {"-999999999999.999999", 18, 6}, {"-1234.5", 18, 6},
+		{"0", 18, 6}, {"-0.000001", 18, 6}, {"0.000001", 18, 6},
+		{"-999.9", 4, 1}, {"99.9", 4, 1}, {"-9999999.99", 9, 2}, {"1234567.89", 9, 2},
+		{"9223372036854775807", 38, 0}, {"-9223372036854775808", 38, 0},
+		{"9223372036854775808", 38, 0}, {"-9223372036854775809", 38, 0},
+		{"99999999999999999999999999999999.999999", 38, 6}, {"-12345678901234567890.123456", 38, 6},
+	}
+	for scale := range uint8(7) {
+		nines := strings.Repeat("9", 18)
+		max := nines[:18-scale] + "." + nines[18-scale:]
+		if scale == 0 {
+			max = nines
+		}
+		cases = append(cases, dec{max, 18, scale}, dec{"-" + max, 18, scale}, dec{"-1", 18, scale})
+	}
+	for _, c := range cases {
+		where := fmt.Sprintf("%s::DECIMAL(%d,%d)", c.literal, c.width, c.scale)
+		q := fmt.Sprintf(`SELECT v, v::VARCHAR FROM (SELECT %s AS v)`, where)
+		rows, err := s.Engine.Rows(ctx, q)
+		require.NoError(t, err)
+		require.True(t, rows.Next(), where)
+		vals, err := engine.ScanValues(rows.Rows, 2)
+		require.NoError(t, err)
+		require.NoError(t, rows.Close())
+		requireExactDecimal(t, vals[0], vals[1], int32(c.scale), where+" through Engine.Rows and Normalize")
+
+		rows, err = s.Engine.Rows(ctx, q)
+		require.NoError(t, err)
+		require.True(t, rows.Next(), where)
+		var raw any
+		var text string
+		require.NoError(t, rows.Scan(&raw, &text))
+		require.NoError(t, rows.Close())
+		d, ok := raw.(duckdb.Decimal)
+		require.True(t, ok, "%s: %T", where, raw)
+		require.Equal(t, c.width, d.Width, where)
+		require.Equal(t, c.scale, d.Scale, where)
+		unscaled, ok := new(big.Int).SetString(strings.Replace(text, ".", "", 1), 10)
+		require.True(t, ok, where)
+		require.Zero(t, unscaled.Cmp(d.Value), "%s: unscaled %s", where, d.Value)
+
+		res, err := s.Engine.Query(ctx, q)
+		require.NoError(t, err)
+		requireExactDecimal(t, res.Rows[0][0], text, int32(c.scale), where+" through Query")
+	}
+
+	rows, err := s.Engine.Rows(ctx, `SELECT NULL::DECIMAL(18,6)`)
+	require.NoError(t, err)
+	require.True(t, rows.Next())
+	vals, err := engine.ScanValues(rows.Rows, 1)
+	require.NoError(t, err)
+	require.NoError(t, rows.Close())
+	require.Nil(t, vals[0], "NULL")
 }

@@ -61,20 +61,9 @@ func scanInto(rows *sql.Rows, vals, ptrs []any) error {
 // DECIMAL becomes decimal.Decimal (exact).
 func Normalize(v any) any {
 	if d, ok := v.(duckdb.Decimal); ok {
-		return decimalOf(d)
+		return decimal.NewFromBigInt(d.Value, -int32(d.Scale))
 	}
 	return v
-}
-
-// decimalOf is d exactly. An unscaled value that fits in int64 — every
-// DECIMAL up to 18 digits — is built from the int64: decimal.NewFromBigInt
-// copies the big.Int into a word slice of spare capacity, five times the
-// one word the value needs.
-func decimalOf(d duckdb.Decimal) decimal.Decimal {
-	if d.Value.IsInt64() {
-		return decimal.New(d.Value.Int64(), -int32(d.Scale))
-	}
-	return decimal.NewFromBigInt(d.Value, -int32(d.Scale))
 }
 
 // Rows is a streaming result: database/sql rows plus provenance. DuckDB
