@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // statementAttempts is how often Cursor runs a statement an archival keeps
@@ -70,7 +72,7 @@ func Rerun(ctx context.Context, fn func() error) error {
 }
 
 func (e *Engine) startCursor(ctx context.Context, readAhead int, q string, args []any) (*Cursor, error) {
-	rows, d, err := e.describedRows(ctx, true, q, args)
+	rows, d, err := e.describedRows(ctx, duckstream.ExactDecimals, q, args)
 	if err != nil {
 		return nil, err
 	}

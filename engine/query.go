@@ -103,12 +103,11 @@ type Rows struct {
 
 // Rows plans and starts one SELECT as a DuckDB stream (see Rows).
 func (e *Engine) Rows(ctx context.Context, q string, args ...any) (*Rows, error) {
-	return e.rows(ctx, false, q, args)
+	return e.rows(ctx, duckstream.DriverDecimals, q, args)
 }
 
-// rows is Rows; with exactDecimals the stream decodes top-level DECIMAL
-// columns as decimal.Decimal, what Normalize makes of duckdb-go's value.
-func (e *Engine) rows(ctx context.Context, exactDecimals bool, q string, args []any) (*Rows, error) {
+// rows is Rows, its stream decoding top-level DECIMAL columns as decimals says.
+func (e *Engine) rows(ctx context.Context, decimals duckstream.Decimals, q string, args []any) (*Rows, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	conn, db, err := e.conn(ctx)
 	if err != nil {
@@ -139,17 +138,13 @@ func (e *Engine) rows(ctx context.Context, exactDecimals bool, q string, args []
 		}
 	}
 	if err == nil {
-		r.stream, err = r.open(func() error {
+		r.stream, err = r.open(decimals, func() error {
 			r.checked = true
 			return p.CheckBoundary(ctx)
 		})
 	}
 	if err == nil {
-		run := ctx
-		if exactDecimals {
-			run = duckstream.WithExactDecimals(ctx)
-		}
-		r.Rows, err = r.stream.QueryContext(run, query, args...)
+		r.Rows, err = r.stream.QueryContext(ctx, query, args...)
 	}
 	if err != nil {
 		if r.stream != nil {
@@ -167,11 +162,11 @@ func (e *Engine) rows(ctx context.Context, exactDecimals bool, q string, args []
 
 // open opens the stream the statement runs on: on the kept statement's
 // connection, running it, if there is one.
-func (r *Rows) open(onEnd func() error) (*sql.DB, error) {
+func (r *Rows) open(decimals duckstream.Decimals, onEnd func() error) (*sql.DB, error) {
 	if r.main != nil {
-		return r.main.m.stmt.Open(onEnd)
+		return r.main.m.stmt.Open(decimals, onEnd)
 	}
-	return duckstream.Open(r.conn, onEnd)
+	return duckstream.Open(r.conn, decimals, onEnd)
 }
 
 // release ends the plan's scans and gives the connection back, or its kept
@@ -190,8 +185,8 @@ func (r *Rows) release(ok bool) {
 
 // describedRows starts q (see Rows) and describes its rows: columns, DuckDB
 // types and provenance.
-func (e *Engine) describedRows(ctx context.Context, exactDecimals bool, q string, args []any) (*Rows, *Description, error) {
-	rows, err := e.rows(ctx, exactDecimals, q, args)
+func (e *Engine) describedRows(ctx context.Context, decimals duckstream.Decimals, q string, args []any) (*Rows, *Description, error) {
+	rows, err := e.rows(ctx, decimals, q, args)
 	if err != nil {
 		return nil, nil, err
 	}

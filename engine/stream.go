@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // DefaultStreamBatchRows is the number of rows per Arrow record batch.
@@ -81,7 +83,7 @@ const (
 // Stream plans and starts one SELECT and returns its description; batches
 // follow through Next/Record.
 func (e *Engine) Stream(ctx context.Context, q string, args ...any) (*Stream, error) {
-	rows, d, err := e.describedRows(ctx, false, q, args)
+	rows, d, err := e.describedRows(ctx, duckstream.DriverDecimals, q, args)
 	if err != nil {
 		return nil, err
 	}

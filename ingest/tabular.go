@@ -235,7 +235,7 @@ func streamOn(ctx context.Context, db *sql.DB, query string) (_ *sql.Rows, close
 	if err != nil {
 		return nil, nil, err
 	}
-	sdb, err := duckstream.Open(conn, nil)
+	sdb, err := duckstream.Open(conn, duckstream.DriverDecimals, nil)
 	if err != nil {
 		conn.Close()
 		return nil, nil, err

@@ -482,7 +482,7 @@ func evalExprs(ctx context.Context, conn *sql.Conn, exprs []*sqltree.Cast, args 
 	}
 	// Through duckstream, which binds a time.Time to a DATE parameter as the
 	// statement's run does: the bounds are the statement's own.
-	db, err := duckstream.Open(conn, nil)
+	db, err := duckstream.Open(conn, duckstream.DriverDecimals, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
 // handles, read by checked reflection in handles.go); everything else —
 // preparing, binding, closing — goes through duckdb-go's public API.
 //
-//	db, err := duckstream.Open(conn, onEnd) // *sql.DB over conn's DuckDB connection
+//	db, err := duckstream.Open(conn, duckstream.DriverDecimals, onEnd) // *sql.DB over conn's DuckDB connection
 //	rows, err := db.QueryContext(ctx, query, args...)
 //
 // A Source streams one query of a DuckDB connection into a table function of

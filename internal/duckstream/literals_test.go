@@ -64,9 +64,9 @@ func answerText(t *testing.T, ctx context.Context, conn *sql.Conn, kept *Prepare
 	var stream *sql.DB
 	var err error
 	if kept != nil {
-		stream, err = kept.Open(func() error { return nil })
+		stream, err = kept.Open(DriverDecimals, func() error { return nil })
 	} else {
-		stream, err = Open(conn, func() error { return nil })
+		stream, err = Open(conn, DriverDecimals, func() error { return nil })
 	}
 	require.NoError(t, err)
 	defer stream.Close()

@@ -52,7 +52,9 @@ func (p *Prepared) Conn() *sql.Conn { return p.conn }
 // Open is Open on the statement's connection: a query of the statement's
 // text runs the statement, bound with the query's arguments, and the rows'
 // Close leaves it prepared for the next run.
-func (p *Prepared) Open(onEnd func() error) (*sql.DB, error) { return open(p.conn, p, onEnd) }
+func (p *Prepared) Open(decimals Decimals, onEnd func() error) (*sql.DB, error) {
+	return open(p.conn, p, decimals, onEnd)
+}
 
 // Close closes the statement and its connection.
 func (p *Prepared) Close() error {

@@ -27,14 +27,15 @@ import (
 // sound because conn is reserved for one statement: the engine uses it, or the
 // stream, never both at once, and closes the stream before conn. Close the
 // returned *sql.DB after its rows; it never closes the DuckDB connection.
-// onEnd runs when the stream has delivered its last row, before the consumer is
-// told so: an error from it is the stream's final error.
-func Open(conn *sql.Conn, onEnd func() error) (*sql.DB, error) {
-	return open(conn, nil, onEnd)
+// decimals is how its queries decode top-level DECIMAL columns. onEnd runs
+// when the stream has delivered its last row, before the consumer is told so:
+// an error from it is the stream's final error.
+func Open(conn *sql.Conn, decimals Decimals, onEnd func() error) (*sql.DB, error) {
+	return open(conn, nil, decimals, onEnd)
 }
 
 // open is Open, running kept's statement for its query (kept may be nil).
-func open(conn *sql.Conn, kept *Prepared, onEnd func() error) (*sql.DB, error) {
+func open(conn *sql.Conn, kept *Prepared, decimals Decimals, onEnd func() error) (*sql.DB, error) {
 	var sc *streamConn
 	err := conn.Raw(func(dc any) error {
 		d, ok := dc.(*duckdb.Conn)
@@ -45,7 +46,7 @@ func open(conn *sql.Conn, kept *Prepared, onEnd func() error) (*sql.DB, error) {
 		if err != nil {
 			return fmt.Errorf("stream: %w", err)
 		}
-		sc = &streamConn{duck: d, raw: raw, onEnd: onEnd, kept: kept}
+		sc = &streamConn{duck: d, raw: raw, onEnd: onEnd, kept: kept, decimals: decimals}
 		return nil
 	})
 	if err != nil {
@@ -63,10 +64,11 @@ func (streamConnector) Driver() driver.Driver                          { return 
 
 // streamConn runs queries, and only queries, as DuckDB streams on a borrowed connection.
 type streamConn struct {
-	duck  *duckdb.Conn
-	raw   bindings.Connection
-	onEnd func() error
-	kept  *Prepared // a statement prepared for the connection's query; nil: none
+	duck     *duckdb.Conn
+	raw      bindings.Connection
+	onEnd    func() error
+	kept     *Prepared // a statement prepared for the connection's query; nil: none
+	decimals Decimals  // how its rows decode top-level DECIMAL columns
 }
 
 var errStreamOnly = errors.New("a streaming connection runs queries only")
@@ -200,7 +202,6 @@ type streamRows struct {
 
 func newStreamRows(ctx context.Context, c *streamConn, stmt *duckdb.Stmt, res bindings.Result) *streamRows {
 	n := int(bindings.ColumnCount(&res))
-	exact := exactDecimals(ctx)
 	r := &streamRows{ctx: ctx, conn: c, stmt: stmt, res: res, names: make([]string, n), types: make([]string, n),
 		scans: make([]reflect.Type, n), cols: make([]column, n)}
 	for i := range n {
@@ -210,7 +211,7 @@ func newStreamRows(ctx context.Context, c *streamConn, stmt *duckdb.Stmt, res bi
 		if err := r.cols[i].init(lt); err != nil && r.colErr == nil {
 			r.colErr = fmt.Errorf("column %d (%s): %w", i, r.names[i], err)
 		}
-		if r.cols[i].typ == duckdb.TYPE_DECIMAL && exact {
+		if r.cols[i].typ == duckdb.TYPE_DECIMAL && c.decimals == ExactDecimals {
 			r.cols[i].get = getExactDecimal
 		}
 		bindings.DestroyLogicalType(&lt)

@@ -13,6 +13,7 @@ import (
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,7 +106,7 @@ func TestDecodeMatchesDuckDBGo(t *testing.T) {
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM range(5000) t(i) ORDER BY i"
 
 	want := readAll(t, func() (*sql.Rows, error) { return conn.QueryContext(ctx, q) })
-	stream, err := Open(conn, nil)
+	stream, err := Open(conn, DriverDecimals, nil)
 	require.NoError(t, err)
 	defer stream.Close()
 	got := readAll(t, func() (*sql.Rows, error) { return stream.QueryContext(ctx, q) })
@@ -123,12 +124,50 @@ func TestDecodeMatchesDuckDBGo(t *testing.T) {
 	}
 }
 
+// TestExactDecimals: a stream opened with ExactDecimals hands out each
+// top-level DECIMAL — at every storage width, NULL included — as the
+// decimal.Decimal engine.Normalize makes of the duckdb.Decimal a stream opened
+// with DriverDecimals hands out for it; DECIMALs inside a list stay
+// duckdb-go's. One connection serves both, so the choice is the stream's.
+func TestExactDecimals(t *testing.T) {
+	ctx := context.Background()
+	conn := duckConn(t)
+	q := `SELECT (i * 99.9)::DECIMAL(4,1), (i * 12345.67 - 3)::DECIMAL(9,2), (i * -999999999999.999999)::DECIMAL(18,6),
+		(i * 12345678901234567890.123456)::DECIMAL(38,6), CASE WHEN i = 0 THEN NULL ELSE i::DECIMAL(18,6) END,
+		[i::DECIMAL(18,6), -1.5] FROM range(-1, 2) t(i) ORDER BY i`
+	open := func(d Decimals) readResult {
+		stream, err := Open(conn, d, nil)
+		require.NoError(t, err)
+		defer stream.Close()
+		return readAll(t, func() (*sql.Rows, error) { return stream.QueryContext(ctx, q) })
+	}
+	driver, exact := open(DriverDecimals), open(ExactDecimals)
+	require.Equal(t, driver.types, exact.types)
+	require.Equal(t, driver.scans, exact.scans, "the scan types are duckdb-go's either way")
+	require.Len(t, exact.rows, 3)
+	for r, row := range driver.rows {
+		for c, v := range row[:5] {
+			if v == nil {
+				require.Nil(t, exact.rows[r][c], "row %d, column %d: NULL", r, c)
+				continue
+			}
+			d := v.(duckdb.Decimal)
+			got, ok := exact.rows[r][c].(decimal.Decimal)
+			require.True(t, ok, "row %d, column %d: %T", r, c, exact.rows[r][c])
+			require.Equal(t, -int32(d.Scale), got.Exponent(), "row %d, column %d", r, c)
+			require.Zero(t, d.Value.Cmp(got.Coefficient()), "row %d, column %d: %s is not %s", r, c, got.Coefficient(), d.Value)
+		}
+		require.Equal(t, render(row[5]), render(exact.rows[r][5]), "row %d: a nested DECIMAL", r)
+		require.IsType(t, duckdb.Decimal{}, exact.rows[r][5].([]any)[0])
+	}
+}
+
 // TestStreamArguments: arguments bind as through duckdb-go (a time.Time into a
 // TIMESTAMPTZ comparison, a string, a list).
 func TestStreamArguments(t *testing.T) {
 	ctx := context.Background()
 	conn := duckConn(t)
-	stream, err := Open(conn, nil)
+	stream, err := Open(conn, DriverDecimals, nil)
 	require.NoError(t, err)
 	defer stream.Close()
 	q := `SELECT count(*) FILTER (WHERE TIMESTAMPTZ '2024-01-01 00:00:00+00' + to_hours(i) >= $1), $2 || '!', list_sum($3) FROM range(100) t(i)`

@@ -1,7 +1,6 @@
 package duckstream
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -395,23 +394,19 @@ func oneWordInt(v int64) *big.Int {
 	return &n.i
 }
 
-// exactDecimalsKey marks the context of a query whose stream decodes DECIMAL
-// as decimal.Decimal (see WithExactDecimals).
-type exactDecimalsKey struct{}
+// Decimals is how a stream decodes its top-level DECIMAL columns.
+type Decimals bool
 
-// WithExactDecimals makes a query run with ctx decode its top-level DECIMAL
-// columns straight into decimal.Decimal — exactly what engine.Normalize makes
-// of duckdb-go's duckdb.Decimal — for a consumer that normalises every value:
-// the duckdb.Decimal and its big.Int are then never made. Pass it to the
-// query alone, not to statements whose consumers expect duckdb-go's values.
-func WithExactDecimals(ctx context.Context) context.Context {
-	return context.WithValue(ctx, exactDecimalsKey{}, true)
-}
-
-func exactDecimals(ctx context.Context) bool {
-	exact, _ := ctx.Value(exactDecimalsKey{}).(bool)
-	return exact
-}
+const (
+	// DriverDecimals decodes them as duckdb-go's rows do, into
+	// duckdb.Decimal: what the PostgreSQL wire and the Arrow stream encode.
+	DriverDecimals Decimals = false
+	// ExactDecimals decodes them straight into decimal.Decimal — exactly what
+	// engine.Normalize makes of duckdb-go's duckdb.Decimal — for a consumer
+	// that normalises every value: the duckdb.Decimal and its big.Int are then
+	// never made. DECIMALs nested in lists, structs or maps stay duckdb.Decimal.
+	ExactDecimals Decimals = true
+)
 
 // getExactDecimal is getDecimal's value as decimal.Decimal.
 func getExactDecimal(c *column, row uint64) (any, error) {
