@@ -5,6 +5,12 @@
 // (with \' as well), "…" (with ""), $tag$…$tag$, -- and /* */ comments — and
 // never fails: an unterminated literal or comment runs to the end of the text
 // and is reported open.
+//
+// It is also where SQL text is written and its words are recognised: the
+// string literal and quoted identifier every package builds statements with
+// (String, Ident), and the bytes an unquoted identifier is made of
+// (IdentStart, IdentByte). It imports nothing of the module, so every
+// package can use it — the DuckDB stream and the planner above it alike.
 package sqltext
 
 import "strings"
