@@ -24,7 +24,8 @@ func IdentStart(c byte) bool {
 }
 
 // IdentByte reports whether c may continue an unquoted identifier: what
-// may begin one, or a digit. PostgreSQL's scanner also continues one with $
-// (a$1 is one identifier); a caller reading PostgreSQL's text adds that
-// itself, since in DuckDB's text a $ begins a parameter ($1, $name).
+// may begin one, or a digit. Both scanners also continue one with $ (a$1 is
+// one identifier), which IdentByte leaves out: the name of a parameter
+// ($1, $name) and a dollar quote's tag ($tag$) end at a $, and a caller
+// that must not split a$1 adds it.
 func IdentByte(c byte) bool { return IdentStart(c) || c >= '0' && c <= '9' }
