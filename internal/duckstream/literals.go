@@ -133,10 +133,12 @@ func literal(v driver.Value, t duckdb.Type) (string, bool) {
 	case float64:
 		return "CAST('" + duckfmt.Formatter{}.Text(x, duckfmt.Type{Kind: duckfmt.Double}) + "' AS DOUBLE)", true
 	case string:
+		// A bound VARCHAR may hold these, a statement's text not: DuckDB's
+		// parser ends the text at a NUL and refuses invalid UTF-8.
 		if !utf8.ValidString(x) || strings.ContainsRune(x, 0) {
 			return "", false
 		}
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'", true
+		return sqltext.String(x), true
 	case []byte: // DuckDB's text of a blob escapes quotes too
 		return "CAST('" + duckfmt.Formatter{}.Text(x, duckfmt.Type{Kind: duckfmt.Blob}) + "' AS BLOB)", true
 	case time.Time:
@@ -193,13 +195,13 @@ func replaceParameters(q string, lits map[string]string) (string, bool) {
 func replaceCodeParameters(b *strings.Builder, code string, lits map[string]string) bool {
 	for i := 0; i < len(code); {
 		c := code[i]
-		if c != '$' || i > 0 && isIdentByte(code[i-1]) {
+		if c != '$' || i > 0 && sqltext.IdentByte(code[i-1]) {
 			b.WriteByte(c)
 			i++
 			continue
 		}
 		j := i + 1
-		for j < len(code) && isIdentByte(code[j]) {
+		for j < len(code) && sqltext.IdentByte(code[j]) {
 			j++
 		}
 		lit, ok := lits[code[i+1:j]]
@@ -210,8 +212,4 @@ func replaceCodeParameters(b *strings.Builder, code string, lits map[string]stri
 		i = j
 	}
 	return true
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }

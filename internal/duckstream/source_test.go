@@ -10,6 +10,8 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 const sourceQuery = `SELECT i, 'DE' || i::VARCHAR AS malo, TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_minutes(i) AS "from",
@@ -134,7 +136,7 @@ func TestSourceRowsAsTheQueryHasThem(t *testing.T) {
 	defer src.Close()
 	conn, done := sourceDB(t, ctx, src)
 	defer conn.Close()
-	fed := "fed('" + strings.ReplaceAll(sourceQuery, "'", "''") + "')"
+	fed := "fed(" + sqltext.String(sourceQuery) + ")"
 	for _, q := range []string{
 		`SELECT count(*)::VARCHAR FROM %s`,
 		`SELECT sum(value)::VARCHAR FROM %s`,
@@ -166,12 +168,12 @@ func TestSourceFailureReachesTheReader(t *testing.T) {
 	defer done()
 	bad := `SELECT CASE WHEN i < 5000000 THEN i ELSE error('row ' || i::VARCHAR || ' is bad') END AS i, '' AS malo, NULL::TIMESTAMPTZ AS "from", NULL::DECIMAL(18,6) AS value, NULL::DECIMAL(20,0) AS version, NULL::DATE AS day FROM range(10000000) t(i)`
 	var n int64
-	err = conn.QueryRowContext(ctx, "SELECT sum(i) FROM fed('"+strings.ReplaceAll(bad, "'", "''")+"')").Scan(&n)
+	err = conn.QueryRowContext(ctx, "SELECT sum(i) FROM fed("+sqltext.String(bad)+")").Scan(&n)
 	require.ErrorContains(t, err, "is bad")
 
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
 	long := `SELECT i, '' AS malo, NULL::TIMESTAMPTZ AS "from", NULL::DECIMAL(18,6) AS value, NULL::DECIMAL(20,0) AS version, NULL::DATE AS day FROM range(100000000000) t(i)`
-	err = conn.QueryRowContext(cctx, "SELECT sum(i) FROM fed('"+strings.ReplaceAll(long, "'", "''")+"')").Scan(&n)
+	err = conn.QueryRowContext(cctx, "SELECT sum(i) FROM fed("+sqltext.String(long)+")").Scan(&n)
 	require.Error(t, err)
 }

@@ -3,10 +3,11 @@ package duckstream
 import (
 	"context"
 	"database/sql"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // keptStatements is Statements over a fresh in-memory database.
@@ -76,7 +77,7 @@ func TestStatementsNotKeptAfterAFailure(t *testing.T) {
 	defer conn.Close()
 	bad := `SELECT CASE WHEN i < 5000 THEN i ELSE error('row ' || i::VARCHAR || ' is bad') END AS i FROM range(10000) t(i)`
 	var n int64
-	err := conn.QueryRowContext(ctx, "SELECT sum(i) FROM fed('"+strings.ReplaceAll(bad, "'", "''")+"')").Scan(&n)
+	err := conn.QueryRowContext(ctx, "SELECT sum(i) FROM fed("+sqltext.String(bad)+")").Scan(&n)
 	require.ErrorContains(t, err, "is bad")
 	done()
 	require.Empty(t, kept.Kept(), "a failed run's statement")

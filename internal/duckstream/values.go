@@ -16,6 +16,8 @@ import (
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // The decoding below turns a streamed DuckDB data chunk into exactly the Go
@@ -548,7 +550,7 @@ func logicalTypeName(lt bindings.LogicalType) string {
 		parts := make([]string, n)
 		for i := range n {
 			c := typ(lt, i)
-			parts[i] = `"` + strings.ReplaceAll(name(lt, i), `"`, `""`) + `" ` + logicalTypeName(c)
+			parts[i] = sqltext.Ident(name(lt, i)) + " " + logicalTypeName(c)
 			bindings.DestroyLogicalType(&c)
 		}
 		return strings.Join(parts, ", ")
