@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meterstore/meterstore/internal/duckstream"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // A confined handle (Scoped, Isolated or Walled) runs its statements in a
@@ -72,7 +73,7 @@ func (e *Engine) confinedKey() string {
 // refreshed, as far as sys shows them, and keeps it under key.
 func (s *Engine) openConfined(ctx context.Context, key string, sys *systemView) (*duckDB, error) {
 	extra := []string{
-		"SET GLOBAL memory_limit = " + sqlString(s.confinedMemory),
+		"SET GLOBAL memory_limit = " + sqltext.String(s.confinedMemory),
 		"SET GLOBAL autoinstall_known_extensions = false",
 		"SET GLOBAL autoload_known_extensions = false",
 	}

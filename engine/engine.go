@@ -17,6 +17,7 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/engine/plan"
 	"github.com/meterstore/meterstore/internal/duckstream"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/udf"
 )
 
@@ -250,12 +251,12 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string, sc
 			}
 		}
 		if e.cfg.MemoryLimit != "" {
-			if _, err := conn.ExecContext(ctx, "SET GLOBAL memory_limit = "+sqlString(e.cfg.MemoryLimit)); err != nil {
+			if _, err := conn.ExecContext(ctx, "SET GLOBAL memory_limit = "+sqltext.String(e.cfg.MemoryLimit)); err != nil {
 				return fmt.Errorf("memory limit %q: %w", e.cfg.MemoryLimit, err)
 			}
 		}
 		if dir := e.spillDirectory(path); dir != "" {
-			if _, err := conn.ExecContext(ctx, "SET GLOBAL temp_directory = "+sqlString(dir)); err != nil {
+			if _, err := conn.ExecContext(ctx, "SET GLOBAL temp_directory = "+sqltext.String(dir)); err != nil {
 				return fmt.Errorf("temp directory %q: %w", dir, err)
 			}
 		}
@@ -292,7 +293,7 @@ func (e *Engine) setTimeZone(ctx context.Context, conn *sql.Conn) error {
 	if tz == "" {
 		tz = DefaultTimeZone
 	}
-	if _, err := conn.ExecContext(ctx, "SET GLOBAL TimeZone = "+sqlString(tz)); err != nil {
+	if _, err := conn.ExecContext(ctx, "SET GLOBAL TimeZone = "+sqltext.String(tz)); err != nil {
 		return fmt.Errorf("time zone %q (an IANA name such as UTC or Europe/Berlin): %w", tz, err)
 	}
 	return conn.QueryRowContext(ctx, "SELECT current_setting('TimeZone')").Scan(&e.timeZone)

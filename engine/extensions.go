@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/meterstore/meterstore/engine/plan"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/settings"
 )
 
@@ -167,7 +168,7 @@ func (e *Engine) loadExtensions(ctx context.Context, conn *sql.Conn, first bool)
 		return st.decide(x)
 	}
 	for _, q := range []string{
-		"SET GLOBAL extension_directory = " + sqlString(x.Directory),
+		"SET GLOBAL extension_directory = " + sqltext.String(x.Directory),
 		"SET GLOBAL autoinstall_known_extensions = false",
 		"SET GLOBAL autoload_known_extensions = false",
 	} {
@@ -225,25 +226,25 @@ func (st *extensionState) objectStore(ctx context.Context, conn *sql.Conn, s3 *s
 // createColdSecret gives the database the warehouse's credentials as a
 // temporary secret (never persisted; redacted by duckdb_secrets()).
 func createColdSecret(ctx context.Context, conn *sql.Conn, s3 settings.S3Settings) error {
-	opts := []string{"TYPE s3", "KEY_ID " + sqlString(s3.AccessKeyID), "SECRET " + sqlString(s3.SecretAccessKey.Reveal())}
+	opts := []string{"TYPE s3", "KEY_ID " + sqltext.String(s3.AccessKeyID), "SECRET " + sqltext.String(s3.SecretAccessKey.Reveal())}
 	if t := s3.SessionToken.Reveal(); t != "" {
-		opts = append(opts, "SESSION_TOKEN "+sqlString(t))
+		opts = append(opts, "SESSION_TOKEN "+sqltext.String(t))
 	}
 	if s3.Region != "" {
-		opts = append(opts, "REGION "+sqlString(s3.Region))
+		opts = append(opts, "REGION "+sqltext.String(s3.Region))
 	}
 	if s3.Endpoint != "" {
 		u, err := url.Parse(s3.Endpoint)
 		if err != nil {
 			return fmt.Errorf("cold.s3.endpoint: %w", err)
 		}
-		opts = append(opts, "ENDPOINT "+sqlString(u.Host), fmt.Sprintf("USE_SSL %t", u.Scheme == "https"))
+		opts = append(opts, "ENDPOINT "+sqltext.String(u.Host), fmt.Sprintf("USE_SSL %t", u.Scheme == "https"))
 	}
 	style := "vhost"
 	if s3.UsesPathStyle() {
 		style = "path"
 	}
-	opts = append(opts, "URL_STYLE "+sqlString(style))
+	opts = append(opts, "URL_STYLE "+sqltext.String(style))
 	q := fmt.Sprintf("CREATE OR REPLACE TEMPORARY SECRET %s (%s)", coldSecret, strings.Join(opts, ", "))
 	if _, err := conn.ExecContext(ctx, q); err != nil {
 		// Not %w: DuckDB's error may quote the statement, secret and all.
@@ -351,7 +352,7 @@ func attachHot(ctx context.Context, conn *sql.Conn, pg PostgresConn, name string
 	secret := []string{"TYPE postgres"}
 	add := func(k, v string) {
 		if v != "" {
-			secret = append(secret, k+" "+sqlString(v))
+			secret = append(secret, k+" "+sqltext.String(v))
 		}
 	}
 	add("HOST", pg.Host)
@@ -365,7 +366,7 @@ func attachHot(ctx context.Context, conn *sql.Conn, pg PostgresConn, name string
 	if _, err := conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("create the secret of the hot database: %w", err)
 	}
-	q = fmt.Sprintf("ATTACH %s AS %s (TYPE postgres, SECRET %s, READ_ONLY)", sqlString(pg.libpqParams()), name, name)
+	q = fmt.Sprintf("ATTACH %s AS %s (TYPE postgres, SECRET %s, READ_ONLY)", sqltext.String(pg.libpqParams()), name, name)
 	if _, err := conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("attach the hot tier's PostgreSQL through the postgres extension: %w", err)
 	}

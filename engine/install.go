@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // InstallableExtensions are the extensions the engine loads when present:
@@ -38,12 +40,12 @@ func InstallExtensions(ctx context.Context, dir, repository string) ([]string, e
 		return nil, fmt.Errorf("install extensions: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SET extension_directory = "+sqlString(dir)); err != nil {
+	if _, err := conn.ExecContext(ctx, "SET extension_directory = "+sqltext.String(dir)); err != nil {
 		return nil, fmt.Errorf("install extensions: %w", err)
 	}
 	from := "core"
 	if repository != "" {
-		from = sqlString(repository)
+		from = sqltext.String(repository)
 	}
 	var done []string
 	for _, name := range InstallableExtensions {

@@ -120,6 +120,3 @@ func (e *Engine) systemRows(name string) [][]any {
 	}
 	return out
 }
-
-// sqlString is s as an SQL string literal.
-var sqlString = plan.SQLString

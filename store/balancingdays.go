@@ -10,7 +10,7 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/engine/plan"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // BalancingDayMismatch counts the stored rows whose balancing_day is not the
@@ -85,7 +85,7 @@ func (t *Table) underivedDayMismatches(ctx context.Context, m BalancingDayMismat
 	var paths []string
 	for _, f := range files {
 		if f.UnderivedBalancingDay {
-			paths = append(paths, plan.SQLString(f.Path))
+			paths = append(paths, sqltext.String(f.Path))
 		}
 	}
 	if len(paths) == 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
@@ -87,7 +88,7 @@ func systemReferences(ctx context.Context, pl *planning) error {
 func (pl *planning) systemFilter(name string) (string, error) {
 	var names []string
 	for _, t := range pl.in.Tables {
-		names = append(names, SQLString(t.Config.ResolvedName()))
+		names = append(names, sqltext.String(t.Config.ResolvedName()))
 	}
 	where := fmt.Sprintf(`("table" IN (%s))`, strings.Join(names, ", "))
 	scope := pl.in.View.Scope
@@ -107,7 +108,7 @@ func (pl *planning) systemFilter(name string) (string, error) {
 			return "", err
 		}
 		for _, s := range segs {
-			where += fmt.Sprintf(` AND list_contains(string_split("partition", '/'), %s)`, SQLString(s))
+			where += fmt.Sprintf(` AND list_contains(string_split("partition", '/'), %s)`, sqltext.String(s))
 		}
 	}
 	return where, nil

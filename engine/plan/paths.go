@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // ColdPath is one way to read some of a cold half's planned files as a
@@ -70,7 +71,7 @@ func (icebergScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files [
 		}
 	}
 	return fmt.Sprintf("SELECT %s FROM iceberg_scan(%s, snapshot_from_id => %d)%s",
-		typedProjection(cfg), SQLString(c.plan.MetadataLocation), c.plan.SnapshotID, where), nil
+		typedProjection(cfg), sqltext.String(c.plan.MetadataLocation), c.plan.SnapshotID, where), nil
 }
 
 // filePredicate selects the rows of files, a subset of the planned files all,
@@ -271,7 +272,7 @@ func (postgresQueryPath) relation(_ context.Context, _ *planning, ref *reference
 		if err != nil {
 			return "", fmt.Errorf("hot scan of %s: %w", sc.Table, err)
 		}
-		parts[i] = fmt.Sprintf("SELECT %s FROM postgres_query(%s, %s)", typedProjection(cfg), SQLString(HotDatabase), SQLString(q))
+		parts[i] = fmt.Sprintf("SELECT %s FROM postgres_query(%s, %s)", typedProjection(cfg), sqltext.String(HotDatabase), sqltext.String(q))
 	}
 	return "(" + strings.Join(parts, " UNION ALL ") + ")", nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // Tier is one of the two stores.
@@ -145,9 +146,6 @@ func appendUniqueString(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-// SQLString is s as an SQL string literal.
-func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 func sqlTime(t time.Time) string {
 	return "TIMESTAMPTZ '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'"
 }
@@ -170,7 +168,7 @@ func coldFilter(rng timeRange, eq map[string]string, v View) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		conds = append(conds, meterstore.QuoteIdent(k)+" = "+SQLString(eq[k]))
+		conds = append(conds, meterstore.QuoteIdent(k)+" = "+sqltext.String(eq[k]))
 	}
 	if v.MaxVersion != nil {
 		conds = append(conds, fmt.Sprintf(`"version" <= %d`, *v.MaxVersion))
@@ -196,7 +194,7 @@ func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) str
 	paths := map[group][]string{}
 	for _, f := range files {
 		g := group{byID: f.FieldIDs, day: f.BalancingDay}
-		paths[g] = append(paths[g], SQLString(f.Path))
+		paths[g] = append(paths[g], sqltext.String(f.Path))
 	}
 	var parts []string
 	for _, g := range []group{{true, true}, {true, false}, {false, true}, {false, false}} {
@@ -246,7 +244,7 @@ func fieldIDSchema(cfg meterstore.TableConfig) string {
 	cols := cfg.Columns()
 	entries := make([]string, len(cols))
 	for i, c := range cols {
-		entries[i] = fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", c.FieldID, SQLString(c.Name), SQLString(c.Type.DuckDBType()))
+		entries[i] = fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", c.FieldID, sqltext.String(c.Name), sqltext.String(c.Type.DuckDBType()))
 	}
 	return "MAP {" + strings.Join(entries, ", ") + "}"
 }

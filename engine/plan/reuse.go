@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // Reusable reports whether the plan may serve its statement again (Again)
@@ -72,7 +74,7 @@ func (p *Plan) Again(ctx context.Context) *Plan {
 		if s.What == "" { // a hot scan counts into the provenance's hot rows
 			again.Rows = out.Provenance.hotRows
 		}
-		renamed = append(renamed, SQLString(p.tokens[i]), SQLString(out.register(&again)))
+		renamed = append(renamed, sqltext.String(p.tokens[i]), sqltext.String(out.register(&again)))
 	}
 	scans := strings.NewReplacer(renamed...)
 	for _, f := range p.fed {
@@ -81,7 +83,7 @@ func (p *Plan) Again(ctx context.Context) *Plan {
 			relations[i] = scans.Replace(r)
 		}
 		out.feed(ctx, f.cfg, relations)
-		renamed = append(renamed, SQLString(f.token), SQLString(out.fed[len(out.fed)-1].token))
+		renamed = append(renamed, sqltext.String(f.token), sqltext.String(out.fed[len(out.fed)-1].token))
 	}
 	out.SQL = strings.NewReplacer(renamed...).Replace(p.SQL)
 	return &out

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // TestAgainOpensColdFilesWithItsOwnRun: a reused plan's cold scan opens its
@@ -20,7 +21,7 @@ func TestAgainOpensColdFilesWithItsOwnRun(t *testing.T) {
 	ps := &Scan{Ctx: made, What: "cold scan", Rows: &RowCounter{}}
 	ps.Pager = coldFiles{ps: ps}
 	p.register(ps)
-	p.SQL = "SELECT * FROM meter_cold_scan(" + SQLString(p.tokens[0]) + ")"
+	p.SQL = "SELECT * FROM meter_cold_scan(" + sqltext.String(p.tokens[0]) + ")"
 	cancel()
 
 	again := p.Template().Again(context.Background())
@@ -46,7 +47,7 @@ func (f *feeds) Feed(ctx context.Context, cfg meterstore.TableConfig, rels []str
 	f.n++
 	tok := fmt.Sprintf("fed%d", f.n)
 	f.ctxs[tok], f.rels[tok], f.live[tok] = ctx, rels, true
-	return "SELECT * FROM meter_fed_scan(" + SQLString(tok) + ")", tok
+	return "SELECT * FROM meter_fed_scan(" + sqltext.String(tok) + ")", tok
 }
 
 func (f *feeds) Unfeed(tok string) { delete(f.live, tok) }
@@ -61,7 +62,7 @@ func TestAgainFeedsAnew(t *testing.T) {
 	made := context.WithValue(context.Background(), f, "made")
 	ps := &Scan{Ctx: made, What: "cold scan", Rows: &RowCounter{}}
 	p.register(ps)
-	p.SQL = "SELECT * FROM (" + p.feed(made, meterstore.TableConfig{}, []string{"SELECT * FROM meter_cold_scan(" + SQLString(p.tokens[0]) + ")"}) + ")"
+	p.SQL = "SELECT * FROM (" + p.feed(made, meterstore.TableConfig{}, []string{"SELECT * FROM meter_cold_scan(" + sqltext.String(p.tokens[0]) + ")"}) + ")"
 	tmpl := p.Template()
 	p.Release()
 	require.Empty(t, f.live)
@@ -71,9 +72,9 @@ func TestAgainFeedsAnew(t *testing.T) {
 	require.Len(t, again.fed, 1)
 	tok := again.fed[0].token
 	require.NotEqual(t, tmpl.fed[0].token, tok)
-	require.Equal(t, "SELECT * FROM (SELECT * FROM meter_fed_scan("+SQLString(tok)+"))", again.SQL)
+	require.Equal(t, "SELECT * FROM (SELECT * FROM meter_fed_scan("+sqltext.String(tok)+"))", again.SQL)
 	require.Same(t, run, f.ctxs[tok], "fed with the run's context")
-	require.Equal(t, []string{"SELECT * FROM meter_cold_scan(" + SQLString(again.tokens[0]) + ")"}, f.rels[tok], "the fed relation reads the run's own scan")
+	require.Equal(t, []string{"SELECT * FROM meter_cold_scan(" + sqltext.String(again.tokens[0]) + ")"}, f.rels[tok], "the fed relation reads the run's own scan")
 	require.NotEqual(t, tmpl.tokens[0], again.tokens[0])
 	require.True(t, f.live[tok])
 	again.Release()

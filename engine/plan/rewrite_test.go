@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // TestRewriteGoldens plans the statements of engine/plan/testdata/rewrite/* against
@@ -172,7 +173,7 @@ func writeEmptyParquet(t *testing.T, cfg meterstore.TableConfig, path string, fi
 		opts += ", FIELD_IDS {" + strings.Join(ids, ", ") + "}"
 	}
 	conn := duckConn(t)
-	_, err := conn.ExecContext(context.Background(), fmt.Sprintf("COPY (%s) TO %s (%s)", emptyRelation(cfg), SQLString(path), opts))
+	_, err := conn.ExecContext(context.Background(), fmt.Sprintf("COPY (%s) TO %s (%s)", emptyRelation(cfg), sqltext.String(path), opts))
 	require.NoError(t, err)
 }
 
@@ -381,7 +382,7 @@ func (h *fixedHot) ScanSQL(req HotScan) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		parts = append(parts, k+" = "+SQLString(req.Eq[k]))
+		parts = append(parts, k+" = "+sqltext.String(req.Eq[k]))
 	}
 	if req.MaxVersion != nil {
 		parts = append(parts, fmt.Sprintf("version <= %d", *req.MaxVersion))

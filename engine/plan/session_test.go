@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/udf"
 )
 
@@ -52,7 +53,7 @@ func newSession(t testing.TB, tz string, tables ...*Table) *session {
 	for _, name := range []string{"meter_hot_scan", MeterColdScan} {
 		require.NoError(t, duckdb.RegisterTableUDF(conn, name, s.scans.function(name)))
 	}
-	_, err = conn.ExecContext(ctx, "SET GLOBAL TimeZone = "+SQLString(tz))
+	_, err = conn.ExecContext(ctx, "SET GLOBAL TimeZone = "+sqltext.String(tz))
 	require.NoError(t, err)
 	_, err = conn.ExecContext(ctx, "CREATE SCHEMA memory.system")
 	require.NoError(t, err)

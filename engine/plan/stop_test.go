@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // passKey is the name a golden stops after a pass by: its name's first word
@@ -117,7 +119,7 @@ func equalities(eq map[string]string) string {
 	}
 	var kv []string
 	for k, v := range eq {
-		kv = append(kv, k+" = "+SQLString(v))
+		kv = append(kv, k+" = "+sqltext.String(v))
 	}
 	sort.Strings(kv)
 	return " · " + strings.Join(kv, ", ")
