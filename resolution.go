@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"strings"
 	"text/template"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 //go:embed resolution.sql
@@ -15,10 +17,9 @@ var resolutionTmpl = template.Must(template.New("resolution.sql").Parse(resoluti
 func ResolutionTemplate() string { return resolutionTemplate }
 
 // QuoteIdent quotes an SQL identifier for PostgreSQL, DuckDB and Trino (Spark
-// SQL reads "x" as a string literal: see ResolutionSQLFor).
-func QuoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
+// SQL reads "x" as a string literal: see ResolutionSQLFor). It is
+// sqltext.Ident under the name this package's users know it by.
+func QuoteIdent(name string) string { return sqltext.Ident(name) }
 
 func quoteBacktick(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"

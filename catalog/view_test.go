@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"strings"
 	"testing"
@@ -163,7 +164,7 @@ func TestResolvedViewSQLInBareDuckDB(t *testing.T) {
 	paths := make([]string, len(files))
 	for i, f := range files {
 		// On S3, local copies of the same objects: this DuckDB has no httpfs.
-		paths[i] = "'" + strings.ReplaceAll(s3test.LocalCopy(t, f.Path), "'", "''") + "'"
+		paths[i] = sqltext.String(s3test.LocalCopy(t, f.Path))
 	}
 
 	db, err := sql.Open("duckdb", "")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/metering"
 )
 
@@ -81,12 +82,10 @@ const ObisPattern = `^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])-(25[0-5]|2[0
 // VersionScopePattern is the stored version_scope: <13-digit operator>:<YYYY-MM>.
 const VersionScopePattern = `^[0-9]{13}:[0-9]{4}-(0[1-9]|1[0-2])$`
 
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 func inList(vals []string) string {
 	q := make([]string, len(vals))
 	for i, v := range vals {
-		q[i] = sqlString(v)
+		q[i] = sqltext.String(v)
 	}
 	return strings.Join(q, ", ")
 }
@@ -123,7 +122,7 @@ func unitPairCheck() string {
 	pairs := meterstore.UnitPairs()
 	q := make([]string, len(pairs))
 	for i, p := range pairs {
-		q[i] = fmt.Sprintf("(%s, %s)", sqlString(p.Sparte), sqlString(p.Unit))
+		q[i] = fmt.Sprintf("(%s, %s)", sqltext.String(p.Sparte), sqltext.String(p.Unit))
 	}
 	return fmt.Sprintf("(sparte, unit) IN (%s)", strings.Join(q, ", "))
 }
@@ -134,7 +133,7 @@ func extraCheck(col meterstore.Column) (string, bool) {
 	case len(col.Values) > 0:
 		return fmt.Sprintf(`%s IN (%s)`, meterstore.QuoteIdent(col.Name), inList(col.Values)), true
 	case col.Check.Kind != meterstore.CheckNone:
-		return fmt.Sprintf(`%s ~ %s`, meterstore.QuoteIdent(col.Name), sqlString(col.Check.Pattern())), true
+		return fmt.Sprintf(`%s ~ %s`, meterstore.QuoteIdent(col.Name), sqltext.String(col.Check.Pattern())), true
 	}
 	return "", false
 }
@@ -154,15 +153,15 @@ func (s *Store) CreateTableSQL() string {
 	check := func(name, expr string) {
 		fmt.Fprintf(&b, "\tCONSTRAINT %s CHECK (%s),\n", meterstore.QuoteIdent(name), expr)
 	}
-	check(CheckMalo, fmt.Sprintf(`malo_id ~ %s`, sqlString(meterstore.ValueCheck{Kind: meterstore.CheckMalo}.Pattern())))
-	check(CheckMelo, fmt.Sprintf(`melo_id ~ %s`, sqlString(meterstore.ValueCheck{Kind: meterstore.CheckMelo}.Pattern())))
-	check(CheckObis, fmt.Sprintf(`obis_code ~ %s`, sqlString(ObisPattern)))
+	check(CheckMalo, fmt.Sprintf(`malo_id ~ %s`, sqltext.String(meterstore.ValueCheck{Kind: meterstore.CheckMalo}.Pattern())))
+	check(CheckMelo, fmt.Sprintf(`melo_id ~ %s`, sqltext.String(meterstore.ValueCheck{Kind: meterstore.CheckMelo}.Pattern())))
+	check(CheckObis, fmt.Sprintf(`obis_code ~ %s`, sqltext.String(ObisPattern)))
 	check(CheckSparte, fmt.Sprintf(`sparte IN (%s)`, inList(codeStrings(metering.Sparten()))))
 	check(CheckUnit, fmt.Sprintf(`unit IN (%s)`, inList(codeStrings(metering.Units()))))
 	check(CheckUnitPair, unitPairCheck())
 	check(CheckQuality, fmt.Sprintf(`quality IN (%s)`, inList(codeStrings(metering.Qualities()))))
 	check(CheckResolution, fmt.Sprintf(`resolution IN (%s)`, inList(canonicalResolutions())))
-	check(CheckVersionScope, fmt.Sprintf(`version_scope ~ %s`, sqlString(VersionScopePattern)))
+	check(CheckVersionScope, fmt.Sprintf(`version_scope ~ %s`, sqltext.String(VersionScopePattern)))
 	check(CheckVersion, `version > 0`)
 	if c.TimeModel() == meterstore.Point {
 		check(CheckTo, `"to" IS NULL`)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/pglock"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // Partition is one range partition of the table: rows with From <= "from" < To.
@@ -55,7 +56,7 @@ func (s *Store) parsePartitionName(name string) (time.Time, bool) {
 }
 
 func pgTimestamp(t time.Time) string {
-	return sqlString(t.UTC().Format("2006-01-02 15:04:05.999999") + "+00")
+	return sqltext.String(t.UTC().Format("2006-01-02 15:04:05.999999") + "+00")
 }
 
 // EnsurePartitions creates the missing partitions covering [from, to). It is

@@ -81,9 +81,10 @@ func (s *Store) Query(req ScanRequest) (string, error) {
 	return q, nil
 }
 
-// literal writes a scan value as a PostgreSQL literal: text as an escape
-// string constant (E'…' means the same whatever standard_conforming_strings
-// says), an instant in UTC with its offset.
+// literal writes a scan value as a PostgreSQL literal: an instant in UTC
+// with its offset, and text as an escape string constant — not
+// sqltext.String's '…': a request's value is the caller's, and E'…' means
+// the same whatever standard_conforming_strings says.
 func literal(v any) string {
 	switch x := v.(type) {
 	case time.Time:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore/hot"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/metering"
 )
 
@@ -162,9 +163,9 @@ func (im *importer) startEarlyWrites(ctx context.Context, name, src string, cols
 	for _, c := range cols {
 		switch c.target {
 		case "malo_id":
-			key[0], ew.maloInFile = "coalesce(CAST("+sqlIdent(c.name)+" AS VARCHAR), '')", true
+			key[0], ew.maloInFile = "coalesce(CAST("+sqltext.Ident(c.name)+" AS VARCHAR), '')", true
 		case "obis_code":
-			key[1], ew.obisInFile = "coalesce(CAST("+sqlIdent(c.name)+" AS VARCHAR), '')", true
+			key[1], ew.obisInFile = "coalesce(CAST("+sqltext.Ident(c.name)+" AS VARCHAR), '')", true
 		}
 	}
 	if !ew.maloInFile && !ew.obisInFile {

@@ -13,6 +13,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // sortMemory is the memory_limit of the DuckDB database that orders a file
@@ -81,17 +82,17 @@ func (im *importer) openHistoryStream(ctx context.Context, name, src string, col
 	}
 	if spool {
 		path := filepath.Join(dir, "rows.parquet")
-		q := "COPY (SELECT *, " + from + " AS " + sqlIdent(sortInstant) + " FROM " + src + ") TO " + sqlString(path) + " (FORMAT parquet)"
+		q := "COPY (SELECT *, " + from + " AS " + sqltext.Ident(sortInstant) + " FROM " + src + ") TO " + sqltext.String(path) + " (FORMAT parquet)"
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			closeDB()
 			return nil, fmt.Errorf("spool for the sort: %w", err)
 		}
-		src, from = readerSQL(path, Parquet), sqlIdent(sortInstant)
+		src, from = readerSQL(path, Parquet), sqltext.Ident(sortInstant)
 	}
 	col := func(target string) string {
 		for _, c := range cols {
 			if c.target == target {
-				return sqlIdent(c.name)
+				return sqltext.Ident(c.name)
 			}
 		}
 		return ""
@@ -131,7 +132,7 @@ func sortDB(ctx context.Context) (db *sql.DB, close func(), dir string, err erro
 		db.Close()
 		os.RemoveAll(dir)
 	}
-	for _, q := range []string{"SET GLOBAL memory_limit = " + sqlString(sortMemory), "SET GLOBAL temp_directory = " + sqlString(dir),
+	for _, q := range []string{"SET GLOBAL memory_limit = " + sqltext.String(sortMemory), "SET GLOBAL temp_directory = " + sqltext.String(dir),
 		"SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL preserve_insertion_order = false"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			close()

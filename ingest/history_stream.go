@@ -9,6 +9,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // streamHistory imports the CSV or Parquet file at path by the streamed history
@@ -97,7 +98,7 @@ func (im *importer) streamHistory(ctx context.Context, path string, format Forma
 // out of the order, which the second read refuses (errOutOfOrder): the file
 // is then read whole.
 func (im *importer) instantSQL(c srcColumn) string {
-	col := sqlIdent(c.name)
+	col := sqltext.Ident(c.name)
 	switch {
 	case c.typ.Kind == duckfmt.TimestampTZ:
 		return col
@@ -107,7 +108,7 @@ func (im *importer) instantSQL(c srcColumn) string {
 		return "TRY_CAST(" + col + " AS TIMESTAMPTZ)"
 	}
 	return "CASE WHEN regexp_matches(" + col + ", '(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$') THEN TRY_CAST(" + col +
-		" AS TIMESTAMPTZ) ELSE timezone(" + sqlString(im.opt.TimeZone.String()) + ", TRY_CAST(" + col + " AS TIMESTAMP)) END"
+		" AS TIMESTAMPTZ) ELSE timezone(" + sqltext.String(im.opt.TimeZone.String()) + ", TRY_CAST(" + col + " AS TIMESTAMP)) END"
 }
 
 // streamMinRows is the fewest rows a file streamed by the history path
@@ -247,7 +248,7 @@ func selectText(cols []srcColumn, src string) string {
 		if i > 0 {
 			q += ", "
 		}
-		q += "CAST(" + sqlIdent(c.name) + " AS VARCHAR)"
+		q += "CAST(" + sqltext.Ident(c.name) + " AS VARCHAR)"
 	}
 	return q + " FROM " + src
 }

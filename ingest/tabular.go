@@ -13,6 +13,7 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/duckfmt"
 	"github.com/meterstore/meterstore/internal/duckstream"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/metering"
 )
 
@@ -36,19 +37,13 @@ func (b *batch) add(t time.Time) {
 	b.rows++
 }
 
-// sqlString is s as a DuckDB string literal.
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// sqlIdent is s as a DuckDB identifier.
-func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
 // readerSQL is the DuckDB table function reading path: every CSV field as
 // text (the dialect sniffed, never the types), a Parquet file with its own types.
 func readerSQL(path string, f Format) string {
 	if f == Parquet {
-		return "read_parquet(" + sqlString(path) + ")"
+		return "read_parquet(" + sqltext.String(path) + ")"
 	}
-	return "read_csv(" + sqlString(path) + ", header = true, all_varchar = true)"
+	return "read_csv(" + sqltext.String(path) + ", header = true, all_varchar = true)"
 }
 
 // srcColumn is one column of a file and the table column it fills.
@@ -105,9 +100,9 @@ func (im *importer) readTabular(ctx context.Context, src, name, what string, ear
 	}
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		sel[i] = "CAST(" + sqlIdent(c.name) + " AS VARCHAR)"
+		sel[i] = "CAST(" + sqltext.Ident(c.name) + " AS VARCHAR)"
 		if readNatively(c) {
-			sel[i] = sqlIdent(c.name)
+			sel[i] = sqltext.Ident(c.name)
 		}
 	}
 	rows, closeRows, err := im.stream(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+src)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/internal/testrig/s3test"
 	"sort"
 	"strings"
@@ -86,7 +87,7 @@ func TestInteropColdFiles(t *testing.T) {
 	paths := make([]string, len(files))
 	for i, f := range files {
 		// On S3, local copies of the same objects: this DuckDB has no httpfs.
-		paths[i] = "'" + strings.ReplaceAll(s3test.LocalCopy(t, f.Path), "'", "''") + "'"
+		paths[i] = sqltext.String(s3test.LocalCopy(t, f.Path))
 	}
 	_, err = db.ExecContext(e.ctx, `CREATE VIEW `+meterstore.QuoteIdent(cfg.Name())+` AS SELECT * FROM read_parquet([`+strings.Join(paths, ", ")+`])`)
 	require.NoError(t, err)

@@ -103,7 +103,7 @@ func (sh *shell) runImportInsert(ctx context.Context, stmt string) (handled bool
 	if len(ins.columns) > 0 {
 		quoted := make([]string, len(ins.columns))
 		for i, c := range ins.columns {
-			quoted[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+			quoted[i] = sqltext.Ident(c)
 		}
 		q = "SELECT * FROM (" + q + "\n) AS q(" + strings.Join(quoted, ", ") + ")"
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // exportXLSX writes query's result to an Excel workbook through DuckDB's
@@ -54,7 +55,7 @@ func copyToXLSX(ctx context.Context, db *sql.DB, parquetFile, xlsx, zone string)
 			"go tool task extensions installs it (pinned in duckdb-extensions.txt); .extensions says where msql loads extensions from")
 	}
 	var cols []string
-	rows, err := conn.QueryContext(ctx, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+sqlQuote(parquetFile)+"))")
+	rows, err := conn.QueryContext(ctx, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet("+sqltext.String(parquetFile)+"))")
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -64,18 +65,16 @@ func copyToXLSX(ctx context.Context, db *sql.DB, parquetFile, xlsx, zone string)
 			rows.Close()
 			return fmt.Errorf("export: %w", err)
 		}
-		col := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		col := sqltext.Ident(name)
 		if strings.HasPrefix(typ, "TIMESTAMP WITH TIME ZONE") {
-			col = fmt.Sprintf("timezone(%s, %s) AS %s", sqlQuote(zone), col, col)
+			col = fmt.Sprintf("timezone(%s, %s) AS %s", sqltext.String(zone), col, col)
 		}
 		cols = append(cols, col)
 	}
 	rows.Close()
-	q := fmt.Sprintf("COPY (SELECT %s FROM read_parquet(%s)) TO %s (FORMAT xlsx, HEADER true)", strings.Join(cols, ", "), sqlQuote(parquetFile), sqlQuote(xlsx))
+	q := fmt.Sprintf("COPY (SELECT %s FROM read_parquet(%s)) TO %s (FORMAT xlsx, HEADER true)", strings.Join(cols, ", "), sqltext.String(parquetFile), sqltext.String(xlsx))
 	if _, err := conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }
-
-func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

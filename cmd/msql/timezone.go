@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // The session time zone decides what a timestamp typed without an offset
@@ -68,7 +70,7 @@ func (sh *shell) setTimeZone(ctx context.Context, zone string) error {
 		}
 		q := "RESET GLOBAL TimeZone"
 		if zone != "" {
-			q = "SET GLOBAL TimeZone = " + sqlLiteral(zone)
+			q = "SET GLOBAL TimeZone = " + sqltext.String(zone)
 		}
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return timeZoneError(zone, err)
@@ -123,6 +125,3 @@ func (sh *shell) dotTimeZone(args []string, _ string) error {
 	}
 	return errors.New(".timezone takes an IANA zone (Europe/Berlin, UTC) or default")
 }
-
-// sqlLiteral quotes s as an SQL string literal.
-func sqlLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

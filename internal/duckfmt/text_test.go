@@ -15,13 +15,12 @@ import (
 
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/internal/duckfmt"
+	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/udf"
 )
 
 // literals generates SQL literals of one type from a seeded source.
 type literals func(r *rand.Rand) string
-
-func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // awkward strings: everything that makes DuckDB quote inside a nested value.
 var awkward = []string{"a", "b c", " d", "e ", "f,g", "h'i", `j"k`, "[l]", "{m}", "n:o", "p=q", "NULL", "null", "",
@@ -106,14 +105,14 @@ var scalarCases = map[string]literals{
 	"DECIMAL(9,3)": func(r *rand.Rand) string { return fmt.Sprintf("%d.%03d", r.IntN(999999), r.IntN(1000)) },
 	"DOUBLE": func(r *rand.Rand) string {
 		if r.IntN(10) == 0 {
-			return sqlQuote([]string{"nan", "inf", "-inf"}[r.IntN(3)])
+			return sqltext.String([]string{"nan", "inf", "-inf"}[r.IntN(3)])
 		}
-		return sqlQuote(strconv.FormatFloat(randomDouble(r), 'g', -1, 64))
+		return sqltext.String(strconv.FormatFloat(randomDouble(r), 'g', -1, 64))
 	},
 	"FLOAT": func(r *rand.Rand) string {
-		return sqlQuote(strconv.FormatFloat(float64(float32(randomDouble(r)/1e280)), 'g', -1, 32))
+		return sqltext.String(strconv.FormatFloat(float64(float32(randomDouble(r)/1e280)), 'g', -1, 32))
 	},
-	"VARCHAR": func(r *rand.Rand) string { return sqlQuote(randomString(r)) },
+	"VARCHAR": func(r *rand.Rand) string { return sqltext.String(randomString(r)) },
 	"BLOB": func(r *rand.Rand) string {
 		b := make([]byte, r.IntN(6))
 		for i := range b {
@@ -124,37 +123,37 @@ var scalarCases = map[string]literals{
 	"UUID": func(r *rand.Rand) string { return fmt.Sprintf("'%016x%016x'", r.Uint64(), r.Uint64()) },
 	"DATE": func(r *rand.Rand) string {
 		if r.IntN(12) == 0 {
-			return sqlQuote([]string{"infinity", "-infinity"}[r.IntN(2)])
+			return sqltext.String([]string{"infinity", "-infinity"}[r.IntN(2)])
 		}
 		t := randomInstant(r)
-		return sqlQuote(isoLiteral(t, false)[:len("2006-01-02")] + bcOf(t))
+		return sqltext.String(isoLiteral(t, false)[:len("2006-01-02")] + bcOf(t))
 	},
-	"TIME": func(r *rand.Rand) string { return sqlQuote(isoLiteral(randomInstant(r), false)[11:]) },
+	"TIME": func(r *rand.Rand) string { return sqltext.String(isoLiteral(randomInstant(r), false)[11:]) },
 	"TIMETZ": func(r *rand.Rand) string {
 		off := (r.IntN(31) - 15) * 1800
-		return sqlQuote(isoLiteral(randomInstant(r), false)[11:] + offsetLiteral(off))
+		return sqltext.String(isoLiteral(randomInstant(r), false)[11:] + offsetLiteral(off))
 	},
 	"TIMESTAMP": func(r *rand.Rand) string {
 		if r.IntN(12) == 0 {
-			return sqlQuote([]string{"infinity", "-infinity"}[r.IntN(2)])
+			return sqltext.String([]string{"infinity", "-infinity"}[r.IntN(2)])
 		}
-		return sqlQuote(isoLiteral(randomInstant(r), false))
+		return sqltext.String(isoLiteral(randomInstant(r), false))
 	},
-	"TIMESTAMP_S":  func(r *rand.Rand) string { return sqlQuote(isoLiteral(randomInstant(r), false)) },
-	"TIMESTAMP_MS": func(r *rand.Rand) string { return sqlQuote(isoLiteral(randomInstant(r), false)) },
+	"TIMESTAMP_S":  func(r *rand.Rand) string { return sqltext.String(isoLiteral(randomInstant(r), false)) },
+	"TIMESTAMP_MS": func(r *rand.Rand) string { return sqltext.String(isoLiteral(randomInstant(r), false)) },
 	"TIMESTAMP_NS": func(r *rand.Rand) string {
 		t := time.Date(1700+r.IntN(500), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1e9), time.UTC)
-		return sqlQuote(isoLiteral(t, true))
+		return sqltext.String(isoLiteral(t, true))
 	},
 	"TIMESTAMPTZ": func(r *rand.Rand) string {
 		if r.IntN(12) == 0 {
-			return sqlQuote([]string{"infinity", "-infinity"}[r.IntN(2)])
+			return sqltext.String([]string{"infinity", "-infinity"}[r.IntN(2)])
 		}
 		t := randomInstant(r)
 		if t.Year() < 1900 { // before standard time, zones had local mean time offsets
 			t = t.AddDate(2000-t.Year(), 0, 0)
 		}
-		return sqlQuote(isoLiteral(t, false) + "+00")
+		return sqltext.String(isoLiteral(t, false) + "+00")
 	},
 	"INTERVAL": func(r *rand.Rand) string {
 		m, d, us := r.IntN(61)-30, r.IntN(81)-40, r.Int64N(400*3600*1e6)-200*3600*1e6
@@ -296,7 +295,7 @@ func mustConn(t *testing.T, db *sql.DB, zone string) *sql.Conn {
 	conn, err := db.Conn(context.Background())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = conn.ExecContext(context.Background(), "SET TimeZone = "+sqlQuote(zone))
+	_, err = conn.ExecContext(context.Background(), "SET TimeZone = "+sqltext.String(zone))
 	require.NoError(t, err)
 	return conn
 }

@@ -80,7 +80,7 @@ func (sess *pgSession) catalog(ctx context.Context) (*pgCatalog, error) {
 	}
 	sort.Slice(rels, func(i, j int) bool { return rels[i].name < rels[j].name })
 	for _, n := range rels {
-		d, err := sess.eng.Describe(ctx, "SELECT * FROM "+quoteIdent(n.name))
+		d, err := sess.eng.Describe(ctx, "SELECT * FROM "+sqltext.Ident(n.name))
 		if err != nil {
 			return nil, fmt.Errorf("catalog emulation: describe %s: %w", n.name, err)
 		}
@@ -101,8 +101,6 @@ func (sess *pgSession) catalog(ctx context.Context) (*pgCatalog, error) {
 	sess.cat = c
 	return c, nil
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func (c *pgCatalog) byOID(oid uint32) (pgRelation, bool) {
 	for _, r := range c.rels {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // The virtual catalog: PostgreSQL's own answers to the catalog relations clients
@@ -54,7 +56,7 @@ func (v vrelation) sql() string {
 		if len(v.rows) > 0 {
 			src = fmt.Sprintf("c%d", i+1)
 		}
-		fmt.Fprintf(&b, "CAST(%s AS %s) AS %s", src, c.typ, quoteIdent(c.name))
+		fmt.Fprintf(&b, "CAST(%s AS %s) AS %s", src, c.typ, sqltext.Ident(c.name))
 	}
 	if len(v.rows) == 0 {
 		b.WriteString(" WHERE false")
@@ -90,7 +92,7 @@ func sqlLiteral(x any) string {
 	case nil:
 		return "NULL"
 	case string:
-		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		return sqltext.String(v)
 	case bool:
 		return strconv.FormatBool(v)
 	case []string:
