@@ -111,14 +111,15 @@ func quoted(q string, i int, c byte, escapes bool) (end int, open bool) {
 	return len(q), true
 }
 
-// DollarTag recognises $$ or $tag$ at the start of s.
+// DollarTag recognises $$ or $tag$ at the start of s: a tag is made as an
+// identifier is, without $.
 func DollarTag(s string) (string, bool) {
 	for j := 1; j < len(s); j++ {
 		c := s[j]
 		if c == '$' {
 			return s[:j+1], true
 		}
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 1 && c >= '0' && c <= '9') {
+		if !(IdentStart(c) || j > 1 && IdentByte(c)) {
 			return "", false
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 // TestCut: semicolons end statements only in code — not in a literal (with a
 // doubled quote, or \' in an E'…' string), a quoted identifier, a
-// dollar-quoted string or a comment; the text after the last one is the rest,
+// dollar-quoted string (its tag of any letters) or a comment; the text after the last one is the rest,
 // open when a literal or comment is unterminated.
 func TestCut(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,6 +26,7 @@ func TestCut(t *testing.T) {
 		{`SELECT 'no\'; z`, []string{`SELECT 'no\'`}, " z", false},
 		{`SELECT "a;""b" FROM t;`, []string{`SELECT "a;""b" FROM t`}, "", false},
 		{"SELECT $$;$$, $q$;$q$, $1;", []string{"SELECT $$;$$, $q$;$q$, $1"}, "", false},
+		{"SELECT $é$;$é$; x", []string{"SELECT $é$;$é$"}, " x", false}, // a tag of any letters, as DuckDB reads one
 		{"SELECT 1 -- not; here\n; SELECT /* ; */ 2", []string{"SELECT 1 -- not; here\n"}, " SELECT /* ; */ 2", false},
 		{"SELECT 'open;", nil, "SELECT 'open;", true},
 		{"SELECT 1; /* open;", []string{"SELECT 1"}, " /* open;", true},
