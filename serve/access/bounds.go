@@ -1,6 +1,10 @@
 package access
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
+)
 
 // Limits bound what one statement may ask of the server. The text's bounds
 // are checked by one pass over its bytes before anything tokenizes, translates
@@ -165,7 +169,7 @@ func skipDollar(q string, i int) (int, int) {
 	if j > i+1 {
 		return j - 1, n
 	}
-	for j < len(q) && identByte(q[j]) && q[j] != '$' {
+	for j < len(q) && sqltext.IdentByte(q[j]) {
 		j++
 	}
 	if j >= len(q) || q[j] != '$' {
@@ -180,7 +184,6 @@ func skipDollar(q string, i int) (int, int) {
 	return len(q), 0
 }
 
-// identByte is whether c may continue an identifier.
-func identByte(c byte) bool {
-	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
+// identByte is whether c may continue an identifier in PostgreSQL's text,
+// where $ may too: the $ of a$1 begins no parameter.
+func identByte(c byte) bool { return sqltext.IdentByte(c) || c == '$' }

@@ -132,8 +132,9 @@ func tokenize(q string) []token {
 			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 				i++
 				continue
-			case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-				for j < len(t) && (t[j] == '_' || t[j] == '$' || t[j] >= 'a' && t[j] <= 'z' || t[j] >= 'A' && t[j] <= 'Z' || t[j] >= '0' && t[j] <= '9' || t[j] >= 0x80) {
+			case sqltext.IdentStart(c):
+				// PostgreSQL continues a word with $ too: a$1 is one word.
+				for j < len(t) && (sqltext.IdentByte(t[j]) || t[j] == '$') {
 					j++
 				}
 				kind = tokWord
