@@ -352,7 +352,7 @@ func selectListLen(q string) int {
 				n++
 			}
 		}
-		if depth == 0 && strings.HasPrefix(code[j:], "from") && j > 0 && !isIdent(code[j-1]) && (j+4 >= len(code) || !isIdent(code[j+4])) {
+		if depth == 0 && strings.HasPrefix(code[j:], "from") && j > 0 && !nameByte(code[j-1]) && (j+4 >= len(code) || !nameByte(code[j+4])) {
 			break
 		}
 		if depth == 0 && !strings.ContainsRune(" \t\n\r", rune(ch)) {
@@ -365,6 +365,6 @@ func selectListLen(q string) int {
 	return n
 }
 
-func isIdent(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.'
-}
+// nameByte reports whether c may be part of a qualified name: t.from is a
+// column, not the FROM keyword.
+func nameByte(c byte) bool { return sqltext.IdentByte(c) || c == '.' }
