@@ -166,14 +166,10 @@ func keyword(s, kw string) (string, bool) {
 	if len(s) < len(kw) || !strings.EqualFold(s[:len(kw)], kw) {
 		return s, false
 	}
-	if len(s) > len(kw) && isIdentChar(s[len(kw)]) {
+	if len(s) > len(kw) && sqltext.IdentByte(s[len(kw)]) {
 		return s, false
 	}
 	return s[len(kw):], true
-}
-
-func isIdentChar(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // qualifiedName reads a name, plain or "quoted", perhaps qualified
@@ -213,7 +209,7 @@ func identifier(s string) (id, rest string, ok bool) {
 		return "", s, false
 	}
 	end := 0
-	for end < len(s) && isIdentChar(s[end]) {
+	for end < len(s) && sqltext.IdentByte(s[end]) {
 		end++
 	}
 	if end == 0 {

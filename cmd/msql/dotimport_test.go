@@ -151,3 +151,16 @@ func TestImportMaloOf(t *testing.T) {
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, "is mapped to MaLo 41373559241 on line 2 and to 51238696781 on line 3")
 }
+
+// An INSERT's names are read as DuckDB reads them: an unquoted name of any
+// letters (lowercased), a quoted one as written, and a keyword only as a
+// word of its own.
+func TestParseImportInsertNames(t *testing.T) {
+	ins, ok, err := parseImportInsert(`INSERT INTO main.readings_versions (Zählerstand, "Größe", malo_id) SELECT 1, 2, 3`)
+	require.True(t, ok)
+	require.NoError(t, err)
+	require.Equal(t, importInsert{table: "readings_versions", columns: []string{"zählerstand", "Größe", "malo_id"}, query: "SELECT 1, 2, 3"}, ins)
+
+	_, ok, _ = parseImportInsert(`INSERT INTOä SELECT 1`)
+	require.False(t, ok, "INTOä is one word, not INTO")
+}
