@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/meterstore/meterstore/internal/sqltext"
 )
 
 // positioned is an error whose text points into the user's statement.
@@ -86,8 +88,8 @@ func runeOffset(s string, col int) int {
 	return -1
 }
 
-// tokenLen is the length of the token s starts with: a word, a quoted
-// literal or identifier, or one other character.
+// tokenLen is the length of the token s starts with: a word (a qualified
+// name, dots and all), a quoted literal or identifier, or one other character.
 func tokenLen(s string) int {
 	if s[0] == '\'' || s[0] == '"' {
 		if j := strings.IndexByte(s[1:], s[0]); j >= 0 {
@@ -96,7 +98,7 @@ func tokenLen(s string) int {
 		return len(s)
 	}
 	n := 0
-	for n < len(s) && (s[n] == '_' || s[n] == '.' || s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9') {
+	for n < len(s) && (sqltext.IdentByte(s[n]) || s[n] == '.') {
 		n++
 	}
 	if n == 0 {

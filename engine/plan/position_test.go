@@ -24,6 +24,11 @@ func TestInUserStatementPointsIntoTheUsersText(t *testing.T) {
 			duck: "Binder Error: Values list \"r\" does not have a column named \"foo\"\n\nLINE 1: ...obis_code FROM x))) AS readings WHERE (r.foo = 1)\n                                                  ^",
 			want: "Binder Error: Values list \"r\" does not have a column named \"foo\"\n\nLINE 3: WHERE r.foo = 1\n              ^",
 		},
+		{ // a word of any letters is one token: zählerstand occurs once, z and (z do not
+			user: "SELECT zähler FROM readings WHERE zählerstand > 1",
+			duck: "Binder Error: no zählerstand\n\nLINE 1: ...obis_code FROM x))) AS readings WHERE (zählerstand > 1)\n                                                  ^",
+			want: "Binder Error: no zählerstand\n\nLINE 1: SELECT zähler FROM readings WHERE zählerstand > 1\n                                          ^",
+		},
 		{ // the text occurs twice in the user's statement: no caret rather than a wrong one
 			user: "SELECT r.foo = 1, 1 FROM readings r WHERE r.foo = 1",
 			duck: "Binder Error: no foo\n\nLINE 1: ...obis_code FROM x))) AS readings WHERE (r.foo = 1)\n                                                  ^",
