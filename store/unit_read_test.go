@@ -8,6 +8,7 @@ import (
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
+	"github.com/meterstore/meterstore/store"
 )
 
 // TestTypedReadRechecksSparteUnit: a stored row whose unit does not belong to
@@ -36,10 +37,7 @@ func TestTypedReadRechecksSparteUnit(t *testing.T) {
 	tbl, _ := e.st.Table("readings_versions")
 	v, err := tbl.UnitPairViolations(e.ctx)
 	require.NoError(t, err)
-	require.Len(t, v, 1)
-	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
-	require.False(t, v[0].Cold)
-	require.EqualValues(t, 4, v[0].Rows)
+	requireFourElectricityRowsInM3(t, v, false)
 }
 
 // TestUnitPairViolationsFindAForeignFile: a file another writer added to the
@@ -58,10 +56,7 @@ func TestUnitPairViolationsFindAForeignFile(t *testing.T) {
 
 	v, err = tbl.UnitPairViolations(e.ctx)
 	require.NoError(t, err)
-	require.Len(t, v, 1)
-	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
-	require.True(t, v[0].Cold)
-	require.EqualValues(t, 4, v[0].Rows)
+	requireFourElectricityRowsInM3(t, v, true)
 	require.True(t, v[0].From.Equal(day0.Add(-24*time.Hour)), "from %s", v[0].From)
 	require.Contains(t, v[0].String(), "4 rows in the cold tier carry sparte STROM in unit M3")
 	require.Contains(t, v[0].String(), "use KWH")
@@ -118,10 +113,7 @@ func TestUnitPairViolationsFindAWrongPairArchived(t *testing.T) {
 	require.Positive(t, checked, "the first day's file holds allowed pairs only")
 	v, err = tbl.UnitPairViolations(e.ctx)
 	require.NoError(t, err)
-	require.Len(t, v, 1)
-	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
-	require.True(t, v[0].Cold, "%s", v[0])
-	require.EqualValues(t, 4, v[0].Rows)
+	requireFourElectricityRowsInM3(t, v, true)
 	require.True(t, v[0].From.Equal(day0.Add(24*time.Hour)), "from %s", v[0].From)
 	require.True(t, v[0].To.Equal(day0.Add(24*time.Hour+45*time.Minute)), "to %s", v[0].To)
 }
@@ -136,10 +128,7 @@ func TestUnitPairViolationsFindAFileOfAnOlderEncoder(t *testing.T) {
 		`KV_METADATA {'`+catalog.MarkCompaction+`': 'a compaction of an older encoder', '`+catalog.MarkBalancingDay+`': '`+catalog.MarkBalancingDayDerived+`'}`)
 	v, err := tbl.UnitPairViolations(e.ctx)
 	require.NoError(t, err)
-	require.Len(t, v, 1)
-	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
-	require.True(t, v[0].Cold)
-	require.EqualValues(t, 4, v[0].Rows)
+	requireFourElectricityRowsInM3(t, v, true)
 }
 
 // TestUnitPairViolationsReadOnlyFilesWithoutTheMark: a cold file whose footer
@@ -159,4 +148,14 @@ func TestUnitPairViolationsReadOnlyFilesWithoutTheMark(t *testing.T) {
 	v, err := tbl.UnitPairViolations(e.ctx)
 	require.NoError(t, err)
 	require.Empty(t, v, "only files without the mark are read")
+}
+
+// requireFourElectricityRowsInM3: v reports one violation, the four STROM
+// rows in M3 the tests plant, in the cold tier or in the hot one.
+func requireFourElectricityRowsInM3(t *testing.T, v []store.UnitPairViolation, cold bool) {
+	t.Helper()
+	require.Len(t, v, 1)
+	require.Equal(t, meterstore.UnitPair{Sparte: "STROM", Unit: "M3"}, v[0].Pair)
+	require.Equal(t, cold, v[0].Cold, "%s", v[0])
+	require.EqualValues(t, 4, v[0].Rows)
 }
