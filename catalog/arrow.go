@@ -136,7 +136,8 @@ func recordColumns(cols []meterstore.ColumnDef, sc *arrow.Schema, stored map[int
 	byID := map[int]int{}
 	for i, f := range sc.Fields() {
 		if v, ok := f.Metadata.GetValue(fieldIDKey); ok {
-			if id, err := strconv.Atoi(v); err == nil {
+			// pqarrow marks a field the file gives no id with -1.
+			if id, err := strconv.Atoi(v); err == nil && id >= 0 {
 				byID[id] = i
 			}
 		}

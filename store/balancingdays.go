@@ -11,6 +11,7 @@ import (
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/internal/sqltext"
+	"github.com/meterstore/meterstore/metering"
 )
 
 // BalancingDayMismatch counts the stored rows whose balancing_day is not the
@@ -74,22 +75,27 @@ func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatc
 // underivedDayMismatches adds to m the rows of the current snapshot's cold
 // files holding a balancing_day the encoder did not say it derived (another
 // writer's, or a compaction's from before the encoder derived the column)
-// whose stored day is not the calendar's, read by column name from the files
-// themselves with the engine's own database (as another engine would read
-// them).
+// whose stored day is not the calendar's, read from the files themselves
+// (as another engine would read them): local ones by column name with the
+// engine's own database, those on object storage with the Go reader.
 func (t *Table) underivedDayMismatches(ctx context.Context, m BalancingDayMismatch) (BalancingDayMismatch, error) {
 	files, _, err := t.cold.PlanFiles(ctx, catalog.PlanRequest{})
 	if err != nil {
 		return m, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
 	}
-	var paths []string
+	var paths, remote []string
 	for _, f := range files {
-		if f.UnderivedBalancingDay {
+		switch {
+		case !f.UnderivedBalancingDay:
+		case onObjectStorage(f.Path):
+			remote = append(remote, f.Path)
+		default:
 			paths = append(paths, sqltext.String(f.Path))
 		}
 	}
-	if len(paths) == 0 {
-		return m, nil
+	m, err = t.remoteDayMismatches(ctx, remote, m)
+	if err != nil || len(paths) == 0 {
+		return m, err
 	}
 	q := `SELECT count(*), min("from"), max("from") FROM read_parquet([` + strings.Join(paths, ", ") + `], union_by_name = true)
 		WHERE balancing_day IS DISTINCT FROM meter_balancing_day(CAST("from" AS TIMESTAMPTZ), CAST(sparte AS VARCHAR))`
@@ -98,15 +104,36 @@ func (t *Table) underivedDayMismatches(ctx context.Context, m BalancingDayMismat
 	if err := t.st.eng.DB().QueryRowContext(ctx, q).Scan(&n, &from, &to); err != nil {
 		return m, fmt.Errorf("balancing days of %s, files whose day the encoder did not derive: %w", t.cfg.Name(), err)
 	}
+	return m.add(n, from.Time, to.Time), nil
+}
+
+// remoteDayMismatches adds to m the rows of files on object storage whose
+// stored day is not the calendar's, folded in Go (a row whose sparte is no
+// Sparte has no calendar day: counted).
+func (t *Table) remoteDayMismatches(ctx context.Context, paths []string, m BalancingDayMismatch) (BalancingDayMismatch, error) {
+	err := t.foldFiles(ctx, paths, func(r *meterstore.Row) {
+		s, err := metering.ParseSparte(r.Sparte)
+		if err != nil || !r.BalancingDay.Equal(metering.BalancingDay(r.From, s).Time()) {
+			m = m.add(1, r.From, r.From)
+		}
+	})
+	if err != nil {
+		return m, fmt.Errorf("balancing days of %s, files whose day the encoder did not derive: %w", t.cfg.Name(), err)
+	}
+	return m, nil
+}
+
+// add counts n rows from from to to into m.
+func (m BalancingDayMismatch) add(n int64, from, to time.Time) BalancingDayMismatch {
 	if n == 0 {
-		return m, nil
+		return m
 	}
-	if m.Rows == 0 || from.Time.Before(m.From) {
-		m.From = from.Time
+	if m.Rows == 0 || from.Before(m.From) {
+		m.From = from
 	}
-	if m.Rows == 0 || to.Time.After(m.To) {
-		m.To = to.Time
+	if m.Rows == 0 || to.After(m.To) {
+		m.To = to
 	}
 	m.Rows += n
-	return m, nil
+	return m
 }

@@ -172,6 +172,12 @@ func TestBalancingDayMismatchesFindAForeignFile(t *testing.T) {
 	require.True(t, m.From.Equal(day0.Add(-24*time.Hour)), "from %s", m.From)
 	require.True(t, m.To.Equal(day0.Add(-24*time.Hour+45*time.Minute)), "to %s", m.To)
 	require.Contains(t, m.String(), `4 rows carry a balancing_day that is not the day their "from" and sparte give`)
+
+	// Read as a file on object storage is read (the Go reader), the same rows.
+	store.ReadColdFilesInGo(t)
+	inGo, err := tbl.BalancingDayMismatches(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, m, inGo)
 }
 
 // TestBalancingDayMismatchesFindAHotRowWrittenAroundTheStore: hot rows whose

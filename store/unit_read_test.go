@@ -129,6 +129,12 @@ func TestUnitPairViolationsFindAFileOfAnOlderEncoder(t *testing.T) {
 	v, err := tbl.UnitPairViolations(e.ctx)
 	require.NoError(t, err)
 	requireFourElectricityRowsInM3(t, v, true)
+
+	// Read as a file on object storage is read (the Go reader), the same rows.
+	store.ReadColdFilesInGo(t)
+	inGo, err := tbl.UnitPairViolations(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, v, inGo)
 }
 
 // TestUnitPairViolationsReadOnlyFilesWithoutTheMark: a cold file whose footer

@@ -83,7 +83,8 @@ func (t *Table) UnitPairViolations(ctx context.Context) ([]UnitPairViolation, er
 
 // uncheckedUnitPairs counts, per pair, the wrong pairs of the current
 // snapshot's cold files below the watermark whose footer does not say the
-// encoder checked every row's pair, read with the engine's own database.
+// encoder checked every row's pair: local files read with the engine's own
+// database, files on object storage with the Go reader.
 func (t *Table) uncheckedUnitPairs(ctx context.Context) ([]UnitPairViolation, error) {
 	w, err := t.Watermark(ctx)
 	if err != nil {
@@ -93,18 +94,36 @@ func (t *Table) uncheckedUnitPairs(ctx context.Context) ([]UnitPairViolation, er
 	if err != nil {
 		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
 	}
-	var unchecked []engine.ColdFile
+	var local []engine.ColdFile
+	var remote []string
 	for _, f := range files {
-		if f.UncheckedUnitPairs {
-			unchecked = append(unchecked, engineColdFile(f))
+		switch {
+		case !f.UncheckedUnitPairs:
+		case onObjectStorage(f.Path):
+			remote = append(remote, f.Path)
+		default:
+			local = append(local, engineColdFile(f))
 		}
 	}
-	if len(unchecked) == 0 {
-		return nil, nil
+	out, err := t.localUnitPairs(ctx, local, w)
+	if err == nil {
+		out, err = t.remoteUnitPairs(ctx, remote, w, out)
 	}
-	rows, err := t.st.eng.DB().QueryContext(ctx, wrongUnitPairs("("+plan.FilesRelation(t.cfg, unchecked, w)+")"))
 	if err != nil {
 		return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
+	}
+	return out, nil
+}
+
+// localUnitPairs counts the wrong pairs of local files below w through the
+// cold half's read_parquet relation.
+func (t *Table) localUnitPairs(ctx context.Context, files []engine.ColdFile, w time.Time) ([]UnitPairViolation, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	rows, err := t.st.eng.DB().QueryContext(ctx, wrongUnitPairs("("+plan.FilesRelation(t.cfg, files, w)+")"))
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []UnitPairViolation
@@ -113,16 +132,46 @@ func (t *Table) uncheckedUnitPairs(ctx context.Context) ([]UnitPairViolation, er
 		var from, to sql.NullTime
 		v := UnitPairViolation{Cold: true}
 		if err := rows.Scan(&sparte, &unit, &v.Rows, &from, &to); err != nil {
-			return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
+			return nil, err
 		}
 		v.Pair = meterstore.UnitPair{Sparte: sparte.String, Unit: unit.String}
 		v.From, v.To = from.Time, to.Time
 		out = append(out, v)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
+	return out, rows.Err()
+}
+
+// remoteUnitPairs adds to out the wrong pairs of files on object storage
+// below w, folded in Go with the pairs wrongUnitPairs allows.
+func (t *Table) remoteUnitPairs(ctx context.Context, paths []string, w time.Time, out []UnitPairViolation) ([]UnitPairViolation, error) {
+	allowed := map[meterstore.UnitPair]bool{}
+	for _, p := range meterstore.UnitPairs() {
+		allowed[p] = true
 	}
-	return out, nil
+	err := t.foldFiles(ctx, paths, func(r *meterstore.Row) {
+		pair := meterstore.UnitPair{Sparte: r.Sparte, Unit: r.Unit}
+		if r.From.Before(w) && !allowed[pair] {
+			out = addViolation(out, UnitPairViolation{Pair: pair, Cold: true, Rows: 1, From: r.From, To: r.From})
+		}
+	})
+	return out, err
+}
+
+// addViolation counts v into out's entry of its pair and tier.
+func addViolation(out []UnitPairViolation, v UnitPairViolation) []UnitPairViolation {
+	for i := range out {
+		if o := &out[i]; o.Pair == v.Pair && o.Cold == v.Cold {
+			o.Rows += v.Rows
+			if v.From.Before(o.From) {
+				o.From = v.From
+			}
+			if v.To.After(o.To) {
+				o.To = v.To
+			}
+			return out
+		}
+	}
+	return append(out, v)
 }
 
 // wrongUnitPairs counts the rows of relation rel whose (sparte, unit) pair

@@ -75,16 +75,16 @@ func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []Col
 		return pl.in.Paths.Cold
 	}
 	for _, f := range files {
-		if isRemote(f.Path) {
+		if IsRemote(f.Path) {
 			return coldScanPath{ctx: ctx, pl: pl, ref: ref}
 		}
 	}
 	return pl.in.Paths.Cold
 }
 
-// isRemote is whether path names a file on object storage (a URL other than
+// IsRemote is whether path names a file on object storage (a URL other than
 // file://) rather than the local file system.
-func isRemote(path string) bool {
+func IsRemote(path string) bool {
 	scheme, _, ok := strings.Cut(path, "://")
 	return ok && !strings.EqualFold(scheme, "file")
 }
