@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/duckdb/duckdb-go/v2"
+
 	"github.com/meterstore/meterstore/internal/duckstream"
 	"github.com/meterstore/meterstore/internal/sqltext"
 )
@@ -134,6 +136,21 @@ func invalidated(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "database has been invalidated")
 }
 
+// mayInvalidate is whether err can be an error that invalidated the
+// database it ran in: DuckDB's fatal and internal errors (duckdb-go types
+// them by the message's prefix, "FATAL Error" / "INTERNAL Error", which an
+// error passed on as text still carries). A syntax, binder, conversion or
+// constraint error, an interrupt or an error of the engine's own leave the
+// database as it was.
+func mayInvalidate(err error) bool {
+	var de *duckdb.Error
+	if errors.As(err, &de) {
+		return de.Type == duckdb.ErrorTypeFatal || de.Type == duckdb.ErrorTypeInternal
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "FATAL Error") || strings.Contains(msg, "INTERNAL Error")
+}
+
 // conn takes a connection of the handle's database, and names that
 // database.
 func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
@@ -155,12 +172,18 @@ func (e *Engine) conn(ctx context.Context) (*sql.Conn, *duckDB, error) {
 // fatal error invalidated it, drops it: the confined database serves every
 // server session, so one that a fatal error invalidated is replaced, not kept
 // failing for everyone until a restart. Only a failed statement can have
-// been the fatal one, so a statement that succeeds costs no check.
+// been the fatal one, and only with an error that can be fatal
+// (mayInvalidate), so a statement that succeeds, or fails with a user's
+// syntax error or a cancel, costs no check.
 func (e *Engine) afterFailure(d *duckDB, err error) {
 	if err == nil || d == nil || !e.Confined() {
 		return
 	}
 	if !invalidated(err) {
+		if !mayInvalidate(err) {
+			return
+		}
+		e.shared.failureProbes.Add(1)
 		if _, err = d.db.ExecContext(context.Background(), "SELECT 1"); !invalidated(err) {
 			return
 		}

@@ -138,6 +138,9 @@ type Engine struct {
 	// avoid. The fed relations' own statements in the engine's database are
 	// not counted: one that reads a run's meter_cold_scan token is new each run.
 	confinedBinds atomic.Int64
+	// failureProbes counts the statements afterFailure ran to see whether a
+	// failed statement invalidated its confined database.
+	failureProbes atomic.Int64
 
 	// fedStatements keeps the fed relations prepared in db for their
 	// next run (confine_feed.go).

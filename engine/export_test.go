@@ -38,3 +38,7 @@ func MainStatementsKept(e *Engine) []string {
 // ConfinedBinds is how many times DuckDB has bound what a confined
 // database's statements read (Engine.confinedBinds).
 func ConfinedBinds(e *Engine) int64 { return e.shared.confinedBinds.Load() }
+
+// FailureProbes is how many times a failed statement had its confined
+// database probed for invalidation (Engine.afterFailure).
+func FailureProbes(e *Engine) int64 { return e.shared.failureProbes.Load() }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore/engine"
 	"github.com/meterstore/meterstore/testkit"
 )
 
@@ -48,4 +49,40 @@ func TestConfinedSessionsSurviveAnInvalidatedDatabase(t *testing.T) {
 	sysAfter, err := scoped.Query(ctx, tables)
 	require.NoError(t, err)
 	require.Equal(t, sys.Rows, sysAfter.Rows, "the fresh database holds the system tables last refreshed")
+}
+
+// Only an error that can have invalidated the confined database has it
+// probed: a user's syntax error, an unknown column or a cancelled statement
+// fails that statement alone and costs no further statement; DuckDB's
+// internal error, fatal to the database, is probed once.
+func TestOnlyAFatalErrorProbesTheConfinedDatabase(t *testing.T) {
+	ctx := context.Background()
+	w := testkit.NewWorkload(7)
+	w.MaLos, w.Days, w.Tenants = 3, 3, 2
+	a := newArchivedStore(t, w)
+	scoped, err := a.s.Engine.Scoped("tenant", "tenant01")
+	require.NoError(t, err)
+	_, err = scoped.Query(ctx, `SELECT count(*) FROM readings`)
+	require.NoError(t, err)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+
+	probes := engine.FailureProbes(a.s.Engine)
+	for _, q := range []struct {
+		ctx context.Context
+		sql string
+	}{
+		{ctx, `SELEC count(*) FROM readings`},
+		{ctx, `SELECT count(nonexistent) FROM readings`},
+		{ctx, `SELECT CAST('x' AS INTEGER)`},
+		{cancelled, `SELECT count(*) FROM readings`},
+	} {
+		_, err := scoped.Query(q.ctx, q.sql)
+		require.Error(t, err, q.sql)
+		require.Equal(t, probes, engine.FailureProbes(a.s.Engine), "%s: %v", q.sql, err)
+	}
+
+	_, err = scoped.Query(ctx, `SELECT typeof($1), $1::VARCHAR`, "x\x00")
+	require.Error(t, err)
+	require.Equal(t, probes+1, engine.FailureProbes(a.s.Engine), "the internal error is probed: %v", err)
 }
