@@ -18,13 +18,13 @@ import (
 //
 // The file is read twice. The first read, in the file's order, parses and
 // checks every row and keeps per batch only what the plan needs (its label,
-// rows, range of "from" and refusal), so every refusal is decided before
-// anything is written. The second read comes ordered by UTC month, malo_id,
-// obis_code and "from" from a DuckDB database of bounded memory that spills
-// what exceeds it (sortDB); the bulk batches' rows go to the store a page at
-// a time (store.Table.BackfillFrom: one commit, as the bulk path's), the
-// other batches' are collected and written through the routed write
-// afterwards.
+// rows, range of "from", the time it covers per channel and refusal), so
+// every refusal is decided before anything is written. The second read
+// comes ordered by UTC month, malo_id, obis_code and "from" from a DuckDB
+// database of bounded memory that spills what exceeds it (sortDB); the bulk
+// batches' rows go to the store a page at a time (store.Table.BackfillFrom:
+// one commit, as the bulk path's), the other batches' are collected and
+// written through the routed write afterwards.
 //
 // handled is false when the file is to be read whole instead (readTabularAs),
 // nothing of it written or reported: its "from" is neither a TIMESTAMPTZ nor
@@ -200,8 +200,10 @@ func (im *importer) planStream(ctx context.Context, src, name string, cols []src
 			continue
 		}
 		g.add(p.at())
+		row := p.series()
+		g.cover(row[0])
 		if g.refusal == nil {
-			if err := im.check(p.series()); err != nil {
+			if err := im.check(row); err != nil {
 				g.refusal = &Refusal{File: name, Batch: label, Err: err}
 			}
 		}

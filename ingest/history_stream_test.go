@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,4 +245,36 @@ func TestHistorySortedOtherwiseThanParsedIsReadWhole(t *testing.T) {
 	require.EqualValues(t, 2000, scalar(t, st, `SELECT count(*) FROM readings WHERE obis_code = '1-0:1.29.0'`))
 	require.EqualValues(t, 1000, scalar(t, st, `SELECT count(*) FROM readings WHERE obis_code = '1-0:2.29.0'`))
 	require.EqualValues(t, 3000, scalar(t, st, `SELECT count(DISTINCT (obis_code, "from")) FROM readings`))
+}
+
+// The streamed path keeps the bulk path's file order within a channel
+// (TestTheBulkPathKeepsFileOrderWithinAChannel) inside one file: its
+// history commit comes before the routed write of the file's other
+// batches, so a batch it takes would stand against an earlier batch of the
+// same channel it does not take. Here maloB's batch from operator op
+// reaches past the bulk boundary (13 March) and a later batch of the same
+// quarter-hours of the 12th from another operator lies below it: the later
+// one is refused — one operator per reading — while maloA's history is still
+// streamed in one commit.
+func TestTheStreamedPathKeepsFileOrderWithinAChannel(t *testing.T) {
+	ctx := context.Background()
+	st := start(t, nil)
+	streamed := false
+	ingest.SetHistoryPaging(t, 100, func(int) { streamed = true })
+	const version, other = "20260314000001", "9904768000008"
+	from := time.Date(2026, 3, 12, 22, 0, 0, 0, time.UTC)
+	lines := append([]string{header}, quarterHours(maloA, time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), 3*96, version, func(int) string { return "1" })...)
+	lines = append(lines, quarterHours(maloB, from, 12, version, func(int) string { return "1" })...)
+	for _, l := range quarterHours(maloB, from, 4, version, func(int) string { return "2" }) {
+		lines = append(lines, strings.TrimSuffix(l, op)+other)
+	}
+	f := writeFile(t, t.TempDir(), "one.csv", lines...)
+
+	rep, err := ingest.Files(ctx, st.Store, ingest.Options{}, f)
+	require.NoError(t, err)
+	require.True(t, streamed, "the file is streamed")
+	require.Equal(t, 3*96, rep.BulkRows, rep.String())
+	require.Len(t, rep.Refused, 1, rep.String())
+	require.Contains(t, rep.Refused[0].Batch, "version_scope "+other, "the later batch is refused: %s", rep.String())
+	require.Equal(t, "12.000000", decimalOf(t, scalar(t, st, `SELECT sum(value) FROM readings WHERE malo_id = $1`, maloB)))
 }

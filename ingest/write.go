@@ -179,40 +179,61 @@ func seriesChannel(s meterstore.StoredSeries) string {
 }
 
 // span is the time a delivery's rows cover: from its first "from" to its
-// last "to" (or instant), both ends included.
+// last "to" (or instant), both ends included; the zero span covers nothing.
 type span struct{ lo, hi time.Time }
+
+// widen makes sp cover from to to as well.
+func (sp *span) widen(from, to time.Time) {
+	if sp.lo.IsZero() || from.Before(sp.lo) {
+		sp.lo = from
+	}
+	if to.After(sp.hi) {
+		sp.hi = to
+	}
+}
 
 func spanOf(s meterstore.StoredSeries) span {
 	var sp span
-	widen := func(from, to time.Time) {
-		if sp.lo.IsZero() || from.Before(sp.lo) {
-			sp.lo = from
-		}
-		if to.After(sp.hi) {
-			sp.hi = to
-		}
-	}
 	for _, iv := range s.Intervals {
-		widen(iv.From, iv.To)
+		sp.widen(iv.From, iv.To)
 	}
 	for _, r := range s.Readings {
-		widen(r.At, r.At)
+		sp.widen(r.At, r.At)
 	}
 	return sp
 }
 
 func (a span) meets(b span) bool { return !a.lo.After(b.hi) && !b.lo.After(a.hi) }
 
-// meets reports whether a delivery of b covers time a span of its channel
-// in spans covers.
-func (b batch) meets(spans map[string][]span) bool {
+// cover widens the time b covers of the channel of s to cover s.
+func (b *batch) cover(s meterstore.StoredSeries) {
+	if b.spans == nil {
+		b.spans = map[string]span{}
+	}
+	k, o := seriesChannel(s), spanOf(s)
+	sp := b.spans[k]
+	sp.widen(o.lo, o.hi)
+	b.spans[k] = sp
+}
+
+// channelSpans is the time b's deliveries cover, by channel: as its read
+// kept it (cover; the streamed path's first read keeps no series), else
+// from its series.
+func (b batch) channelSpans() map[string]span {
+	if b.spans != nil {
+		return b.spans
+	}
 	for _, s := range b.series {
-		others := spans[seriesChannel(s)]
-		if len(others) == 0 {
-			continue
-		}
-		sp := spanOf(s)
-		for _, o := range others {
+		b.cover(s)
+	}
+	return b.spans
+}
+
+// meets reports whether b covers time of a channel that a span of that
+// channel in spans covers.
+func (b batch) meets(spans map[string][]span) bool {
+	for k, sp := range b.channelSpans() {
+		for _, o := range spans[k] {
 			if sp.meets(o) {
 				return true
 			}
@@ -344,9 +365,8 @@ func (im *importer) planBulk(ctx context.Context, w time.Time, bs []batch) (bulk
 			continue
 		}
 		rest = append(rest, b)
-		for _, s := range b.series {
-			k := seriesChannel(s)
-			routed[k] = append(routed[k], spanOf(s))
+		for k, sp := range b.channelSpans() {
+			routed[k] = append(routed[k], sp)
 		}
 	}
 	if len(bulk) == 0 {
