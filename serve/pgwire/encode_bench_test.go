@@ -35,11 +35,7 @@ func BenchmarkMeterRows(b *testing.B) {
 			for b.Loop() {
 				p := &pgPortal{cols: cols, formats: []int16{format}}
 				for _, v := range vals {
-					msg, err := sess.rowMessage(p, v)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := p.spool.add(msg); err != nil {
+					if err := p.spool.addRow(func(buf []byte) ([]byte, error) { return sess.appendRow(buf, p, v) }); err != nil {
 						b.Fatal(err)
 					}
 				}

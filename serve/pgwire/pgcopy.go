@@ -299,13 +299,21 @@ func (sess *pgSession) beginCopy(p *pgPortal) []pgproto3.BackendMessage {
 	return []pgproto3.BackendMessage{&pgproto3.CopyData{Data: p.copy.headerLine(p.cols)}}
 }
 
-// rowMessage is a row as the portal sends it: a DataRow, or a CopyData line.
-func (sess *pgSession) rowMessage(p *pgPortal, vals []any) (pgproto3.BackendMessage, error) {
-	dr, err := sess.dataRow(p, vals)
-	if err != nil || p.copy == nil {
-		return dr, err
+// appendRow appends a row as the portal sends it to buf: a DataRow, or a
+// CopyData line.
+func (sess *pgSession) appendRow(buf []byte, p *pgPortal, vals []any) ([]byte, error) {
+	if p.copy == nil {
+		return sess.appendDataRow(buf, p, vals)
 	}
-	return &pgproto3.CopyData{Data: p.copy.line(dr.Values)}, nil
+	dr, err := sess.dataRow(p, vals)
+	if err != nil {
+		return buf, err
+	}
+	out, err := (&pgproto3.CopyData{Data: p.copy.line(dr.Values)}).Encode(buf)
+	if err != nil {
+		return buf, fmt.Errorf("encode a result row: %w", err)
+	}
+	return out, nil
 }
 
 // completion is a finished portal's CommandComplete, after CopyDone for a copy.

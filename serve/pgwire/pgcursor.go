@@ -274,11 +274,11 @@ func (sess *pgSession) fetch(ctx context.Context, p *pgPortal, maxRows int64) er
 			return err
 		}
 		if !p.move {
-			dr, err := sess.dataRow(p, vals)
+			msg, err := sess.appendDataRow(nil, p, vals)
 			if err != nil {
 				return err
 			}
-			sess.be.Send(dr)
+			sess.be.Send(rawMessages(msg))
 		}
 		p.sent++
 		batch++

@@ -110,11 +110,8 @@ func (sess *pgSession) sendRows(ctx context.Context, p *pgPortal, maxRows int64)
 		if err := rows.Scan(ptrs...); err != nil {
 			return sess.finish(ctx, p, err)
 		}
-		msg, err := sess.rowMessage(p, vals)
+		err := p.spool.addRow(func(buf []byte) ([]byte, error) { return sess.appendRow(buf, p, vals) })
 		if err != nil {
-			return sess.finish(ctx, p, err)
-		}
-		if err := p.spool.add(msg); err != nil {
 			return sess.finish(ctx, p, err)
 		}
 		p.sent++

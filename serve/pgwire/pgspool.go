@@ -37,10 +37,27 @@ func (s *spool) size() int64 { return s.filed + int64(len(s.buf)) }
 
 // add encodes msg onto the spool.
 func (s *spool) add(msg pgproto3.BackendMessage) error {
-	var err error
-	if s.buf, err = msg.Encode(s.buf); err != nil {
+	buf, err := msg.Encode(s.buf)
+	if err != nil {
 		return fmt.Errorf("encode a result row: %w", err)
 	}
+	return s.grown(buf)
+}
+
+// addRow appends a row onto the spool with appendRow, which encodes it
+// straight into the spool's buffer.
+func (s *spool) addRow(appendRow func([]byte) ([]byte, error)) error {
+	buf, err := appendRow(s.buf)
+	if err != nil {
+		return err
+	}
+	return s.grown(buf)
+}
+
+// grown takes buf, the spool's buffer with messages appended, and moves it to
+// the spool's file once it reaches the spool's memory.
+func (s *spool) grown(buf []byte) error {
+	s.buf = buf
 	memory := s.memory
 	if memory <= 0 {
 		memory = spoolMemory

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -68,7 +69,7 @@ func appendTime(buf []byte, m *pgtype.Map, oid uint32, format int16, v any, loc 
 			return out, true, err
 		}
 		if format != pgtype.TextFormatCode {
-			return buf, false, nil
+			return appendTimestampBinary(buf, oid, x)
 		}
 		switch oid {
 		case oidTimestamptz:
@@ -83,6 +84,23 @@ func appendTime(buf []byte, m *pgtype.Map, oid uint32, format int16, v any, loc 
 		}
 	}
 	return buf, false, nil
+}
+
+// microsFromUnixEpochToY2K is PostgreSQL's epoch, 2000-01-01 00:00:00 UTC,
+// in microseconds since the Unix epoch.
+const microsFromUnixEpochToY2K = 946684800 * 1_000_000
+
+// appendTimestampBinary appends a finite timestamptz or timestamp (a UTC
+// time.Time, as DuckDB's rows carry both) in PostgreSQL's binary format:
+// microseconds since 2000-01-01 as a big-endian int64, as pgtype writes it;
+// ok is false for another column type.
+func appendTimestampBinary(buf []byte, oid uint32, t time.Time) (out []byte, ok bool, err error) {
+	if oid != oidTimestamptz && oid != oidTimestamp {
+		return buf, false, nil
+	}
+	t = t.UTC()
+	micros := t.Unix()*1_000_000 + int64(t.Nanosecond())/1000
+	return binary.BigEndian.AppendUint64(buf, uint64(micros-microsFromUnixEpochToY2K)), true, nil
 }
 
 // appendTimestamptz appends PostgreSQL's ISO output of an instant in t's zone:

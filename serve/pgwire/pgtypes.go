@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -289,6 +290,16 @@ func writeArrayElement(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
+// appendText appends a string of a text column: its bytes, in text and in
+// binary alike, as pgtype writes them, without boxing the string again.
+func appendText(buf []byte, oid uint32, v any) (out []byte, ok bool) {
+	s, isString := v.(string)
+	if oid != oidText || !isString {
+		return buf, false
+	}
+	return append(buf, s...), true
+}
+
 // appendDecimal appends a DECIMAL that fits an int64 (every DECIMAL up to 18
 // digits, such as a reading's value) as numeric text — its digits with the
 // column's scale, as PostgreSQL prints a numeric(p,s) — without the big.Int
@@ -317,6 +328,76 @@ func appendDecimal(buf []byte, oid uint32, format int16, v any) (out []byte, ok 
 	point := len(abs) - scale
 	buf = append(append(buf, abs[:point]...), '.')
 	return append(buf, abs[point:]...), true
+}
+
+// appendDecimalBinary appends a DECIMAL that fits an int64 in PostgreSQL's
+// binary numeric format — ndigits, weight, sign and dscale, then base-10000
+// digits — exactly as pgtype encodes the same value (its fraction padded to
+// whole base-10000 digits, trailing zero digits kept), without the big.Int
+// arithmetic pgtype does per value; ok is false for anything else.
+func appendDecimalBinary(buf []byte, oid uint32, format int16, v any) (out []byte, ok bool) {
+	d, isDecimal := v.(duckdb.Decimal)
+	if oid != oidNumeric || format != pgtype.BinaryFormatCode || !isDecimal || d.Value == nil || !d.Value.IsInt64() {
+		return buf, false
+	}
+	n := d.Value.Int64()
+	scale := int(d.Scale)
+	pad := (4 - scale%4) % 4 // zeros that make the fraction whole base-10000 digits
+	var text [64]byte
+	digits := strconv.AppendUint(text[:0], absInt64(n), 10)
+	for range pad {
+		digits = append(digits, '0')
+	}
+	fracLen := scale + pad
+	var whole []byte
+	if len(digits) > fracLen {
+		whole = digits[:len(digits)-fracLen]
+	}
+	frac := digits[len(digits)-min(len(digits), fracLen):]
+	if n == 0 {
+		whole = nil
+	}
+	wholeGroups := (len(whole) + 3) / 4
+	fracGroups := fracLen / 4
+	buf = binary.BigEndian.AppendUint16(buf, uint16(wholeGroups+fracGroups))
+	weight := -1
+	if wholeGroups > 0 {
+		weight = wholeGroups - 1
+	}
+	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
+	var sign uint16
+	if n < 0 {
+		sign = 0x4000
+	}
+	buf = binary.BigEndian.AppendUint16(buf, sign)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(scale))
+	// whole digits, grouped by four from the point; the first group may be short
+	for end := len(whole) - (wholeGroups-1)*4; len(whole) > 0; end = 4 {
+		buf = binary.BigEndian.AppendUint16(buf, base10000(whole[:end]))
+		whole = whole[end:]
+	}
+	// the fraction, left-padded with zeros to fracGroups×4 digits
+	lead := fracLen - len(frac)
+	for g := range fracGroups {
+		var group uint16
+		for i := g * 4; i < g*4+4; i++ {
+			group *= 10
+			if i >= lead {
+				group += uint16(frac[i-lead] - '0')
+			}
+		}
+		buf = binary.BigEndian.AppendUint16(buf, group)
+	}
+	return buf, true
+}
+
+// base10000 is the value of up to four decimal digits.
+func base10000(digits []byte) uint16 {
+	var v uint16
+	for _, c := range digits {
+		v = v*10 + uint16(c-'0')
+	}
+	return v
 }
 
 // absInt64 is |n|, also for math.MinInt64.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"strings"
 	"sync"
@@ -1043,11 +1044,11 @@ func (sess *pgSession) run(ctx context.Context, p *pgPortal, maxRows int64) erro
 				sess.be.Send(&pgproto3.PortalSuspended{})
 				return nil
 			}
-			msg, err := sess.rowMessage(p, r)
+			msg, err := sess.appendRow(nil, p, r)
 			if err != nil {
 				return err
 			}
-			sess.be.Send(msg)
+			sess.be.Send(rawMessages(msg))
 			p.sent++
 		}
 		tag := st.tag
@@ -1166,31 +1167,58 @@ func rowDescription(cols []pgColumn, formats []int16) *pgproto3.RowDescription {
 	return rd
 }
 
-// dataRow encodes a row's values in the portal's result formats. The values
-// share one buffer: a result's rows are encoded one after another, and each
-// is encoded onto the wire (or a spool) before the next.
+// dataRow is a row's DataRow message (appendDataRow), its values apart.
 func (sess *pgSession) dataRow(p *pgPortal, vals []any) (*pgproto3.DataRow, error) {
-	dr := &pgproto3.DataRow{Values: make([][]byte, len(vals))}
-	buf := make([]byte, 0, 16*len(vals)) // never nil: an empty value is not NULL
-	var stack [16]int
-	ends := stack[:0]
-	for i, v := range vals {
-		if v != nil {
-			var err error
-			if buf, err = sess.appendValue(buf, p.cols[i], resultFormat(p.formats, i), v); err != nil {
-				return nil, err
-			}
-		}
-		ends = append(ends, len(buf))
+	buf, err := sess.appendDataRow(nil, p, vals)
+	if err != nil {
+		return nil, err
 	}
-	start := 0
-	for i, end := range ends {
-		if vals[i] != nil {
-			dr.Values[i] = buf[start:end:end]
-		}
-		start = end
+	dr := &pgproto3.DataRow{}
+	if err := dr.Decode(buf[dataRowHeader:]); err != nil {
+		return nil, fmt.Errorf("encode a result row: %w", err)
 	}
 	return dr, nil
+}
+
+const (
+	// dataRowHeader is a DataRow's type byte and length.
+	dataRowHeader = 5
+	// maxRowBody is the largest DataRow body a PostgreSQL client reads
+	// (PostgreSQL's MaxAllocSize less one, as pgproto3 bounds a message).
+	maxRowBody = 0x3fffffff - 1
+)
+
+// appendDataRow appends a row's values, in the portal's result formats, to
+// buf as a DataRow message as it goes on the wire. Every row of a result is
+// encoded here, straight into the spool's (or the connection's) buffer:
+// there is no message value, per-row buffer or per-value slice to allocate
+// and copy. On an error buf is returned as it was.
+func (sess *pgSession) appendDataRow(buf []byte, p *pgPortal, vals []any) ([]byte, error) {
+	if len(vals) > math.MaxUint16 {
+		return buf, fmt.Errorf("encode a result row: %d columns, the wire's limit is %d", len(vals), math.MaxUint16)
+	}
+	start := len(buf)
+	buf = append(buf, 'D', 0, 0, 0, 0)
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(vals)))
+	for i, v := range vals {
+		if v == nil {
+			buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32) // -1: NULL
+			continue
+		}
+		at := len(buf)
+		out, err := sess.appendValue(append(buf, 0, 0, 0, 0), p.cols[i], resultFormat(p.formats, i), v)
+		if err != nil {
+			return buf[:start], err
+		}
+		buf = out
+		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	}
+	body := len(buf) - start - 1
+	if body > maxRowBody {
+		return buf[:start], fmt.Errorf("encode a result row: %d bytes, the wire's limit is %d", body, maxRowBody)
+	}
+	binary.BigEndian.PutUint32(buf[start+1:], uint32(body))
+	return buf, nil
 }
 
 // appendValue appends one non-NULL value of column c to buf in format.
@@ -1200,7 +1228,13 @@ func (sess *pgSession) appendValue(buf []byte, c pgColumn, format int16, v any) 
 		out, done = appendFloat(buf, c.oid, format, v)
 	}
 	if !done && err == nil {
+		out, done = appendText(buf, c.oid, v)
+	}
+	if !done && err == nil {
 		out, done = appendDecimal(buf, c.oid, format, v)
+	}
+	if !done && err == nil {
+		out, done = appendDecimalBinary(buf, c.oid, format, v)
 	}
 	if !done && err == nil {
 		out, err = sess.m.Encode(c.oid, format, pgValue(c.oid, v), buf)
