@@ -84,11 +84,17 @@ func TestAppendDecimalBinaryWritesPgtypesNumeric(t *testing.T) {
 			require.Equal(t, want, got, "%d at scale %d", n, scale)
 		}
 	}
-	huge := duckdb.Decimal{Width: 38, Scale: 2, Value: new(big.Int).Lsh(big.NewInt(1), 100)}
-	_, ok := appendDecimalBinary(nil, oidNumeric, pgtype.BinaryFormatCode, huge)
-	require.False(t, ok, "a DECIMAL beyond int64 is left to pgtype")
-	_, ok = appendDecimalBinary(nil, oidNumeric, pgtype.TextFormatCode, duckdb.Decimal{Width: 18, Scale: 6, Value: big.NewInt(1)})
-	require.False(t, ok, "text is appendDecimal's")
+	for _, left := range []struct {
+		why    string
+		format int16
+		d      duckdb.Decimal
+	}{
+		{"beyond int64, left to pgtype", pgtype.BinaryFormatCode, duckdb.Decimal{Width: 38, Scale: 2, Value: new(big.Int).Lsh(big.NewInt(1), 100)}},
+		{"text, appendDecimal's", pgtype.TextFormatCode, duckdb.Decimal{Width: 18, Scale: 6, Value: big.NewInt(1)}},
+	} {
+		_, ok := appendDecimalBinary(nil, oidNumeric, left.format, left.d)
+		require.False(t, ok, left.why)
+	}
 }
 
 func TestAppendTimestampBinaryWritesPgtypesTimestamps(t *testing.T) {
