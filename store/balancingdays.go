@@ -2,16 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/internal/sqltext"
-	"github.com/meterstore/meterstore/metering"
 )
 
 // BalancingDayMismatch counts the stored rows whose balancing_day is not the
@@ -37,7 +33,8 @@ func (m BalancingDayMismatch) String() string {
 // engines reading the table do. Only what can differ is read: the hot tier
 // through the engine (operational mode, every version, the day computed from
 // "from" + INTERVAL 0 SECOND, an argument the planner does not rewrite to the
-// stored column), and from the files themselves the stored column of each
+// stored column), and from the files themselves — read as the engine reads
+// a cold half, DuckDB's reader or the Go reader — the stored column of each
 // cold file whose footer does not say the encoder derived it. A cold file
 // the encoder wrote holds the calendar's day by construction: reading it
 // again would convert each of its rows to Berlin's zone to find nothing.
@@ -50,75 +47,49 @@ func (t *Table) BalancingDayMismatches(ctx context.Context) (BalancingDayMismatc
 	if err != nil {
 		return BalancingDayMismatch{}, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
 	}
-	q := fmt.Sprintf(`SELECT count(*), min("from"), max("from") FROM %s
-		WHERE balancing_day IS DISTINCT FROM meter_balancing_day("from" + INTERVAL 0 SECOND, sparte)`,
-		meterstore.QuoteIdent(t.cfg.Name()))
-	res, err := hotOnly.Query(ctx, q)
+	res, err := hotOnly.Query(ctx, dayMismatches(meterstore.QuoteIdent(t.cfg.Name())))
 	if err != nil {
 		return BalancingDayMismatch{}, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
 	}
-	var m BalancingDayMismatch
-	if len(res.Rows) != 1 {
-		return m, fmt.Errorf("balancing days of %s: %d rows counted, want 1", t.cfg.Name(), len(res.Rows))
-	}
-	r := res.Rows[0]
-	n, ok := r[0].(int64)
-	if !ok {
-		return m, fmt.Errorf("balancing days of %s: unexpected count type %T", t.cfg.Name(), r[0])
-	}
-	m.Rows = n
-	m.From, _ = r[1].(time.Time)
-	m.To, _ = r[2].(time.Time)
-	return t.underivedDayMismatches(ctx, m)
-}
-
-// underivedDayMismatches adds to m the rows of the current snapshot's cold
-// files holding a balancing_day the encoder did not say it derived (another
-// writer's, or a compaction's from before the encoder derived the column)
-// whose stored day is not the calendar's, read from the files themselves
-// (as another engine would read them): local ones by column name with the
-// engine's own database, those on object storage with the Go reader.
-func (t *Table) underivedDayMismatches(ctx context.Context, m BalancingDayMismatch) (BalancingDayMismatch, error) {
-	files, _, err := t.cold.PlanFiles(ctx, catalog.PlanRequest{})
+	m, err := BalancingDayMismatch{}.addCounted(res.Rows)
 	if err != nil {
 		return m, fmt.Errorf("balancing days of %s: %w", t.cfg.Name(), err)
 	}
-	var paths, remote []string
-	for _, f := range files {
-		switch {
-		case !f.UnderivedBalancingDay:
-		case onObjectStorage(f.Path):
-			remote = append(remote, f.Path)
-		default:
-			paths = append(paths, sqltext.String(f.Path))
-		}
+	// Each file's stored column, not the day the engine computes for a file
+	// without the mark.
+	underived := func(f catalog.DataFile) (engine.ColdFile, bool) {
+		cf := engineColdFile(f)
+		cf.BalancingDay = true
+		return cf, f.UnderivedBalancingDay
 	}
-	m, err = t.remoteDayMismatches(ctx, remote, m)
-	if err != nil || len(paths) == 0 {
-		return m, err
+	rows, err := t.rereadColdFiles(ctx, underived, time.Time{}, dayMismatches)
+	if err == nil {
+		m, err = m.addCounted(rows)
 	}
-	q := `SELECT count(*), min("from"), max("from") FROM read_parquet([` + strings.Join(paths, ", ") + `], union_by_name = true)
-		WHERE balancing_day IS DISTINCT FROM meter_balancing_day(CAST("from" AS TIMESTAMPTZ), CAST(sparte AS VARCHAR))`
-	var n int64
-	var from, to sql.NullTime
-	if err := t.st.eng.DB().QueryRowContext(ctx, q).Scan(&n, &from, &to); err != nil {
-		return m, fmt.Errorf("balancing days of %s, files whose day the encoder did not derive: %w", t.cfg.Name(), err)
-	}
-	return m.add(n, from.Time, to.Time), nil
-}
-
-// remoteDayMismatches adds to m the rows of files on object storage whose
-// stored day is not the calendar's, folded in Go (a row whose sparte is no
-// Sparte has no calendar day: counted).
-func (t *Table) remoteDayMismatches(ctx context.Context, paths []string, m BalancingDayMismatch) (BalancingDayMismatch, error) {
-	err := t.foldFiles(ctx, paths, func(r *meterstore.Row) {
-		s, err := metering.ParseSparte(r.Sparte)
-		if err != nil || !r.BalancingDay.Equal(metering.BalancingDay(r.From, s).Time()) {
-			m = m.add(1, r.From, r.From)
-		}
-	})
 	if err != nil {
 		return m, fmt.Errorf("balancing days of %s, files whose day the encoder did not derive: %w", t.cfg.Name(), err)
+	}
+	return m, nil
+}
+
+// dayMismatches counts the rows of relation rel whose balancing_day is not
+// the calendar's: rows, first and last "from". The day is computed from
+// "from" + INTERVAL 0 SECOND, an argument the planner does not rewrite to
+// the stored column (a row whose sparte is no Sparte has no calendar day:
+// counted).
+func dayMismatches(rel string) string {
+	return `SELECT count(*), min("from"), max("from") FROM ` + rel + `
+		WHERE balancing_day IS DISTINCT FROM meter_balancing_day("from" + INTERVAL 0 SECOND, sparte)`
+}
+
+// addCounted adds to m the counts of dayMismatches' rows.
+func (m BalancingDayMismatch) addCounted(rows [][]any) (BalancingDayMismatch, error) {
+	for _, r := range rows {
+		n, from, to, err := countedSpan(r)
+		if err != nil {
+			return m, err
+		}
+		m = m.add(n, from, to)
 	}
 	return m, nil
 }

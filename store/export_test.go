@@ -3,9 +3,10 @@ package store
 import "testing"
 
 // ReadColdFilesInGo makes the checks read every cold file, until t ends, as
-// they read files on object storage: with the Go reader.
+// they read files on object storage without httpfs: with the Go reader
+// (meter_cold_scan).
 func ReadColdFilesInGo(t *testing.T) {
-	was := onObjectStorage
-	onObjectStorage = func(string) bool { return true }
-	t.Cleanup(func() { onObjectStorage = was })
+	was := readColdFilesInGo
+	readColdFilesInGo = true
+	t.Cleanup(func() { readColdFilesInGo = was })
 }

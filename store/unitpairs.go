@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/catalog"
 	"github.com/meterstore/meterstore/engine"
-	"github.com/meterstore/meterstore/engine/plan"
 )
 
 // UnitPairViolation counts the stored rows of one (sparte, unit) pair
@@ -43,8 +41,10 @@ func (v UnitPairViolation) String() string {
 // does not say the encoder checked every row's pair
 // (catalog.MarkUnitPairs) — another writer's, an older encoder's, or one
 // archived from a table that held a wrong pair — read as the engine reads a
-// cold file. A file carrying the mark holds allowed pairs only: reading it
-// again would find nothing. Sorted by pair, PostgreSQL's rows first.
+// cold half (the engine's cold path: DuckDB's reader, or the Go reader for
+// files on object storage without httpfs). A file carrying the mark holds
+// allowed pairs only: reading it again would find nothing. Sorted by pair,
+// PostgreSQL's rows first.
 func (t *Table) UnitPairViolations(ctx context.Context) ([]UnitPairViolation, error) {
 	if err := t.usable(); err != nil {
 		return nil, err
@@ -57,22 +57,13 @@ func (t *Table) UnitPairViolations(ctx context.Context) ([]UnitPairViolation, er
 	if err != nil {
 		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
 	}
-	out := make([]UnitPairViolation, 0, len(res.Rows))
-	for _, r := range res.Rows {
-		v := UnitPairViolation{Pair: meterstore.UnitPair{Sparte: text(r[0]), Unit: text(r[1])}}
-		v.From, _ = r[3].(time.Time)
-		v.To, _ = r[4].(time.Time)
-		switch n := r[2].(type) {
-		case int64:
-			v.Rows = n
-		default:
-			return nil, fmt.Errorf("unit pairs of %s: unexpected count type %T", t.cfg.Name(), r[2])
-		}
-		out = append(out, v)
+	out, err := unitPairViolations(res.Rows, false)
+	if err != nil {
+		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
 	}
 	cold, err := t.uncheckedUnitPairs(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
 	}
 	out = append(out, cold...)
 	slices.SortStableFunc(out, func(a, b UnitPairViolation) int {
@@ -83,95 +74,32 @@ func (t *Table) UnitPairViolations(ctx context.Context) ([]UnitPairViolation, er
 
 // uncheckedUnitPairs counts, per pair, the wrong pairs of the current
 // snapshot's cold files below the watermark whose footer does not say the
-// encoder checked every row's pair: local files read with the engine's own
-// database, files on object storage with the Go reader.
+// encoder checked every row's pair.
 func (t *Table) uncheckedUnitPairs(ctx context.Context) ([]UnitPairViolation, error) {
 	w, err := t.Watermark(ctx)
 	if err != nil {
 		return nil, err
 	}
-	files, _, err := t.cold.PlanFiles(ctx, catalog.PlanRequest{})
-	if err != nil {
-		return nil, fmt.Errorf("unit pairs of %s: %w", t.cfg.Name(), err)
-	}
-	var local []engine.ColdFile
-	var remote []string
-	for _, f := range files {
-		switch {
-		case !f.UncheckedUnitPairs:
-		case onObjectStorage(f.Path):
-			remote = append(remote, f.Path)
-		default:
-			local = append(local, engineColdFile(f))
-		}
-	}
-	out, err := t.localUnitPairs(ctx, local, w)
-	if err == nil {
-		out, err = t.remoteUnitPairs(ctx, remote, w, out)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("unit pairs of %s, files whose pairs the encoder did not check: %w", t.cfg.Name(), err)
-	}
-	return out, nil
-}
-
-// localUnitPairs counts the wrong pairs of local files below w through the
-// cold half's read_parquet relation.
-func (t *Table) localUnitPairs(ctx context.Context, files []engine.ColdFile, w time.Time) ([]UnitPairViolation, error) {
-	if len(files) == 0 {
-		return nil, nil
-	}
-	rows, err := t.st.eng.DB().QueryContext(ctx, wrongUnitPairs("("+plan.FilesRelation(t.cfg, files, w)+")"))
+	unchecked := func(f catalog.DataFile) (engine.ColdFile, bool) { return engineColdFile(f), f.UncheckedUnitPairs }
+	rows, err := t.rereadColdFiles(ctx, unchecked, w, wrongUnitPairs)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []UnitPairViolation
-	for rows.Next() {
-		var sparte, unit sql.NullString
-		var from, to sql.NullTime
-		v := UnitPairViolation{Cold: true}
-		if err := rows.Scan(&sparte, &unit, &v.Rows, &from, &to); err != nil {
+	return unitPairViolations(rows, true)
+}
+
+// unitPairViolations reads the rows of wrongUnitPairs, of one tier.
+func unitPairViolations(rows [][]any, cold bool) ([]UnitPairViolation, error) {
+	out := make([]UnitPairViolation, 0, len(rows))
+	for _, r := range rows {
+		v := UnitPairViolation{Pair: meterstore.UnitPair{Sparte: text(r[0]), Unit: text(r[1])}, Cold: cold}
+		var err error
+		if v.Rows, v.From, v.To, err = countedSpan(r[2:]); err != nil {
 			return nil, err
 		}
-		v.Pair = meterstore.UnitPair{Sparte: sparte.String, Unit: unit.String}
-		v.From, v.To = from.Time, to.Time
 		out = append(out, v)
 	}
-	return out, rows.Err()
-}
-
-// remoteUnitPairs adds to out the wrong pairs of files on object storage
-// below w, folded in Go with the pairs wrongUnitPairs allows.
-func (t *Table) remoteUnitPairs(ctx context.Context, paths []string, w time.Time, out []UnitPairViolation) ([]UnitPairViolation, error) {
-	allowed := map[meterstore.UnitPair]bool{}
-	for _, p := range meterstore.UnitPairs() {
-		allowed[p] = true
-	}
-	err := t.foldFiles(ctx, paths, func(r *meterstore.Row) {
-		pair := meterstore.UnitPair{Sparte: r.Sparte, Unit: r.Unit}
-		if r.From.Before(w) && !allowed[pair] {
-			out = addViolation(out, UnitPairViolation{Pair: pair, Cold: true, Rows: 1, From: r.From, To: r.From})
-		}
-	})
-	return out, err
-}
-
-// addViolation counts v into out's entry of its pair and tier.
-func addViolation(out []UnitPairViolation, v UnitPairViolation) []UnitPairViolation {
-	for i := range out {
-		if o := &out[i]; o.Pair == v.Pair && o.Cold == v.Cold {
-			o.Rows += v.Rows
-			if v.From.Before(o.From) {
-				o.From = v.From
-			}
-			if v.To.After(o.To) {
-				o.To = v.To
-			}
-			return out
-		}
-	}
-	return append(out, v)
+	return out, nil
 }
 
 // wrongUnitPairs counts the rows of relation rel whose (sparte, unit) pair

@@ -15,9 +15,9 @@ import (
 // hot scan it is handed its files by a token that lives only while the
 // statement runs, so a statement cannot name a file of its own.
 type coldScanPath struct {
-	ctx context.Context
-	pl  *planning
-	ref *reference
+	ctx      context.Context
+	register func(*Scan) string // the statement's registry of scans
+	cold     ColdTier
 }
 
 // MeterColdScan is the table function a cold half reads through where
@@ -32,8 +32,8 @@ func (p coldScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []
 		scans[i] = HotScan{Table: f.Path}
 	}
 	ps := &Scan{Ctx: p.ctx, Config: cfg, Scans: scans, Rows: &RowCounter{}, What: "cold scan"}
-	ps.Pager = coldFiles{cold: p.ref.rel.table.Cold, ps: ps}
-	tok := p.pl.out.register(ps)
+	ps.Pager = coldFiles{cold: p.cold, ps: ps}
+	tok := p.register(ps)
 	proj := typedProjection(cfg)
 	for _, f := range files {
 		if !f.BalancingDay {
@@ -67,19 +67,29 @@ func pagerFor(pager HotPager, scan *Scan) HotPager {
 }
 
 // coldPathFor is how a cold half reads files: the engine's chosen path where
-// DuckDB can open them (the local file system, object storage through
-// httpfs), the Go reader where it cannot. A confined statement's cold half
-// takes the same path: the engine's database runs it (Feeder).
+// DuckDB opens them itself (Paths.Opens), the Go reader where it cannot. A
+// confined statement's cold half takes the same path: the engine's database
+// runs it (Feeder).
 func (pl *planning) coldPathFor(ctx context.Context, ref *reference, files []ColdFile) ColdPath {
-	if pl.in.Paths.HTTPFS {
+	if pl.in.Paths.Opens(files) {
 		return pl.in.Paths.Cold
+	}
+	return coldScanPath{ctx: ctx, register: pl.out.register, cold: ref.rel.table.Cold}
+}
+
+// Opens is whether the session's database opens each of files itself: a
+// file on the local file system, or on object storage through httpfs
+// (HTTPFS). Where it does not, the Go reader reads them (meter_cold_scan).
+func (p Paths) Opens(files []ColdFile) bool {
+	if p.HTTPFS {
+		return true
 	}
 	for _, f := range files {
 		if IsRemote(f.Path) {
-			return coldScanPath{ctx: ctx, pl: pl, ref: ref}
+			return false
 		}
 	}
-	return pl.in.Paths.Cold
+	return true
 }
 
 // IsRemote is whether path names a file on object storage (a URL other than

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -215,14 +216,26 @@ func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) str
 	return strings.Join(parts, " UNION ALL ")
 }
 
-// FilesRelation is the rows of files from before the instant below, with
-// the table's exact column types, read as a cold half reads them (by field id
-// where a file carries them, by name otherwise; the day computed where a file
-// does not prove it): for a check that reads only the cold files whose footer
-// does not prove it holds (store.Table.UnitPairViolations). files must not be
-// empty.
-func FilesRelation(cfg meterstore.TableConfig, files []ColdFile, below time.Time) string {
-	return readParquet(cfg, files, ` WHERE "from" < `+sqlTime(below))
+// FilesRelation is the rows of files of t — from before below; every row
+// for a zero below — with the table's exact column types, read as a cold
+// half reads them: with DuckDB's reader (by field id where a file carries
+// them, by name otherwise; the day computed where a file does not prove
+// it), or with goReader — where the database does not open them itself
+// (!Paths.Opens) — through meter_cold_scan, its scan registered with
+// register for the statement to read. For a check that reads only the cold
+// files whose footer does not prove what it checks, which no plan singles
+// out (store.Table.UnitPairViolations, BalancingDayMismatches). files must
+// not be empty.
+func FilesRelation(ctx context.Context, t *Table, goReader bool, register func(*Scan) string, files []ColdFile, below time.Time) (string, error) {
+	c := &coldHalf{}
+	if !below.IsZero() {
+		c.where = ` WHERE "from" < ` + sqlTime(below)
+	}
+	var path ColdPath = ReadParquet
+	if goReader {
+		path = coldScanPath{ctx: ctx, register: register, cold: t.Cold}
+	}
+	return path.relation(t.Config, c, files)
 }
 
 // computedDayProjection is typedProjection with balancing_day computed from
