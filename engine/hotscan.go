@@ -277,14 +277,17 @@ type hotSource struct {
 	p         *plannedScan
 	err       error // the token names no scan of this database now
 	projected []int // column indexes DuckDB asked for
-	// strings collects each projected column's strings of the chunk being
-	// filled, written into it at once when the chunk is full.
-	strings []duckstream.Strings
-	pages   chan pageResult
-	free    chan hotPage
-	page    hotPage
-	pos     int
-	done    bool
+	// out is each projected column of the chunk being filled.
+	out   []chunkColumn
+	bufs  *scanBuffers
+	pages chan pageResult
+	free  chan hotPage
+	page  hotPage
+	pos   int
+	done  bool
+	// drained is set when the reader has ended with every page read: both
+	// page buffers are back in free.
+	drained bool
 }
 
 // hotPage is one page of rows; values holds their values as DECIMAL(18,6)'s
@@ -317,8 +320,8 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 	if s.pages == nil {
 		s.start(chunk)
 	}
-	for i := range s.strings {
-		s.strings[i].Reset()
+	if err := s.bindVectors(&chunk); err != nil {
+		return fmt.Errorf("hot scan: %w", err)
 	}
 	capacity := duckdb.GetDataChunkCapacity()
 	n := 0
@@ -333,18 +336,22 @@ func (s *hotSource) FillChunk(chunk duckdb.DataChunk) error {
 			continue
 		}
 		k := min(capacity-n, len(s.page.rows)-s.pos)
-		if err := s.set(chunk, n, k); err != nil {
+		if err := s.set(n, k); err != nil {
 			return err
 		}
 		s.pos += k
 		n += k
 	}
-	for i, col := range s.projected {
-		if err := s.strings[i].Assign(&chunk, col); err != nil {
+	for i := range s.out {
+		c := &s.out[i]
+		if err := c.strs.Assign(&chunk, c.col); err != nil {
 			return fmt.Errorf("hot scan: %w", err)
 		}
 	}
 	s.p.Rows.Add(n)
+	if s.drained {
+		s.releaseBuffers()
+	}
 	return chunk.SetSize(n)
 }
 
@@ -357,44 +364,76 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 			names = append(names, c.Name)
 		}
 	}
-	s.strings = make([]duckstream.Strings, len(s.projected))
+	s.bufs = takeScanBuffers()
+	s.out = s.bufs.columns(s.p.Config, s.projected)
 	scans := make([]HotScan, len(s.p.Scans))
 	for i, sc := range s.p.Scans {
 		sc.Columns = plan.ScanColumns(names)
 		scans[i] = sc
 	}
 	s.pages = make(chan pageResult)
-	s.free = make(chan hotPage, 2)
-	s.free <- takePage()
-	s.free <- takePage()
+	s.free = make(chan hotPage, len(s.bufs.pages))
+	for _, p := range s.bufs.pages {
+		s.free <- p
+	}
 	go s.read(scans)
 }
 
-// pageBuffers holds the page buffers of finished hot scans for the next
-// ones: a page of rows grows to its largest size once, not once per
-// statement. The pool lets the collector take what stays unused.
-var pageBuffers sync.Pool
-
-func takePage() hotPage {
-	if p, ok := pageBuffers.Get().(*hotPage); ok {
-		return *p
-	}
-	return hotPage{}
+// scanBuffers is what reading one hot scan into chunks needs — its two page
+// buffers and each projected column's string buffers — kept from scan to
+// scan (freeScanBuffers): they grow to a page's and a chunk's size once, not
+// once per statement, which was most of the Go garbage a hot row made.
+type scanBuffers struct {
+	pages   [2]hotPage
+	strings []duckstream.Strings
 }
 
-// releasePages hands the buffers of a scan read to its end back to
-// pageBuffers: then the reader holds none, both are in free.
-func (s *hotSource) releasePages() {
-	for {
-		select {
-		case buf := <-s.free:
-			if cap(buf.rows) > 0 {
-				pageBuffers.Put(&buf)
-			}
-		default:
-			return
-		}
+// freeScanBuffers holds the buffers of finished hot scans for the next ones.
+// A fixed few, not a sync.Pool: the pool is emptied by every other garbage
+// collection, which a server running hot scans back to back runs often, and
+// the buffers were then made again. The bound is what stays resident (two
+// pages of up to scan_chunk_rows rows each): scans beyond it at once make
+// their own.
+var freeScanBuffers = make(chan *scanBuffers, keptScanBuffers)
+
+// keptScanBuffers is how many scans' buffers freeScanBuffers keeps.
+const keptScanBuffers = 4
+
+func takeScanBuffers() *scanBuffers {
+	select {
+	case b := <-freeScanBuffers:
+		return b
+	default:
+		return &scanBuffers{}
 	}
+}
+
+// columns is the chunk columns of the projected layout columns of cfg, their
+// string buffers taken from b.
+func (b *scanBuffers) columns(cfg meterstore.TableConfig, projected []int) []chunkColumn {
+	for len(b.strings) < len(projected) {
+		b.strings = append(b.strings, duckstream.Strings{})
+	}
+	defs := cfg.Columns()
+	out := make([]chunkColumn, len(projected))
+	for i, col := range projected {
+		out[i] = chunkColumn{col: col, typ: defs[col].Type, strs: &b.strings[i]}
+	}
+	return out
+}
+
+// releaseBuffers hands the buffers of a scan read to its end back to
+// freeScanBuffers, once the last chunk's strings are written: the reader
+// holds none then, both pages are in free.
+func (s *hotSource) releaseBuffers() {
+	for i := range s.bufs.pages {
+		s.bufs.pages[i] = <-s.free
+	}
+	select {
+	case freeScanBuffers <- s.bufs:
+	default: // enough are kept
+	}
+	s.bufs, s.out, s.drained = nil, nil, false
 }
 
 // isProjected reports whether DuckDB asked for column i. The pinned duckdb-go
@@ -468,8 +507,7 @@ func (s *hotSource) next() error {
 	s.page, s.pos = hotPage{}, 0
 	r, ok := <-s.pages
 	if !ok {
-		s.done = true
-		s.releasePages()
+		s.done, s.drained = true, true
 		return nil
 	}
 	if r.err != nil {
@@ -484,43 +522,45 @@ func (s *hotSource) next() error {
 // set writes k rows of the page, from s.pos on, into the chunk's rows from
 // at, column by column: a column's strings are only collected here, and
 // written into the chunk by one call when it is full (FillChunk).
-func (s *hotSource) set(chunk duckdb.DataChunk, at, k int) error {
-	for j, col := range s.projected {
+func (s *hotSource) set(at, k int) error {
+	for j := range s.out {
+		c := &s.out[j]
 		for i := range k {
-			if err := s.setValue(chunk, &s.strings[j], col, at+i, s.pos+i); err != nil {
-				return fmt.Errorf("hot scan: column %d: %w", col, err)
+			if err := s.put(c, at+i, s.pos+i); err != nil {
+				return fmt.Errorf("hot scan: column %d: %w", c.col, err)
 			}
 		}
 	}
 	return nil
 }
 
-// setValue writes column col of the page's row pos into the chunk's row, by
-// the column's Row field (Row.Field): the Go type of the field picks the
-// DuckDB value. A string is collected in strs.
-func (s *hotSource) setValue(chunk duckdb.DataChunk, strs *duckstream.Strings, col, row, pos int) error {
+// put writes column c of the page's row pos into the chunk's row, by the
+// column's Row field (Row.Field) and its type.
+func (s *hotSource) put(c *chunkColumn, row, pos int) error {
 	r := &s.page.rows[pos]
-	switch f := r.Field(col).(type) {
+	switch f := r.Field(c.col).(type) {
 	case *string:
-		strs.Add(row, *f)
+		c.strs.Add(row, *f)
 	case **string:
 		if *f == nil {
-			return chunk.SetValue(col, row, nil)
+			c.setNull(row)
+			return nil
 		}
-		strs.Add(row, **f)
+		c.strs.Add(row, **f)
 	case *time.Time:
-		return duckdb.SetChunkValue(chunk, col, row, *f)
+		return c.putTime(row, *f)
 	case **time.Time:
 		if *f == nil {
-			return chunk.SetValue(col, row, nil)
+			c.setNull(row)
+			return nil
 		}
-		return duckdb.SetChunkValue(chunk, col, row, **f)
+		return c.putTime(row, **f)
 	case *decimal.Decimal:
-		return duckdb.SetChunkValue(chunk, col, row, s.scaledValue(f, pos))
+		return c.putScaled(row, s.scaledValue(f, pos))
 	case *uint64:
-		return duckdb.SetChunkValue(chunk, col, row, *f)
+		return c.putVersion(row, *f)
 	default: // a declared column the row does not carry
-		return chunk.SetValue(col, row, nil)
+		c.setNull(row)
 	}
 	return nil
 }
