@@ -43,6 +43,10 @@ type column struct {
 	template     map[string]any
 	tags         []string // UNION member names
 	arrayLen     uint64
+
+	recent    recentStrings // VARCHAR
+	words     []wordInt     // DECIMAL: what is left of the block the next values' big.Ints come from
+	wordBlock int           // DECIMAL: the size of the last block
 }
 
 var errUnsupportedMapKey = errors.New("MAP key type not supported")
@@ -325,9 +329,45 @@ func borrowedString(c *column, row uint64) string {
 func getBytes(c *column, row uint64) (any, error) {
 	s := borrowedString(c, row)
 	if c.typ == duckdb.TYPE_VARCHAR {
-		return strings.Clone(s), nil
+		return c.recent.value(s), nil
 	}
 	return []byte(s), nil
+}
+
+const (
+	// recentCount is how many distinct values recentStrings keeps.
+	recentCount = 4
+	// recentMaxLen is the longest value recentStrings keeps: a longer one is
+	// rarely repeated, and costlier to compare.
+	recentMaxLen = 32
+)
+
+// recentStrings are the last few distinct short values a VARCHAR column
+// handed out, boxed. A column of few distinct values — an OBIS code, a MaLo
+// in a meter's read, a quality flag — repeats them row after row, and handing
+// out the value already made saves a copy and a box per repeat. Go strings
+// are immutable, so every row may share one.
+type recentStrings struct {
+	strs [recentCount]string
+	vals [recentCount]any // nil: the slot is free
+	next int
+}
+
+// value is s, borrowed from the chunk, as a string of its own.
+func (r *recentStrings) value(s string) any {
+	if len(s) > recentMaxLen {
+		return strings.Clone(s)
+	}
+	for i := range r.strs {
+		if r.vals[i] != nil && r.strs[i] == s {
+			return r.vals[i]
+		}
+	}
+	own := strings.Clone(s)
+	var boxed any = own
+	r.strs[r.next], r.vals[r.next] = own, boxed
+	r.next = (r.next + 1) % recentCount
+	return boxed
 }
 
 func getJSON(c *column, row uint64) (any, error) {
@@ -360,11 +400,11 @@ func getDecimal(c *column, row uint64) (any, error) {
 	var v *big.Int
 	switch c.internal {
 	case duckdb.TYPE_SMALLINT:
-		v = oneWordInt(int64(at[int16](c, row)))
+		v = c.oneWordInt(int64(at[int16](c, row)))
 	case duckdb.TYPE_INTEGER:
-		v = oneWordInt(int64(at[int32](c, row)))
+		v = c.oneWordInt(int64(at[int32](c, row)))
 	case duckdb.TYPE_BIGINT:
-		v = oneWordInt(at[int64](c, row))
+		v = c.oneWordInt(at[int64](c, row))
 	default:
 		v = hugeint(at[[2]uint64](c, row))
 	}
@@ -377,23 +417,47 @@ type wordInt struct {
 	w [1]big.Word
 }
 
-// oneWordInt is big.NewInt(v) in one allocation instead of two (the Int and
-// its magnitude's word): a DECIMAL column of a large result decodes a value
-// per row. Where a word is narrower than int64 it is big.NewInt(v).
-func oneWordInt(v int64) *big.Int {
-	if v == 0 || bits.UintSize < 64 {
+// oneWordInt is big.NewInt(v) for a value of c, without an allocation of
+// its own: the Int and its magnitude's word come from a block of c's (see
+// word). Where a word is narrower than int64 it is big.NewInt(v).
+func (c *column) oneWordInt(v int64) *big.Int {
+	if bits.UintSize < 64 {
 		return big.NewInt(v)
 	}
 	u := uint64(v)
 	if v < 0 {
 		u = -u
 	}
-	n := &wordInt{w: [1]big.Word{big.Word(u)}}
+	n := c.word()
+	n.w[0] = big.Word(u)
 	n.i.SetBits(n.w[:])
 	if v < 0 {
 		n.i.Neg(&n.i)
 	}
 	return &n.i
+}
+
+const (
+	// firstWords and maxWords bound the blocks word allocates: a small result
+	// allocates little, a large one a block per chunk (DuckDB's vectors hold
+	// 2048 values).
+	firstWords = 16
+	maxWords   = 2048
+)
+
+// word is a fresh wordInt from c's current block, allocating the next block
+// — twice the last, up to maxWords — when it is used up: a DECIMAL column of
+// a large result decodes a value per row, and one allocation per block
+// replaces one per value. A value handed out keeps its block in memory for
+// as long as the consumer keeps the value.
+func (c *column) word() *wordInt {
+	if len(c.words) == 0 {
+		c.wordBlock = min(max(2*c.wordBlock, firstWords), maxWords)
+		c.words = make([]wordInt, c.wordBlock)
+	}
+	n := &c.words[0]
+	c.words = c.words[1:]
+	return n
 }
 
 // Decimals is how a stream decodes its top-level DECIMAL columns.
