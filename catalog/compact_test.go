@@ -134,7 +134,7 @@ func checkCompacted(t *testing.T, tb *Table, p Partition, all []meterstore.Row) 
 	for _, task := range p.tasks {
 		loc := task.File.FilePath()
 		checkFooter(t, loc)
-		m, err := readMarks(fsys, loc)
+		m, err := readMarks(fsys, loc, tb.Config())
 		require.NoError(t, err)
 		require.NotEmpty(t, m.compaction, loc)
 		got := fileRows(t, tb, loc)
@@ -383,9 +383,10 @@ func TestMarksInTheFooter(t *testing.T) {
 		require.NoError(t, err)
 		fsys, err := tb.Iceberg().FS(ctx)
 		require.NoError(t, err)
-		got, err := readMarks(fsys, files[0].FilePath())
+		got, err := readMarks(fsys, files[0].FilePath(), tb.Config())
 		require.NoError(t, err)
-		tc.want.fieldIDs = true         // the writer gives every column its field id
+		tc.want.fieldIDs = true         // the writer gives every column its field id,
+		tc.want.namesAsIDs = true       // under its configured name and type,
 		tc.want.holdsDay = true         // and every row its balancing day,
 		tc.want.derivedDay = true       // derived by the encoder,
 		tc.want.dayMarked = true        // which says so (MarkBalancingDay),

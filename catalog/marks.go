@@ -54,6 +54,9 @@ type fileMarks struct {
 	keysUnique   bool     // MarkKeys = unique
 	supersededBy []string // nil when not marked
 	fieldIDs     bool     // every top-level column carries a field id
+	// namesAsIDs: read by name, the file reads as by field id through the
+	// table's configured columns (namesAsIDs).
+	namesAsIDs bool
 	// holdsDay: every row of the file holds a balancing_day, found as the
 	// file is read — by its field id where the file carries field ids, else
 	// by its name — in a column that is REQUIRED or whose every row group's
@@ -99,7 +102,7 @@ func (t *Table) marksOf(fsys iceio.IO, loc string) (fileMarks, error) {
 	if ok {
 		return m, nil
 	}
-	m, err := readMarks(fsys, loc)
+	m, err := readMarks(fsys, loc, t.cfg)
 	if err != nil {
 		return fileMarks{}, fmt.Errorf("cold table %s: %w", t.cfg.Name(), err)
 	}
@@ -117,7 +120,7 @@ func (t *Table) marksOf(fsys iceio.IO, loc string) (fileMarks, error) {
 // file without opening it again. Nothing about who committed a file is
 // trusted; a file's facts come from its own footer, read or written here.
 func (t *Table) rememberWritten(loc string, meta *metadata.FileMetaData) error {
-	m, err := footerMarks(meta, loc)
+	m, err := footerMarks(meta, loc, t.cfg)
 	if err != nil {
 		return fmt.Errorf("cold table %s: %w", t.cfg.Name(), err)
 	}
@@ -130,8 +133,9 @@ func (t *Table) rememberWritten(loc string, meta *metadata.FileMetaData) error {
 	return nil
 }
 
-// readMarks reads the footer of the Parquet file at loc.
-func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
+// readMarks reads the footer of the Parquet file at loc, a file of a table
+// of cfg.
+func readMarks(fsys iceio.IO, loc string, cfg meterstore.TableConfig) (fileMarks, error) {
 	f, err := fsys.Open(loc)
 	if err != nil {
 		return fileMarks{}, fmt.Errorf("open %s for its footer: %w", loc, err)
@@ -142,13 +146,13 @@ func readMarks(fsys iceio.IO, loc string) (fileMarks, error) {
 		return fileMarks{}, fmt.Errorf("footer of %s: %w", loc, err)
 	}
 	defer r.Close()
-	return footerMarks(r.MetaData(), loc)
+	return footerMarks(r.MetaData(), loc, cfg)
 }
 
-// footerMarks are the marks a file's footer proves.
-func footerMarks(meta *metadata.FileMetaData, loc string) (fileMarks, error) {
+// footerMarks are the marks the footer of a file of a table of cfg proves.
+func footerMarks(meta *metadata.FileMetaData, loc string, cfg meterstore.TableConfig) (fileMarks, error) {
 	kv := meta.KeyValueMetadata()
-	m := fileMarks{fieldIDs: hasFieldIDs(meta.Schema.Root())}
+	m := fileMarks{fieldIDs: hasFieldIDs(meta.Schema.Root()), namesAsIDs: namesAsIDs(meta.Schema.Root(), cfg)}
 	m.holdsDay = holdsBalancingDay(meta, m.fieldIDs)
 	if v := kv.FindValue(MarkCompaction); v != nil {
 		m.compaction = *v
@@ -219,4 +223,57 @@ func hasFieldIDs(root *schema.GroupNode) bool {
 		}
 	}
 	return root.NumFields() > 0
+}
+
+// namesAsIDs reports whether a file of the Parquet schema root reads the
+// same by column name as by field id through cfg's columns (the engine's
+// field-id schema): it holds each of cfg's columns once and no other column,
+// each under the field id of the configured column of its name, with a type
+// the engine reads as that column's type. A file written before a column
+// was renamed, another writer's file naming ids otherwise, one without a
+// column added since, one with another type or without field ids does not:
+// it is read by id (or, without ids, by name as before).
+func namesAsIDs(root *schema.GroupNode, cfg meterstore.TableConfig) bool {
+	cols := cfg.Columns()
+	if root.NumFields() != len(cols) {
+		return false
+	}
+	byID := make(map[int]meterstore.ColumnDef, len(cols))
+	for _, c := range cols {
+		byID[c.FieldID] = c
+	}
+	for i := 0; i < root.NumFields(); i++ {
+		f := root.Field(i)
+		c, ok := byID[int(f.FieldID())]
+		if !ok || f.Name() != c.Name || !readsAs(f, c.Type) {
+			return false
+		}
+		delete(byID, c.FieldID) // a second column of the same id fails above
+	}
+	return true
+}
+
+// readsAs reports whether DuckDB's Parquet reader reads the top-level column
+// n as the engine's type of t (meterstore.ColumnType.DuckDBType), so that
+// casting it to that type changes no value: text as VARCHAR, timestamps in
+// microseconds adjusted to UTC as TIMESTAMPTZ (a timestamp known only by
+// its converted type may be read as TIMESTAMP, whose cast depends on the
+// session's time zone), the decimals of their precision and scale, dates.
+func readsAs(n schema.Node, t meterstore.ColumnType) bool {
+	p, ok := n.(*schema.PrimitiveNode)
+	if !ok || p.RepetitionType() == parquet.Repetitions.Repeated {
+		return false
+	}
+	switch lt := p.LogicalType().(type) {
+	case schema.StringLogicalType:
+		return t == meterstore.TypeText && p.PhysicalType() == parquet.Types.ByteArray
+	case schema.TimestampLogicalType:
+		return t == meterstore.TypeTimestamp && lt.IsAdjustedToUTC() && lt.TimeUnit() == schema.TimeUnitMicros && !lt.IsFromConvertedType()
+	case schema.DecimalLogicalType:
+		return t == meterstore.TypeDecimal18_6 && lt.Precision() == 18 && lt.Scale() == 6 ||
+			t == meterstore.TypeDecimal20_0 && lt.Precision() == 20 && lt.Scale() == 0
+	case schema.DateLogicalType:
+		return t == meterstore.TypeDate
+	}
+	return false
 }

@@ -43,6 +43,7 @@ func TestWrittenFilesKnownAsTheirFootersSay(t *testing.T) {
 	require.NoError(t, err)
 	for _, f := range written {
 		require.True(t, f.FieldIDs, f.Path)
+		require.True(t, f.NamesAsIDs, f.Path)
 		require.True(t, f.BalancingDay, f.Path)
 		require.False(t, f.UnderivedBalancingDay, f.Path)
 		require.Equal(t, MarkBalancingDayDerived, footerValue(t, fsys, f.Path, MarkBalancingDay), "%s says the encoder derived its days", f.Path)
@@ -77,7 +78,7 @@ func TestUnitPairMarkOnlyWhenEveryRowPasses(t *testing.T) {
 	var unmarked []string
 	for _, f := range files {
 		got := fileRows(t, tb, f.FilePath())
-		m, err := readMarks(fsys, f.FilePath())
+		m, err := readMarks(fsys, f.FilePath(), tb.Config())
 		require.NoError(t, err)
 		tb.planMu.Lock()
 		remembered := tb.marks[f.FilePath()]

@@ -48,6 +48,11 @@ type DataFile struct {
 	// them (added from outside, e.g. a migration's add_files) is read by name.
 	// Read from the file's own footer, whoever committed it.
 	FieldIDs bool
+	// NamesAsIDs: read by column name, the file reads as by field id through
+	// the table's configured columns — each of them once under its field id,
+	// name and type, and no other column (this store's files, until a column
+	// is renamed or added) — so it needs no field-id schema to be read.
+	NamesAsIDs bool
 	// BalancingDay: every row of the file holds the stored balancing_day
 	// column and this store's encoder derived it (its footer proves both);
 	// false for a file another writer added, with or without the column,
@@ -308,7 +313,7 @@ func (t *Table) readFileMarks(ctx context.Context, tbl *table.Table, files []pla
 			if err != nil {
 				return err
 			}
-			f.FieldIDs, f.BalancingDay, f.UnderivedBalancingDay = m.fieldIDs, m.balancingDay(), m.underivedBalancingDay()
+			f.FieldIDs, f.NamesAsIDs, f.BalancingDay, f.UnderivedBalancingDay = m.fieldIDs, m.namesAsIDs, m.balancingDay(), m.underivedBalancingDay()
 			f.UncheckedUnitPairs = !m.unitPairsChecked
 			seq := task.DataSequenceNumber
 			single := f.VersionMin != nil && f.VersionMax != nil && *f.VersionMin == *f.VersionMax

@@ -39,11 +39,17 @@ func TestColdReadsByFieldIDAfterForeignRename(t *testing.T) {
 	_, err = oracle.RecordSeries(series...)
 	require.NoError(t, err)
 	e.archiveThrough(t, tbl, day0.Add(48*time.Hour))
+	named := filesNamedAsIDs(t, e, tbl)
+	require.Positive(t, named[true], "the store's files read by name, as by id")
+	require.Zero(t, named[false], "the store's files read by name, as by id")
 
 	storetest.SchemaChange(t, e.ctx, tbl.Cold(), func(u *table.UpdateSchema) *table.UpdateSchema {
 		return u.RenameColumn([]string{"quality"}, "qualitaet").RenameColumn([]string{"obis_code"}, "obis")
 	})
 	rewriteUnderCurrentNames(t, e, tbl)
+	named = filesNamedAsIDs(t, e, tbl)
+	require.Positive(t, named[false], "the files under the new names are read by id")
+	require.Zero(t, named[true], "the files under the new names are read by id")
 
 	check := func(st *store.Store) {
 		t.Helper()
@@ -79,6 +85,23 @@ func TestColdReadsByFieldIDAfterForeignRename(t *testing.T) {
 	explain, err := ext.Engine().Explain(e.ctx, `SELECT count(*) FROM readings`)
 	require.NoError(t, err)
 	require.Contains(t, explain, `through read_parquet (not iceberg_scan: the cold table names field id 3 "obis", configured "obis_code"`)
+}
+
+// filesNamedAsIDs counts the cold files the engine plans for tbl by whether
+// they are read by name as by id (engine.ColdFile.NamesAsIDs).
+func filesNamedAsIDs(t *testing.T, e *env, tbl *store.Table) map[bool]int {
+	t.Helper()
+	require.NoError(t, tbl.Cold().Refresh(e.ctx))
+	cold := store.ColdTierOf(tbl.Cold())
+	snap, _, err := cold.Watermark(e.ctx, 0)
+	require.NoError(t, err)
+	p, err := cold.Plan(e.ctx, snap, time.Time{}, time.Time{}, nil)
+	require.NoError(t, err)
+	n := map[bool]int{}
+	for _, f := range p.Files {
+		n[f.NamesAsIDs]++
+	}
+	return n
 }
 
 // rewriteUnderCurrentNames replaces every data file of tbl's cold table by one
@@ -162,6 +185,9 @@ func TestAddColumnAcrossTheWatermark(t *testing.T) {
 		require.NoError(t, err)
 	}
 	e.archiveThrough(t, tbl, day0.Add(72*time.Hour))
+	named := filesNamedAsIDs(t, e, tbl)
+	require.Equal(t, 2, named[false], "the two days' files written before the column was added are read by id")
+	require.Positive(t, named[true], "the correction's and the archived day's files, holding it, are read by name")
 
 	all := time.Time{}
 	res, err := st.Query(e.ctx, `SELECT count(*), sum(value), count(region) FROM readings`)

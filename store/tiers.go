@@ -242,7 +242,7 @@ func (c coldTier) Plan(ctx context.Context, snapshot int64, from, to time.Time, 
 // engineColdFile is what the engine's planner knows of the cold file f.
 func engineColdFile(f catalog.DataFile) engine.ColdFile {
 	cf := engine.ColdFile{Path: f.Path, Records: f.Records, FromMin: f.FromMin, FromMax: f.FromMax,
-		VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded, FieldIDs: f.FieldIDs,
+		VersionMin: f.VersionMin, VersionMax: f.VersionMax, KeysUnique: f.KeysUnique, Superseded: f.Superseded, FieldIDs: f.FieldIDs, NamesAsIDs: f.NamesAsIDs,
 		BalancingDay: f.BalancingDay}
 	if b, ok := f.TextBounds["malo_id"]; ok {
 		cf.MaloMin, cf.MaloMax = &b[0], &b[1]

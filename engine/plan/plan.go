@@ -188,39 +188,75 @@ func coldFilter(rng timeRange, eq map[string]string, v View) string {
 // engine, or written before a rename, is still the column it was, and one
 // added since reads as NULL — through read_parquet's field-id schema; a file
 // without them is read by name (read by id, each of its columns would read
-// as NULL). A file that does not prove it holds the stored balancing_day
-// gets the column computed, as the encoder computes it.
+// as NULL). A file whose names, ids and types are the table's (NamesAsIDs)
+// reads the same by name, and is read without the field-id schema, which
+// DuckDB binds anew at every run. A file that does not prove it holds the
+// stored balancing_day gets the column computed, as the encoder computes it.
 func readParquet(cfg meterstore.TableConfig, files []ColdFile, where string) string {
-	type group struct{ byID, day bool }
+	type group struct {
+		by  fileColumns
+		day bool
+	}
 	paths := map[group][]string{}
 	for _, f := range files {
-		g := group{byID: f.FieldIDs, day: f.BalancingDay}
+		g := group{by: columnsOf(f), day: f.BalancingDay}
 		paths[g] = append(paths[g], sqltext.String(f.Path))
 	}
 	var parts []string
-	for _, g := range []group{{true, true}, {true, false}, {false, true}, {false, false}} {
-		list := paths[g]
-		if len(list) == 0 {
-			continue
+	for _, by := range []fileColumns{namedAsIDs, byFieldID, byName} {
+		for _, day := range []bool{true, false} {
+			list := paths[group{by, day}]
+			if len(list) == 0 {
+				continue
+			}
+			proj := typedProjection(cfg)
+			if !day {
+				proj = computedDayProjection(cfg)
+			}
+			parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], %s)%s", proj, strings.Join(list, ", "), by.options(cfg), where))
 		}
-		proj := typedProjection(cfg)
-		if !g.day {
-			proj = computedDayProjection(cfg)
-		}
-		opts := "union_by_name = true"
-		if g.byID {
-			opts = "schema = " + fieldIDSchema(cfg)
-		}
-		parts = append(parts, fmt.Sprintf("SELECT %s FROM read_parquet([%s], %s)%s", proj, strings.Join(list, ", "), opts, where))
 	}
 	return strings.Join(parts, " UNION ALL ")
+}
+
+// fileColumns is how read_parquet finds a file's columns.
+type fileColumns uint8
+
+const (
+	namedAsIDs fileColumns = iota // by name, which are the ids' (ColdFile.NamesAsIDs)
+	byFieldID                     // by field id, through the field-id schema
+	byName                        // by name, in a file without field ids
+)
+
+func columnsOf(f ColdFile) fileColumns {
+	switch {
+	case f.FieldIDs && f.NamesAsIDs:
+		return namedAsIDs
+	case f.FieldIDs:
+		return byFieldID
+	}
+	return byName
+}
+
+// options are read_parquet's options reading files so. Files named as their
+// ids hold every column under its name, so no union of schemas is needed
+// (union_by_name opens every file as the statement binds); their paths'
+// key=value directories name no column.
+func (c fileColumns) options(cfg meterstore.TableConfig) string {
+	switch c {
+	case namedAsIDs:
+		return "hive_partitioning = false"
+	case byFieldID:
+		return "schema = " + fieldIDSchema(cfg)
+	}
+	return "union_by_name = true"
 }
 
 // FilesRelation is the rows of files of t — from before below; every row
 // for a zero below — with the table's exact column types, read as a cold
 // half reads them: with DuckDB's reader (by field id where a file carries
-// them, by name otherwise; the day computed where a file does not prove
-// it), or with goReader — where the database does not open them itself
+// them — by name where they are its names' — by name otherwise; the day
+// computed where a file does not prove it), or with goReader — where the database does not open them itself
 // (!Paths.Opens) — through meter_cold_scan, its scan registered with
 // register for the statement to read. For a check that reads only the cold
 // files whose footer does not prove what it checks, which no plan singles

@@ -113,7 +113,7 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 		if len(fields) == 0 {
 			continue
 		}
-		f := ColdFile{Path: filepath.Join(g.dir, fields[0]), Records: 1000, FieldIDs: true, BalancingDay: true}
+		f := ColdFile{Path: filepath.Join(g.dir, fields[0]), Records: 1000, FieldIDs: true, NamesAsIDs: true, BalancingDay: true}
 		for _, kv := range fields[1:] {
 			k, v, _ := strings.Cut(kv, "=")
 			lo, hi, ok := strings.Cut(v, "..")
@@ -121,8 +121,15 @@ func (g *golden) coldFiles(t *testing.T, c ddCase) {
 				hi = lo
 			}
 			switch k {
-			case "ids":
-				f.FieldIDs = v != "none"
+			case "ids": // none: added without field ids; by-id: named otherwise than the table
+				switch v {
+				case "none":
+					f.FieldIDs, f.NamesAsIDs = false, false
+				case "by-id":
+					f.NamesAsIDs = false
+				default:
+					t.Fatalf("line %d: unknown ids=%q", c.line, v)
+				}
 			case "day":
 				f.BalancingDay = v != "none"
 			case "from":

@@ -36,6 +36,11 @@ type ColdFile struct {
 	// FieldIDs: every column carries its Iceberg field id, and the file is
 	// read by id; false reads it by column name.
 	FieldIDs bool
+	// NamesAsIDs: read by column name, the file reads as by field id — it
+	// holds each of the table's columns once, under its field id, name and
+	// type, and no other — so it is read without read_parquet's field-id
+	// schema, which DuckDB binds anew at every run of a statement.
+	NamesAsIDs bool
 	// BalancingDay: every row holds the stored balancing_day column, as the
 	// file is read, and the store's encoder derived it (its footer's mark);
 	// false (a file another writer added, with or without the column)
