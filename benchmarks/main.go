@@ -113,7 +113,7 @@ func main() {
 	flag.StringVar(&o.rss, "rss-rows", "1000000,5000000", "window sizes (rows) for the archival peak-RSS comparison; empty skips it")
 	flag.StringVar(&o.child, "child", "", "internal: run one measurement in a child process")
 	flag.StringVar(&o.extensions, "extensions", ".cache/duckdb-extensions", "DuckDB extension directory (go tool task extensions) for the extension-path measures; empty or missing skips them")
-	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, compaction-hold, peers, pgbench, objectstore; history alone: the history-length series, without the main fixture; import alone: the import measures; confinement alone: scoped against unscoped on a fixture with tenants); empty runs all")
+	flag.StringVar(&o.only, "only", "", "comma-separated measures to run (ingest, storage, cold, balancing-day, hot, single-meter, monthly, udf, archival, extensions, compaction, compaction-hold, peers, pgbench, fed-bind, objectstore; history alone: the history-length series, without the main fixture; import alone: the import measures; confinement alone: scoped against unscoped on a fixture with tenants); empty runs all")
 	flag.StringVar(&o.history, "history-years", "1,3,10", "history lengths (years of daily archival, shortest first) -only history compares")
 	flag.StringVar(&o.objectStore, "objectstore", "", "also (or only) compare an s3:// warehouse on a private SeaweedFS (go tool task s3server) with file://: archival, cold aggregate, single meter")
 	flag.DurationVar(&o.pgbenchDuration, "pgbench-duration", 10*time.Second, "length of each pgbench run (-only pgbench runs 5 questions × each client count × 2 sides; 2m gives msql serve 30 minutes of load at 1,4,16 clients)")
@@ -366,7 +366,8 @@ func run(ctx context.Context, o options) error {
 	measures := []measure{{"ingest", b.ingest, false}, {"storage", b.storage, true}, {"cold", b.coldAggregate, false},
 		{"balancing-day", b.balancingDay, false}, {"hot", b.hotScan, false}, {"single-meter", b.singleMeter, true},
 		{"monthly", b.monthlySum, true}, {"udf", b.udfCost, false}, {"archival", b.archival, false}, {"extensions", b.extensionPaths, false},
-		{"compaction", b.compaction, false}, {"compaction-hold", b.compactionHold, false}, {"peers", b.peers, false}, {"pgbench", b.pgbench, false}}
+		{"compaction", b.compaction, false}, {"compaction-hold", b.compactionHold, false}, {"peers", b.peers, false}, {"pgbench", b.pgbench, false},
+		{"fed-bind", b.fedBind, false}}
 	if o.objectStore == "also" {
 		measures = append(measures, measure{"objectstore", b.objectStore, false})
 	}
