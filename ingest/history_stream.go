@@ -147,6 +147,12 @@ type plannedBatch struct {
 	batch   // without series
 	refusal *Refusal
 	bulk    bool
+	// channel is its rows' channel (a file's batch is one malo_id and
+	// obis_code), span the time they cover: kept per batch, as a row's
+	// channel key costs allocations a file of millions of rows would make
+	// for each.
+	channel string
+	span    span
 }
 
 // accepted are the batches not refused.
@@ -154,7 +160,9 @@ func (p *streamPlan) accepted() []batch {
 	var out []batch
 	for _, g := range p.order {
 		if g.refusal == nil {
-			out = append(out, g.batch)
+			b := g.batch
+			b.spans = map[string]span{g.channel: g.span}
+			out = append(out, b)
 		}
 	}
 	return out
@@ -201,7 +209,11 @@ func (im *importer) planStream(ctx context.Context, src, name string, cols []src
 		}
 		g.add(p.at())
 		row := p.series()
-		g.cover(row[0])
+		if g.channel == "" {
+			g.channel = seriesChannel(row[0])
+		}
+		sp := spanOf(row[0])
+		g.span.widen(sp.lo, sp.hi)
 		if g.refusal == nil {
 			if err := im.check(row); err != nil {
 				g.refusal = &Refusal{File: name, Batch: label, Err: err}

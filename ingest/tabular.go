@@ -24,8 +24,8 @@ type batch struct {
 	rows   int
 	series []meterstore.StoredSeries
 	lo, hi time.Time // the lowest and highest "from"
-	// spans, when set, are the time the batch covers by channel (cover):
-	// kept by a read that keeps no series.
+	// spans, when set, are the time the batch covers by channel
+	// (channelSpans): kept by a read that keeps no series.
 	spans map[string]span
 }
 

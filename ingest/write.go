@@ -217,8 +217,8 @@ func (b *batch) cover(s meterstore.StoredSeries) {
 }
 
 // channelSpans is the time b's deliveries cover, by channel: as its read
-// kept it (cover; the streamed path's first read keeps no series), else
-// from its series.
+// kept it (the streamed path's first read keeps no series), else from its
+// series.
 func (b batch) channelSpans() map[string]span {
 	if b.spans != nil {
 		return b.spans
