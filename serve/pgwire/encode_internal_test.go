@@ -3,6 +3,7 @@ package pgwire
 import (
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,4 +193,28 @@ func TestAppendDataRowIsPgprotosDataRow(t *testing.T) {
 		"-12.34567", "-1.234567", "", "2025-10-26 02:45:00+02", "infinity", "-infinity", "", "-7"}, values)
 	require.Nil(t, text.Values[1], "NULL")
 	require.NotNil(t, text.Values[2], "an empty string is a value of length 0")
+}
+
+// TestAppendTimestamptzAcrossZoneChanges: the wall time read once per value
+// from the zone's offset is Go's own wall time, quarter-hour by quarter-hour
+// across both of Berlin's 2025 clock changes, and in 1850, when Berlin's
+// offset (local mean time) had seconds.
+func TestAppendTimestamptzAcrossZoneChanges(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	var instants []time.Time
+	for _, start := range []time.Time{
+		time.Date(2025, 3, 29, 22, 0, 0, 0, time.UTC),
+		time.Date(2025, 10, 25, 22, 0, 0, 0, time.UTC),
+		time.Date(1850, 6, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		for q := range 24 {
+			instants = append(instants, start.Add(time.Duration(q)*15*time.Minute+time.Duration(q)*1500*time.Microsecond))
+		}
+	}
+	for _, at := range instants {
+		local := at.In(berlin)
+		want := strings.TrimSuffix(strings.TrimSuffix(local.Format("2006-01-02 15:04:05.999999-07:00:00"), ":00"), ":00")
+		require.Equal(t, want, string(appendTimestamptz(nil, local)), "%s", at)
+	}
 }

@@ -106,21 +106,25 @@ func appendTimestampBinary(buf []byte, oid uint32, t time.Time) (out []byte, ok 
 // appendTimestamptz appends PostgreSQL's ISO output of an instant in t's zone:
 // the offset as ±HH, with :MM and :SS only where the zone has them, and BC
 // years as PostgreSQL counts them (no year 0). A result's every timestamptz
-// goes through here, so it appends digits without fmt.
+// goes through here, so it appends digits without fmt, and looks the zone up
+// once: the wall time is read from the instant moved by the offset, in UTC,
+// where time.Time's fields need no zone lookup of their own.
 func appendTimestamptz(buf []byte, t time.Time) []byte {
-	y := t.Year()
+	_, off := t.Zone()
+	wall := t.UTC().Add(time.Duration(off) * time.Second)
+	y, month, day := wall.Date()
+	h, m, sec := wall.Clock()
 	bc := y <= 0
 	if bc {
 		y = 1 - y
 	}
 	buf = appendDigits(buf, int64(y), 4)
 	buf = append(buf, '-')
-	buf = appendDigits(buf, int64(t.Month()), 2)
+	buf = appendDigits(buf, int64(month), 2)
 	buf = append(buf, '-')
-	buf = appendDigits(buf, int64(t.Day()), 2)
+	buf = appendDigits(buf, int64(day), 2)
 	buf = append(buf, ' ')
-	buf = appendClock(buf, int64(t.Hour()), t.Minute(), t.Second(), t.Nanosecond()/1000)
-	_, off := t.Zone()
+	buf = appendClock(buf, int64(h), m, sec, wall.Nanosecond()/1000)
 	sign := byte('+')
 	if off < 0 {
 		sign, off = '-', -off
@@ -138,12 +142,13 @@ func appendTimestamptz(buf []byte, t time.Time) []byte {
 	return buf
 }
 
-// appendClock appends hh:mm:ss and the fraction of us microseconds (fraction).
+// appendClock appends hh:mm:ss and the fraction of us microseconds
+// (appendFraction).
 func appendClock(buf []byte, h int64, m, s, us int) []byte {
 	buf = appendDigits(buf, h, 2)
 	buf = appendDigits(append(buf, ':'), int64(m), 2)
 	buf = appendDigits(append(buf, ':'), int64(s), 2)
-	return append(buf, fraction(us)...)
+	return appendFraction(buf, us)
 }
 
 // appendDigits appends n ≥ 0 in decimal, zero-padded to at least width digits.
@@ -160,12 +165,17 @@ func appendDigits(buf []byte, n int64, width int) []byte {
 	return append(buf, d[i:]...)
 }
 
-// fraction is ".ffffff" of us microseconds without trailing zeros, "" for 0.
-func fraction(us int) string {
+// appendFraction appends ".ffffff" of us microseconds without trailing
+// zeros, nothing for 0.
+func appendFraction(buf []byte, us int) []byte {
 	if us == 0 {
-		return ""
+		return buf
 	}
-	return "." + strings.TrimRight(string(appendDigits(nil, int64(us), 6)), "0")
+	buf = appendDigits(append(buf, '.'), int64(us), 6)
+	for buf[len(buf)-1] == '0' {
+		buf = buf[:len(buf)-1]
+	}
+	return buf
 }
 
 // formatInterval is PostgreSQL's interval output in IntervalStyle postgres
