@@ -124,9 +124,7 @@ func (c *streamConn) start(ctx context.Context, query string, args []driver.Name
 		return fail(err)
 	}
 	var res bindings.Result
-	if bindings.ExecutePending(pending, &res) == bindings.StateError {
-		err := statementError(ctx, &res)
-		bindings.DestroyResult(&res)
+	if err := executePending(ctx, pending, &res); err != nil {
 		return fail(err)
 	}
 	return newStreamRows(ctx, c, stmt, res), nil
@@ -153,10 +151,6 @@ func (c *streamConn) release(stmt *duckdb.Stmt) error {
 	return stmt.Close()
 }
 
-func resultError(res *bindings.Result) error {
-	return &duckdb.Error{Type: duckdb.ErrorType(bindings.ResultErrorType(res)), Msg: bindings.ResultError(res)}
-}
-
 // ErrCauseLost means DuckDB ended a streamed statement with its interrupt error
 // although nothing cancelled the statement. When one of a statement's threads
 // fails, DuckDB raises its interrupt flag to stop the others, and DuckDB 1.5's
@@ -170,11 +164,20 @@ var ErrCauseLost = errors.New("the statement failed in one of DuckDB's threads, 
 // too when the context ended (an interrupt is then its cancellation), or
 // ErrCauseLost for an interrupt nothing asked for.
 func statementError(ctx context.Context, res *bindings.Result) error {
-	err := resultError(res)
+	return failure(ctx, resultError(res))
+}
+
+func resultError(res *bindings.Result) *duckdb.Error {
+	return &duckdb.Error{Type: duckdb.ErrorType(bindings.ResultErrorType(res)), Msg: bindings.ResultError(res)}
+}
+
+// failure is err, a streamed statement's DuckDB error, as statementError
+// hands it on.
+func failure(ctx context.Context, err *duckdb.Error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return errors.Join(cerr, err)
 	}
-	if duckdb.ErrorType(bindings.ResultErrorType(res)) == duckdb.ErrorTypeInterrupt {
+	if err.Type == duckdb.ErrorTypeInterrupt {
 		return fmt.Errorf("%w: DuckDB said %w", ErrCauseLost, err)
 	}
 	return err

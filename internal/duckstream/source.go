@@ -35,11 +35,9 @@ func start(ctx context.Context, p *prepared) (*Source, error) {
 		return nil, err
 	}
 	defer bindings.DestroyPending(&pending)
-	var state bindings.State
-	interruptible(ctx, p.raw, func() { state = bindings.ExecutePending(pending, &s.res) })
-	if state == bindings.StateError {
-		err := statementError(ctx, &s.res)
-		bindings.DestroyResult(&s.res)
+	var err error
+	interruptible(ctx, p.raw, func() { err = executePending(ctx, pending, &s.res) })
+	if err != nil {
 		return nil, err
 	}
 	s.cols = int(bindings.ColumnCount(&s.res))

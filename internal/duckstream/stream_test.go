@@ -269,3 +269,36 @@ func duckConn(t testing.TB) *sql.Conn {
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
+
+// TestStreamExecutionErrors: a statement failing while it runs (not when it
+// is prepared) fails through the stream with DuckDB's error — its type and
+// message — as through duckdb-go, whose statements DuckDB runs to their
+// result itself (executePending).
+func TestStreamExecutionErrors(t *testing.T) {
+	ctx := context.Background()
+	conn := duckConn(t)
+	stream, err := Open(conn, DriverDecimals, nil)
+	require.NoError(t, err)
+	defer stream.Close()
+	for _, q := range []string{
+		`SELECT error('boom')`,
+		`SELECT sum(CASE WHEN i = 2999999 THEN 'x' ELSE i::VARCHAR END::INTEGER) FROM range(3000000) t(i)`,
+		`SELECT count(*) FROM range(10) t(i) WHERE i = (SELECT * FROM range(2))`,
+	} {
+		_, want := conn.QueryContext(ctx, q)
+		require.Error(t, want, q)
+		var wantDuck *duckdb.Error
+		require.ErrorAs(t, want, &wantDuck, q)
+		rows, err := stream.QueryContext(ctx, q)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+		}
+		var got *duckdb.Error
+		require.ErrorAs(t, err, &got, q)
+		require.Equal(t, wantDuck.Type, got.Type, q)
+		require.Equal(t, wantDuck.Msg, got.Msg, q)
+	}
+}
