@@ -184,6 +184,104 @@ func (e *Engine) registerPlannedScans(conn *sql.Conn) error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
+	if err := duckdb.RegisterTableUDF(conn, "meter_hot_partials", e.partialsFunction()); err != nil {
+		return fmt.Errorf("register meter_hot_partials: %w", err)
+	}
+	return nil
+}
+
+// partialsFunction is meter_hot_partials: the partial aggregates of a hot
+// half PostgreSQL computes (plan.PartialsScan), registered under a token
+// by a plan of the engine's own database — a confined one plans none. Its
+// columns are the query's, text; the plan casts them back.
+func (e *Engine) partialsFunction() duckdb.ChunkTableFunction {
+	lookup := func(tok string) (*plannedScan, error) {
+		p, ok := e.scans.get(tok)
+		if !ok || p.Partials == nil || p.confined != "" {
+			return nil, fmt.Errorf("meter_hot_partials: unknown or expired scan (the engine plans hot partials; they cannot be called directly)")
+		}
+		return p, nil
+	}
+	return duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{typeInfo(duckdb.TYPE_VARCHAR)}},
+		BindArguments: func(named map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			tok, _ := args[0].(string)
+			p, err := lookup(tok)
+			if err != nil {
+				return nil, err
+			}
+			cols := make([]duckdb.ColumnInfo, len(p.Partials.Columns))
+			for i, c := range p.Partials.Columns {
+				cols[i] = duckdb.ColumnInfo{Name: c, T: typeInfo(duckdb.TYPE_VARCHAR)}
+			}
+			return &partialsSource{tok: tok, lookup: lookup, cols: cols}, nil
+		},
+	}
+}
+
+// partialsSource hands DuckDB the rows of a hot partials query: one row per
+// day and group, read at once.
+type partialsSource struct {
+	tok    string
+	lookup func(tok string) (*plannedScan, error)
+	cols   []duckdb.ColumnInfo
+
+	// The run's state, set anew by Init.
+	p    *plannedScan
+	err  error
+	rows [][]*string
+	read bool
+	pos  int
+}
+
+func (s *partialsSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
+func (s *partialsSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+
+// Init starts a run of the statement: the scan its token names now.
+func (s *partialsSource) Init() {
+	p, err := s.lookup(s.tok)
+	*s = partialsSource{tok: s.tok, lookup: s.lookup, cols: s.cols, p: p, err: err}
+}
+
+func (s *partialsSource) FillChunk(chunk duckdb.DataChunk) error {
+	if s.err != nil {
+		return s.err
+	}
+	if !s.read {
+		if err := s.query(); err != nil {
+			return err
+		}
+	}
+	n := min(duckdb.GetDataChunkCapacity(), len(s.rows)-s.pos)
+	for i, row := range s.rows[s.pos : s.pos+n] {
+		for col, v := range row {
+			var val any
+			if v != nil {
+				val = *v
+			}
+			if err := chunk.SetValue(col, i, val); err != nil {
+				return fmt.Errorf("hot partials: column %d: %w", col, err)
+			}
+		}
+	}
+	s.pos += n
+	s.p.Rows.Add(n)
+	return chunk.SetSize(n)
+}
+
+// query runs the scan's query through its hot tier.
+func (s *partialsSource) query() error {
+	agg, ok := s.p.Pager.(plan.HotAggregator)
+	if !ok {
+		return fmt.Errorf("hot partials of %s: the hot tier computes no aggregates", s.p.Config.Name())
+	}
+	rows, err := agg.TextRows(s.p.Ctx, s.p.Partials.SQL)
+	if err != nil {
+		err = fmt.Errorf("%s of %s: %w", s.p.kind(), s.p.Config.Name(), err)
+		s.p.fail(err)
+		return err
+	}
+	s.rows, s.read = rows, true
 	return nil
 }
 

@@ -15,6 +15,7 @@ type (
 	HotPager          = plan.HotPager
 	RowPages          = plan.RowPages
 	HotScan           = plan.HotScan
+	Partial           = plan.Partial
 	DetachedPartition = plan.DetachedPartition
 	Tier              = plan.Tier
 	Provenance        = plan.Provenance

@@ -70,6 +70,23 @@ func (h hotTier) ScanSQL(req engine.HotScan) string { return h.s.ScanSQL(h.reque
 
 func (h hotTier) ScanQuery(req engine.HotScan) (string, error) { return h.s.Query(h.request(req)) }
 
+func (h hotTier) PartialsQuery(scans []engine.HotScan, partials []engine.Partial, resolved bool) (string, error) {
+	reqs := make([]hot.ScanRequest, len(scans))
+	for i, sc := range scans {
+		reqs[i] = h.request(sc)
+	}
+	ps := make([]hot.Partial, len(partials))
+	for i, p := range partials {
+		ps[i] = hot.Partial(p)
+	}
+	return h.s.PartialsQuery(reqs, ps, resolved)
+}
+
+func (h hotTier) TextRows(ctx context.Context, q string) ([][]*string, error) {
+	rows, err := h.s.TextRows(ctx, q)
+	return rows, archivedUnder(err)
+}
+
 func (h hotTier) RowsBelow(ctx context.Context, w time.Time) (int64, error) {
 	return h.s.RowsBelow(ctx, w)
 }

@@ -20,8 +20,11 @@
 //	                               the detached partitions · scope and ceilings in both
 //	10 elide or resolve            per run of cold files, from statistics and footer marks: elided, by
 //	                               exclusion, by merge, ranked; superseded files left out of a current read
-//	11 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
-//	                               EXPLAIN lines, provenance; each reference becomes a slot table in the tree
+//	11 hot partials                a day-first split whose WHERE the hot scans imply: PostgreSQL resolves the hot
+//	                               rows and computes their partials by day (meter_hot_partials(token))
+//	12 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
+//	                               EXPLAIN lines, provenance; each reference becomes a slot table in the tree;
+//	                               a hot-partials split: (inner level over the cold half) UNION ALL the hot partials
 //	tree ─json_deserialize_sql─▶ SQL, each slot's name replaced by its relation's text (slots.go)
 //	     ──▶ Plan{SQL, Provenance, Explain, Scans}
 //

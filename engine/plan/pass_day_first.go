@@ -31,11 +31,19 @@ import (
 // as it is.
 func groupByDayFirst(_ context.Context, pl *planning) error {
 	for i, lv := range pl.levels {
-		if inner, ok := splitDayGrouping(lv); ok {
-			pl.levels[i].sel = inner
+		if split, ok := splitDayGrouping(lv); ok {
+			pl.levels[i].sel = split.inner
+			pl.daySplits = append(pl.daySplits, split)
 		}
 	}
 	return nil
+}
+
+// daySplit is one aggregate split by groupByDayFirst: the statement's own
+// SELECT, now the outer level, over inner, the reference grouped by day.
+type daySplit struct {
+	outer, inner *sqltree.SelectNode
+	g            *dayGrouping
 }
 
 // dayGrouping is what one level's grouping and aggregates are made of, as
@@ -69,17 +77,17 @@ const (
 )
 
 // splitDayGrouping turns lv's SELECT into the outer level over a new inner
-// one, which it returns, when the split keeps the answer and saves the
-// per-row calendar function.
-func splitDayGrouping(lv level) (*sqltree.SelectNode, bool) {
+// one, when the split keeps the answer and saves the per-row calendar
+// function.
+func splitDayGrouping(lv level) (daySplit, bool) {
 	sel := lv.sel
 	if len(lv.mine) != 1 || lv.total != 1 || sel.Qualify != nil || len(sel.GroupExpressions) == 0 ||
 		sel.Rest["sample"] != nil || sel.Rest["aggregate_handling"] != "STANDARD_HANDLING" || !oneGroupingSet(sel) {
-		return nil, false
+		return daySplit{}, false
 	}
 	ref := lv.mine[0]
 	if aliases, _ := ref.n.Rest["column_name_alias"].([]any); len(aliases) > 0 {
-		return nil, false
+		return daySplit{}, false
 	}
 	g := &dayGrouping{ref: ref, cols: map[string]string{}, aliases: map[string]bool{}, partials: map[string]string{},
 		groupBy: []string{balancingDayColumn}}
@@ -93,17 +101,17 @@ func splitDayGrouping(lv level) (*sqltree.SelectNode, bool) {
 	}
 	for _, e := range sel.GroupExpressions {
 		if !g.group(g.resolveGroupExpr(e, sel.SelectList)) {
-			return nil, false
+			return daySplit{}, false
 		}
 	}
 	if !g.derived || !g.outerChecks(sel) {
-		return nil, false
+		return daySplit{}, false
 	}
 	inner := g.innerSelect(sel)
 	g.rewriteCounts(sel)
 	sel.From = sqltree.AsSubqueryRef(ref.n, ref.n.Name(), &sqltree.Statement{Node: inner, Rest: sqltree.Fields{"named_param_map": []any{}}})
 	sel.Where = nil
-	return inner, true
+	return daySplit{outer: sel, inner: inner, g: g}, true
 }
 
 // oneGroupingSet: a plain GROUP BY, one set of every group expression.

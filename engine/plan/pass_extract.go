@@ -18,11 +18,19 @@ import (
 type boundExpr struct {
 	op   string // ">=", ">", "<", "<=", "="
 	expr sqltree.Node
+	src  sqltree.Node // the WHERE conjunct it came from
+	// at is expr's value, where evaluate applied the bound (known).
+	at    time.Time
+	known bool
 }
 
 type eqExpr struct {
 	column string
 	expr   sqltree.Node
+	src    sqltree.Node // the WHERE conjunct it came from
+	// value is expr's value, where evaluate applied the equality (known).
+	value string
+	known bool
 }
 
 // extractBounds attaches the WHERE conjuncts of each SELECT to the references
@@ -109,22 +117,23 @@ func (lv level) attach(c sqltree.Node) {
 			return
 		}
 		if col, ok := x.Left.(*sqltree.ColumnRef); ok && foldable(x.Right) {
-			lv.bind(col, op, x.Right)
+			lv.bind(c, col, op, x.Right)
 		} else if col, ok := x.Right.(*sqltree.ColumnRef); ok && foldable(x.Left) {
-			lv.bind(col, flip[op], x.Left)
+			lv.bind(c, col, flip[op], x.Left)
 		}
 	case *sqltree.Between:
 		col, ok := x.Input.(*sqltree.ColumnRef)
 		if !ok || !foldable(x.Lower) || !foldable(x.Upper) {
 			return
 		}
-		lv.bind(col, ">=", x.Lower)
-		lv.bind(col, "<=", x.Upper)
+		lv.bind(c, col, ">=", x.Lower)
+		lv.bind(c, col, "<=", x.Upper)
 	}
 }
 
-// bind attaches a comparison on col to the reference col names.
-func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
+// bind attaches a comparison on col, from conjunct src, to the reference
+// col names.
+func (lv level) bind(src sqltree.Node, col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 	qual, column, ok := columnRef(col)
 	if !ok {
 		return
@@ -142,7 +151,7 @@ func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 		return
 	}
 	if column == "from" {
-		target.bounds = append(target.bounds, boundExpr{op: op, expr: expr})
+		target.bounds = append(target.bounds, boundExpr{op: op, expr: expr, src: src})
 		return
 	}
 	if column == balancingDayColumn {
@@ -152,7 +161,7 @@ func (lv level) bind(col *sqltree.ColumnRef, op string, expr sqltree.Node) {
 		return
 	}
 	if op == "=" && target.rel.table.Config.IsMergeKeyColumn(column) && stringLike(expr) {
-		target.eqs = append(target.eqs, eqExpr{column: column, expr: expr})
+		target.eqs = append(target.eqs, eqExpr{column: column, expr: expr, src: src})
 	}
 }
 
@@ -299,6 +308,7 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 				continue
 			}
 			applyBound(&s.ref.rng, s.b.op, t.UTC())
+			s.b.at, s.b.known = t.UTC(), true
 		case s.day != nil:
 			d, ok := values[i].(time.Time)
 			if !ok || infinite(d, dateInfinity) {
@@ -318,6 +328,7 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 				continue
 			}
 			s.ref.eq[s.e.column] = v
+			s.e.value, s.e.known = v, true
 		}
 	}
 	return nil

@@ -31,6 +31,9 @@ func renderStatement(ctx context.Context, pl *planning) error {
 	if err := replaceTables(pl.root, repl); err != nil {
 		return err
 	}
+	if err := pl.renderPartials(ctx, slots); err != nil {
+		return err
+	}
 	pl.out.Provenance.finish()
 	q, err := deserialize(ctx, pl.conn, pl.root)
 	if err != nil {
@@ -58,7 +61,10 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 		explain = append(explain, fmt.Sprintf("  cold: snapshot %d, from %s, %d files kept, %d pruned by statistics, %s; through %s%s",
 			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.Name()+c.pathWhy(), pl.fedNote(sql)))
 	}
-	if h := ref.hot; h != nil {
+	if h := ref.hot; h != nil && h.partials != nil {
+		prov.HotPath = h.partialsPath()
+		explain = append(explain, ref.partialsExplain())
+	} else if h != nil {
 		rel, err := h.path.relation(ctx, pl, ref)
 		if err != nil {
 			return "", nil, err
@@ -75,7 +81,10 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 	}
 	switch len(parts) {
 	case 0:
-		return emptyRelation(cfg), append(explain, "  no tier holds rows in this range"), nil
+		if ref.hot == nil { // else PostgreSQL aggregates the hot half (hot partials)
+			explain = append(explain, "  no tier holds rows in this range")
+		}
+		return emptyRelation(cfg), explain, nil
 	case 1:
 		return parts[0], explain, nil
 	}

@@ -27,6 +27,9 @@ type hotHalf struct {
 	rng   timeRange
 	scans []HotScan
 	path  HotPath
+	// partials: PostgreSQL computes the half's partial aggregates (hot
+	// partials); nil reads its rows.
+	partials *hotPartialsRead
 }
 
 // splitTiers decides, per reference, which tiers hold rows of its range: cold

@@ -30,6 +30,7 @@ var passes = []pass{
 	{"pin snapshot and watermark", pinSnapshots},
 	{"split tiers", splitTiers},
 	{"elide or resolve", elideOrResolve},
+	{"hot partials", hotPartials},
 	{"render", renderStatement},
 }
 
@@ -41,8 +42,10 @@ type planning struct {
 	refs   []*reference // every reference to a configured relation, in the text's order
 	levels []level      // the SELECTs that read references directly
 	system []*systemRef
-	pins   map[*Table]*tablePin
-	out    *Plan
+	// daySplits are the aggregates group by day first split, for hot partials.
+	daySplits []daySplit
+	pins      map[*Table]*tablePin
+	out       *Plan
 }
 
 // Run parses one statement and runs every pass over it. The plan's scans

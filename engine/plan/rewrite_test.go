@@ -276,7 +276,7 @@ func (g *golden) choosePaths(t *testing.T) {
 
 // scanToken is a hot or cold scan's token in rendered SQL: random, so a
 // golden numbers them, per table function.
-var scanToken = regexp.MustCompile(`meter_(hot|cold)_scan\('[0-9a-f]{32}'\)`)
+var scanToken = regexp.MustCompile(`meter_(hot_scan|cold_scan|hot_partials)\('[0-9a-f]{32}'\)`)
 
 func (g *golden) handle(t *testing.T, c ddCase) *session {
 	e := g.sess
@@ -401,3 +401,25 @@ func (h *fixedHot) ScanSQL(req HotScan) string {
 }
 
 func (h *fixedHot) ScanQuery(req HotScan) (string, error) { return h.ScanSQL(req), nil }
+
+// PartialsQuery names what the hot tier would compute: the partials, over
+// its scans' rows, resolved or not.
+func (h *fixedHot) PartialsQuery(scans []HotScan, partials []Partial, resolved bool) (string, error) {
+	cols := make([]string, len(partials))
+	for i, p := range partials {
+		cols[i] = strings.TrimSpace(p.Kind + " " + p.Column)
+	}
+	rows := make([]string, len(scans))
+	for i, sc := range scans {
+		rows[i] = h.ScanSQL(sc)
+	}
+	src := strings.Join(rows, " ∪ ")
+	if resolved {
+		src = "resolved(" + src + ")"
+	}
+	return "partials " + strings.Join(cols, ", ") + " of " + src, nil
+}
+
+func (h *fixedHot) TextRows(context.Context, string) ([][]*string, error) {
+	return nil, fmt.Errorf("fixed hot tier: not readable")
+}

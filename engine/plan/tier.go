@@ -105,6 +105,24 @@ type HotTier interface {
 	ScanQuery(req HotScan) (string, error)
 }
 
+// HotAggregator is a hot tier that computes a hot half's partial
+// aggregates in PostgreSQL (hot partials), so only a row per group leaves
+// it. A hot tier that is none is read row by row, as before.
+type HotAggregator interface {
+	// PartialsQuery is one SELECT of partials over the rows scans select,
+	// resolved first when resolved; each output column is text.
+	PartialsQuery(scans []HotScan, partials []Partial, resolved bool) (string, error)
+	// TextRows runs such a query; nil stands for NULL.
+	TextRows(ctx context.Context, q string) ([][]*string, error)
+}
+
+// Partial is one output column of a hot half's partial aggregate: a column
+// grouped by (Kind "group"), "sum", "min" or "max" of a column, or "count"
+// of the rows; Name is the output column's name.
+type Partial struct {
+	Kind, Column, Name string
+}
+
 // DetachedPartition is a hot partition between detach and drop.
 type DetachedPartition struct {
 	Name     string
@@ -159,7 +177,16 @@ type Scan struct {
 	Pager  HotPager
 	Scans  []HotScan // the parent, then detached partitions not yet covered by the watermark; or one per file
 	Rows   *RowCounter
-	What   string // "cold scan" for meter_cold_scan; "" is the hot scan
+	What   string // "cold scan" for meter_cold_scan, "hot partials" for meter_hot_partials; "" is the hot scan
+	// Partials is, for meter_hot_partials, the query of text columns its
+	// hot tier (a HotAggregator) runs, and their names.
+	Partials *PartialsScan
+}
+
+// PartialsScan is a hot half's partial aggregate as meter_hot_partials reads it.
+type PartialsScan struct {
+	SQL     string
+	Columns []string
 }
 
 // Registry hands planned scans to the session's table functions by an
