@@ -29,17 +29,7 @@ type groupFigures struct {
 // the watermark, over both tiers (a day on both sides of it is two partial
 // rows), the hot tier alone and from within the hot window; on each hot path.
 func TestHotPartialsAnswerAsTheOracle(t *testing.T) {
-	paths := []string{"go"}
-	if dir := extensionDirectory(t); dir != "" {
-		t.Setenv(engine.EnvExtensionDirectory, dir)
-		paths = append(paths, "extension")
-	}
-	for _, path := range paths {
-		t.Run(path, func(t *testing.T) {
-			t.Setenv(engine.EnvPaths, path)
-			checkHotPartials(t)
-		})
-	}
+	onEachHotPath(t, func(t *testing.T, _ bool) { checkHotPartials(t) })
 }
 
 func checkHotPartials(t *testing.T) {

@@ -28,6 +28,12 @@ func TestHotScanAsksForTheColumnsItReads(t *testing.T) {
 	if pgtest.Server(t) == nil {
 		t.Skip("PostgreSQL's statement log is readable only on the test's own cluster")
 	}
+	onEachHotPath(t, func(t *testing.T, extension bool) { checkHotColumns(t, extension) })
+}
+
+// onEachHotPath runs check as a subtest per hot path: the Go path, and the
+// postgres extension's where its extensions are installed (extension).
+func onEachHotPath(t *testing.T, check func(t *testing.T, extension bool)) {
 	paths := []string{"go"}
 	if dir := extensionDirectory(t); dir != "" {
 		t.Setenv(engine.EnvExtensionDirectory, dir)
@@ -36,7 +42,7 @@ func TestHotScanAsksForTheColumnsItReads(t *testing.T) {
 	for _, path := range paths {
 		t.Run(path, func(t *testing.T) {
 			t.Setenv(engine.EnvPaths, path)
-			checkHotColumns(t, path == "extension")
+			check(t, path == "extension")
 		})
 	}
 }
