@@ -193,6 +193,10 @@ func (t *Table) appendRows(ctx context.Context, rows []meterstore.Row, perTx int
 		}
 	}
 	t.hook(testhooks.BeforeBoundaryRecheck)
+	// The hot rows are committed: the recheck finishes the write — a cancel
+	// now would report committed rows as not written, and leave rows an
+	// archival moved below the boundary unrouted.
+	ctx = context.WithoutCancel(ctx)
 	w2, err := t.Watermark(ctx)
 	if err != nil {
 		return out, err

@@ -499,3 +499,24 @@ func TestHotWriterOpenedBeforeAnArchival(t *testing.T) {
 	e.healthy(t, tbl)
 	require.Equal(t, before, e.scalar(t, `SELECT count(*) FROM readings`))
 }
+
+// TestACancelAfterTheHotCommitStillFinishesTheAppend: once the hot rows are
+// committed, the boundary recheck that follows finishes the write whatever
+// the caller's context: a cancel there must not report a committed write as
+// failed (an import then counted none of its rows), nor skip re-routing rows
+// an archival moved below the boundary.
+func TestACancelAfterTheHotCommitStillFinishesTheAppend(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := open(t, func(c *setup) {
+		c.hooks.Append = func(s testhooks.AppendStep) {
+			if s == testhooks.BeforeBoundaryRecheck {
+				cancel()
+			}
+		}
+	}, intervalTable(t, nil))
+	out, err := e.st.Append(ctx, mk(t, dl{from: day0.Add(72 * time.Hour), value: "1"}))
+	require.NoError(t, err, "the rows are committed")
+	require.Equal(t, 4, out.HotRows)
+	require.Equal(t, int64(4), e.scalar(t, `SELECT count(*) FROM readings_versions`))
+}
