@@ -497,6 +497,11 @@ var freeScanBuffers = make(chan *scanBuffers, keptScanBuffers)
 // keptScanBuffers is how many scans' buffers freeScanBuffers keeps.
 const keptScanBuffers = 4
 
+// keptStringBytes bounds a column's string buffer kept for the next scan: a
+// chunk of ordinary values (identifiers, codes) holds tens of kilobytes, and
+// one statement's chunk of long texts must not stay resident after it.
+const keptStringBytes = 1 << 20
+
 func takeScanBuffers() *scanBuffers {
 	select {
 	case b := <-freeScanBuffers:
@@ -526,6 +531,11 @@ func (b *scanBuffers) columns(cfg meterstore.TableConfig, projected []int) []chu
 func (s *hotSource) releaseBuffers() {
 	for i := range s.bufs.pages {
 		s.bufs.pages[i] = <-s.free
+	}
+	for i := range s.bufs.strings {
+		if s.bufs.strings[i].Capacity() > keptStringBytes {
+			s.bufs.strings[i] = duckstream.Strings{}
+		}
 	}
 	select {
 	case freeScanBuffers <- s.bufs:

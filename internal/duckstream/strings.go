@@ -41,6 +41,10 @@ func (s *Strings) Reset() {
 	s.rows, s.ends, s.bytes = s.rows[:0], s.ends[:0], s.bytes[:0]
 }
 
+// Capacity is how many bytes of values s holds without growing: what
+// keeping it for later chunks keeps resident.
+func (s *Strings) Capacity() int { return cap(s.bytes) }
+
 // Add collects v as the value of the chunk's row.
 func (s *Strings) Add(row int, v string) {
 	s.bytes = append(s.bytes, v...)
