@@ -220,27 +220,44 @@ func (e *Engine) partialsFunction() duckdb.ChunkTableFunction {
 }
 
 // partialsSource hands DuckDB the rows of a hot partials query: one row per
-// day and group, read at once.
+// day and group, read at once. Init sends the query, so PostgreSQL computes
+// while DuckDB reads the cold half; the first FillChunk waits for it.
 type partialsSource struct {
 	tok    string
 	lookup func(tok string) (*plannedScan, error)
 	cols   []duckdb.ColumnInfo
 
 	// The run's state, set anew by Init.
-	p    *plannedScan
-	err  error
+	p       *plannedScan
+	err     error
+	pending chan partialsResult // the query Init sent
+	rows    [][]*string
+	read    bool
+	pos     int
+}
+
+type partialsResult struct {
 	rows [][]*string
-	read bool
-	pos  int
+	err  error
 }
 
 func (s *partialsSource) ColumnInfos() []duckdb.ColumnInfo     { return s.cols }
 func (s *partialsSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 
-// Init starts a run of the statement: the scan its token names now.
+// Init starts a run of the statement: the scan its token names now, its
+// query sent.
 func (s *partialsSource) Init() {
 	p, err := s.lookup(s.tok)
 	*s = partialsSource{tok: s.tok, lookup: s.lookup, cols: s.cols, p: p, err: err}
+	if err != nil {
+		return
+	}
+	pending := make(chan partialsResult, 1)
+	s.pending = pending
+	go func() {
+		rows, err := queryPartials(p)
+		pending <- partialsResult{rows: rows, err: err}
+	}()
 }
 
 func (s *partialsSource) FillChunk(chunk duckdb.DataChunk) error {
@@ -248,9 +265,12 @@ func (s *partialsSource) FillChunk(chunk duckdb.DataChunk) error {
 		return s.err
 	}
 	if !s.read {
-		if err := s.query(); err != nil {
-			return err
+		r := <-s.pending
+		if r.err != nil {
+			s.err = r.err
+			return r.err
 		}
+		s.rows, s.read = r.rows, true
 	}
 	n := min(duckdb.GetDataChunkCapacity(), len(s.rows)-s.pos)
 	for i, row := range s.rows[s.pos : s.pos+n] {
@@ -269,20 +289,19 @@ func (s *partialsSource) FillChunk(chunk duckdb.DataChunk) error {
 	return chunk.SetSize(n)
 }
 
-// query runs the scan's query through its hot tier.
-func (s *partialsSource) query() error {
-	agg, ok := s.p.Pager.(plan.HotAggregator)
+// queryPartials runs p's query through its hot tier.
+func queryPartials(p *plannedScan) ([][]*string, error) {
+	agg, ok := p.Pager.(plan.HotAggregator)
 	if !ok {
-		return fmt.Errorf("hot partials of %s: the hot tier computes no aggregates", s.p.Config.Name())
+		return nil, fmt.Errorf("hot partials of %s: the hot tier computes no aggregates", p.Config.Name())
 	}
-	rows, err := agg.TextRows(s.p.Ctx, s.p.Partials.SQL)
+	rows, err := agg.TextRows(p.Ctx, p.Partials.SQL)
 	if err != nil {
-		err = fmt.Errorf("%s of %s: %w", s.p.kind(), s.p.Config.Name(), err)
-		s.p.fail(err)
-		return err
+		err = fmt.Errorf("%s of %s: %w", p.kind(), p.Config.Name(), err)
+		p.fail(err)
+		return nil, err
 	}
-	s.rows, s.read = rows, true
-	return nil
+	return rows, nil
 }
 
 // registerConfinedScans installs on the confined database of key what its
