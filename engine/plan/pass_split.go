@@ -12,9 +12,13 @@ import (
 type coldHalf struct {
 	rng   timeRange
 	where string // the filter every cold read carries (coldFilter)
-	plan  ColdPlan
-	path  ColdPath
-	read  coldRead
+	// filesWhere is where without the "from" bounds every planned file's
+	// statistics already prove: the filter of a read of planned files only
+	// (read_parquet, meter_cold_scan), never of a scan of the snapshot.
+	filesWhere string
+	plan       ColdPlan
+	path       ColdPath
+	read       coldRead
 	// pathNote says why the half reads through path rather than the
 	// engine's cold path ("" when it does not).
 	pathNote string
@@ -85,8 +89,35 @@ func (pl *planning) splitCold(ctx context.Context, ref *reference) error {
 	prov.Tiers |= Cold
 	prov.ColdFiles += len(cp.Files)
 	prov.SnapshotIDs = appendUnique(prov.SnapshotIDs, cp.SnapshotID)
-	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), plan: cp, path: pl.coldPathFor(ctx, ref, cp.Files)}
+	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), filesWhere: coldFilter(unprovenBounds(rng, cp.Files), ref.eq, v),
+		plan: cp, path: pl.coldPathFor(ctx, ref, cp.Files)}
 	return nil
+}
+
+// unprovenBounds is rng without each bound that every file's "from"
+// statistics lie within. DuckDB evaluates a "from" filter pushed into a
+// read_parquet of several files on every row, even in row groups whose
+// statistics prove it true, and a top-N over "from" (one meter's latest
+// reading) then cannot skip row groups by its own dynamic filter; the
+// watermark bound every cold read carries is nearly always such a bound. A
+// file's bounds are Iceberg's lower and upper bounds of its "from" column —
+// at most and at least each of its values — and "from" is a required
+// column, so no row of a file within a bound fails it. A file without them
+// keeps both bounds.
+func unprovenBounds(rng timeRange, files []ColdFile) timeRange {
+	var out timeRange
+	for _, f := range files {
+		if f.FromMin == nil || f.FromMax == nil {
+			return rng
+		}
+		if rng.lo != nil && f.FromMin.Before(*rng.lo) {
+			out.lo = rng.lo
+		}
+		if rng.hi != nil && !f.FromMax.Before(*rng.hi) {
+			out.hi = rng.hi
+		}
+	}
+	return out
 }
 
 func (pl *planning) splitHot(ctx context.Context, ref *reference) error {

@@ -1,7 +1,11 @@
 package plan
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -54,4 +58,100 @@ func TestSplitAtTheWatermark(t *testing.T) {
 	require.Equal(t, "p_new", ref.hot.scans[1].Table)
 	require.Equal(t, map[string]string{"tenant": "t1"}, ref.hot.scans[0].Eq, "the scope wins")
 	require.Contains(t, ref.cold.where, `"tenant" = 't1'`)
+}
+
+// TestColdReadOfPlannedFilesDropsOnlyProvenBounds: a read of the planned files
+// leaves out a "from" bound only where every file's statistics lie within it
+// (the upper bound is exclusive: a file ending at it keeps it), and a file
+// without statistics keeps both.
+func TestColdReadOfPlannedFilesDropsOnlyProvenBounds(t *testing.T) {
+	lo, hi := ts("2025-01-01T00:00:00Z"), ts("2025-02-01T00:00:00Z")
+	file := func(from, to string) ColdFile {
+		a, b := ts(from), ts(to)
+		return ColdFile{FromMin: &a, FromMax: &b}
+	}
+	jan := file("2025-01-01T00:00:00Z", "2025-01-31T23:45:00Z")
+	for _, tc := range []struct {
+		name  string
+		files []ColdFile
+		want  string
+	}{
+		{"inside both", []ColdFile{jan, file("2025-01-10T00:00:00Z", "2025-01-20T00:00:00Z")}, "[-∞, +∞)"},
+		{"one file before lo", []ColdFile{jan, file("2024-12-31T23:45:00Z", "2025-01-01T00:00:00Z")}, "[2025-01-01T00:00:00Z, +∞)"},
+		{"one file ending at hi", []ColdFile{jan, file("2025-01-31T00:00:00Z", "2025-02-01T00:00:00Z")}, "[-∞, 2025-02-01T00:00:00Z)"},
+		{"one file past both", []ColdFile{jan, file("2024-12-01T00:00:00Z", "2025-02-15T00:00:00Z")}, "[2025-01-01T00:00:00Z, 2025-02-01T00:00:00Z)"},
+		{"statistics missing", []ColdFile{jan, {}}, "[2025-01-01T00:00:00Z, 2025-02-01T00:00:00Z)"},
+	} {
+		require.Equal(t, tc.want, unprovenBounds(timeRange{&lo, &hi}, tc.files).String(), tc.name)
+	}
+	require.Equal(t, "[-∞, 2025-02-01T00:00:00Z)", unprovenBounds(timeRange{hi: &hi}, []ColdFile{file("2024-01-01T00:00:00Z", "2025-02-01T00:00:00Z")}).String(),
+		"an open side stays open")
+}
+
+// TestColdReadOfPlannedFilesAnswersAsTheFullFilter: over files whose
+// statistics are their rows' true bounds, the read with the proven bounds
+// left out returns exactly the rows of the read with the whole filter, for
+// ranges inside, at and across the files' edges.
+func TestColdReadOfPlannedFilesAnswersAsTheFullFilter(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	conn := duckConn(t)
+	dir := t.TempDir()
+	var files []ColdFile
+	for day := range 3 {
+		from := ts("2025-01-01T00:00:00Z").Add(time.Duration(day) * 24 * time.Hour)
+		to := from.Add(24*time.Hour - 15*time.Minute)
+		path := filepath.Join(dir, fmt.Sprintf("d%d.parquet", day))
+		_, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT 'T1' AS tenant, NULL::VARCHAR AS bilanzkreis, 'M' || m AS malo_id, NULL::VARCHAR AS melo_id,
+			'1-0:1.29.0' AS obis_code, 'STROM' AS sparte, %[1]s + to_minutes((q * 15)::BIGINT) AS "from",
+			%[1]s + to_minutes((q * 15 + 15)::BIGINT) AS "to", (q + m)::DECIMAL(18,6) AS value, 'KWH' AS unit,
+			'MEASURED' AS quality, 'PT15M' AS resolution, 'TEST' AS source_kind, NULL::VARCHAR AS source_detail,
+			NULL::VARCHAR AS provenance, 1::DECIMAL(20,0) AS version, 's' AS version_scope,
+			TIMESTAMPTZ '2025-02-01 00:00:00+00' AS recorded_at, CAST(%[1]s AS DATE) AS balancing_day
+			FROM range(3) a(m), range(96) b(q)) TO '%[2]s'`, sqlTime(from), path))
+		require.NoError(t, err)
+		files = append(files, ColdFile{Path: path, FromMin: &from, FromMax: &to, BalancingDay: true})
+	}
+	at := func(s string) *time.Time { v := ts(s); return &v }
+	for _, rng := range []timeRange{
+		{at("2024-12-31T00:00:00Z"), at("2025-01-04T00:00:00Z")},
+		{at("2025-01-01T00:00:00Z"), at("2025-01-03T23:45:00Z")},
+		{at("2025-01-01T00:15:00Z"), at("2025-01-03T23:45:00.000001Z")},
+		{at("2025-01-02T12:00:00Z"), nil},
+		{nil, at("2025-01-02T00:00:00Z")},
+		{nil, nil},
+	} {
+		full := readParquet(cfg, files, coldFilter(rng, nil, View{}))
+		proven := readParquet(cfg, files, coldFilter(unprovenBounds(rng, files), nil, View{}))
+		var n, onlyFull, onlyProven int
+		require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (%[1]s)),
+			(SELECT count(*) FROM ((%[1]s) EXCEPT ALL (%[2]s))), (SELECT count(*) FROM ((%[2]s) EXCEPT ALL (%[1]s)))`,
+			full, proven)).Scan(&n, &onlyFull, &onlyProven), rng.String())
+		require.Positive(t, n, rng.String())
+		require.Zero(t, onlyFull, rng.String())
+		require.Zero(t, onlyProven, rng.String())
+	}
+}
+
+// TestFilesRelationKeepsItsBound: FilesRelation's rows end before below, its
+// files' statistics aside — it is no planned half and proves no bound.
+func TestFilesRelationKeepsItsBound(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	conn := duckConn(t)
+	path := filepath.Join(t.TempDir(), "two-days.parquet")
+	_, err := conn.ExecContext(ctx, fmt.Sprintf(`COPY (SELECT 'T1' AS tenant, NULL::VARCHAR AS bilanzkreis, 'M1' AS malo_id, NULL::VARCHAR AS melo_id,
+		'1-0:1.29.0' AS obis_code, 'STROM' AS sparte, TIMESTAMPTZ '2025-01-01 00:00:00+00' + to_minutes((q * 15)::BIGINT) AS "from",
+		TIMESTAMPTZ '2025-01-01 00:15:00+00' + to_minutes((q * 15)::BIGINT) AS "to", q::DECIMAL(18,6) AS value, 'KWH' AS unit,
+		'MEASURED' AS quality, 'PT15M' AS resolution, 'TEST' AS source_kind, NULL::VARCHAR AS source_detail,
+		NULL::VARCHAR AS provenance, 1::DECIMAL(20,0) AS version, 's' AS version_scope,
+		TIMESTAMPTZ '2025-02-01 00:00:00+00' AS recorded_at, DATE '2025-01-01' + (q // 96)::INTEGER AS balancing_day
+		FROM range(192) r(q)) TO '%s'`, path))
+	require.NoError(t, err)
+	from, to := ts("2025-01-01T00:00:00Z"), ts("2025-01-02T23:45:00Z")
+	rel, err := FilesRelation(ctx, &Table{Config: cfg}, false, nil, []ColdFile{{Path: path, FromMin: &from, FromMax: &to, BalancingDay: true}}, ts("2025-01-02T00:00:00Z"))
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, conn.QueryRowContext(ctx, "SELECT count(*) FROM ("+rel+")").Scan(&n))
+	require.Equal(t, 96, n, "the first day's quarter-hours only")
 }

@@ -43,7 +43,7 @@ type readParquetPath struct{}
 func (readParquetPath) Name() string { return "read_parquet" }
 
 func (readParquetPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []ColdFile) (string, error) {
-	return readParquet(cfg, files, c.where), nil
+	return readParquet(cfg, files, c.filesWhere), nil
 }
 
 // icebergScanPath reads the pinned snapshot with the iceberg extension, which

@@ -266,6 +266,7 @@ func FilesRelation(ctx context.Context, t *Table, goReader bool, register func(*
 	c := &coldHalf{}
 	if !below.IsZero() {
 		c.where = ` WHERE "from" < ` + sqlTime(below)
+		c.filesWhere = c.where
 	}
 	var path ColdPath = ReadParquet
 	if goReader {
