@@ -35,21 +35,17 @@ func (s *hotSource) bindVectors(chunk *duckdb.DataChunk) error {
 	if err != nil {
 		return err
 	}
-	n := int(bindings.DataChunkGetColumnCount(raw))
 	for i := range s.out {
 		c := &s.out[i]
 		c.strs.Reset()
-		idx := c.col
-		if projection != nil {
-			if idx >= len(projection) {
-				return fmt.Errorf("column %d of a chunk projecting %d", idx, len(projection))
-			}
-			idx = projection[idx]
+		vec, projected, err := duckstream.OutputVector(raw, projection, c.col)
+		if err != nil {
+			return err
 		}
-		if idx < 0 || idx >= n {
-			return fmt.Errorf("column %d is projected but not in the chunk (%d columns)", c.col, n)
+		if !projected {
+			return fmt.Errorf("column %d is projected but not in the chunk (%d columns)", c.col, bindings.DataChunkGetColumnCount(raw))
 		}
-		c.vec = bindings.DataChunkGetVector(raw, bindings.IdxT(idx))
+		c.vec = vec
 		c.data, c.validity = bindings.VectorGetData(c.vec), nil
 	}
 	return nil

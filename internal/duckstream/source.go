@@ -94,6 +94,22 @@ func (s *Source) Close() {
 	s.kept.giveBack(s.stmt)
 }
 
+// OutputVector is the vector of column col of a table function's output
+// chunk raw, through the statement's projection (OutputChunk's); false when
+// the statement does not read the column.
+func OutputVector(raw bindings.DataChunk, projection []int, col int) (bindings.Vector, bool, error) {
+	if projection != nil {
+		if col < 0 || col >= len(projection) {
+			return bindings.Vector{}, false, fmt.Errorf("column %d of a chunk projecting %d", col, len(projection))
+		}
+		col = projection[col]
+	}
+	if col < 0 || col >= int(bindings.DataChunkGetColumnCount(raw)) {
+		return bindings.Vector{}, false, nil
+	}
+	return bindings.DataChunkGetVector(raw, bindings.IdxT(col)), true, nil
+}
+
 // OutputChunk is the DuckDB chunk behind a duckdb-go table function's output
 // and its projection: per column of the function, its position in the chunk,
 // -1 when the statement does not read it.

@@ -67,16 +67,11 @@ func (s *Strings) Assign(chunk *duckdb.DataChunk, col int) error {
 	if err != nil {
 		return err
 	}
-	if projection != nil {
-		if col < 0 || col >= len(projection) {
-			return fmt.Errorf("column %d of a chunk projecting %d", col, len(projection))
-		}
-		col = projection[col]
+	vec, projected, err := OutputVector(raw, projection, col)
+	if err != nil || !projected {
+		return err
 	}
-	if col < 0 || col >= int(bindings.DataChunkGetColumnCount(raw)) {
-		return nil // not projected
-	}
-	if err := assignStrings(bindings.DataChunkGetVector(raw, bindings.IdxT(col)), s.rows, s.bytes, s.ends); err != nil {
+	if err := assignStrings(vec, s.rows, s.bytes, s.ends); err != nil {
 		return fmt.Errorf("column %d: %d strings of %d bytes: %w", col, len(s.rows), len(s.bytes), err)
 	}
 	return nil
