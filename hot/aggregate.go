@@ -28,13 +28,17 @@ type Partial struct {
 // are taken: no other type's text is the same in both databases whatever
 // the session says.
 //
-// Resolution is an anti join — a row is kept unless the rows reqs select
-// hold its resolution key at a higher version — which keeps what
+// Resolution is an anti join — a row is kept unless the rows its request
+// selects hold its resolution key at a higher version — which keeps what
 // resolution.sql's ROW_NUMBER() = 1 keeps: the primary key (merge key,
 // version) makes every key column NOT NULL, so = matches as PARTITION BY
 // groups, and no two rows of a key share a version, so the highest is the
-// one row ranked first. PostgreSQL runs it as a hash anti join; ranking
-// every row sorts them all.
+// one row ranked first. Each request is resolved on its own: a request is
+// one table (the parent or a detached partition) over a "from" range and
+// key equalities, and "from" is in the key, so every version of a key a
+// request selects is in that request. So each anti join joins one
+// partitioned table with itself on its partition key, which TextRows lets
+// PostgreSQL run partition by partition; ranking every row sorts them all.
 func (s *Store) PartialsQuery(reqs []ScanRequest, partials []Partial, resolved bool) (string, error) {
 	if len(reqs) == 0 || len(partials) == 0 {
 		return "", fmt.Errorf("partials of %s: no scan or no column to compute", s.cfg.Name())
@@ -65,42 +69,42 @@ func (s *Store) PartialsQuery(reqs []ScanRequest, partials []Partial, resolved b
 			}
 		}
 	}
-	rows, err := s.scanUnion(reqs, read)
-	if err != nil {
-		return "", err
-	}
-	q := fmt.Sprintf("SELECT %s FROM %s AS _meterstore_row", strings.Join(list, ", "), rows)
-	if resolved {
-		newer, err := s.scanUnion(reqs, key)
+	parts := make([]string, len(reqs))
+	for i, req := range reqs {
+		q, err := s.partialsRows(req, read, key, resolved)
 		if err != nil {
 			return "", err
 		}
-		on := make([]string, 0, len(key))
-		for _, k := range key[:len(key)-1] {
-			on = append(on, fmt.Sprintf("_meterstore_newer.%[1]s = _meterstore_row.%[1]s", meterstore.QuoteIdent(k)))
-		}
-		on = append(on, `_meterstore_newer."version" > _meterstore_row."version"`)
-		q += fmt.Sprintf(" WHERE NOT EXISTS (SELECT 1 FROM %s AS _meterstore_newer WHERE %s)", newer, strings.Join(on, " AND "))
+		parts[i] = q
 	}
+	q := fmt.Sprintf("SELECT %s FROM (%s) AS _meterstore_row", strings.Join(list, ", "), strings.Join(parts, " UNION ALL "))
 	if len(groups) > 0 {
 		q += " GROUP BY " + strings.Join(groups, ", ")
 	}
 	return q, nil
 }
 
-// scanUnion is the rows of every request, columns cols, as one
-// parenthesised relation.
-func (s *Store) scanUnion(reqs []ScanRequest, cols []string) (string, error) {
-	parts := make([]string, len(reqs))
-	for i, req := range reqs {
-		req.Columns = cols
-		q, err := s.Query(req)
-		if err != nil {
-			return "", err
-		}
-		parts[i] = q
+// partialsRows is the rows req selects, columns read, resolved when
+// resolved: a row is left out where the rows req selects hold its key (key
+// without its last column, "version") at a higher version.
+func (s *Store) partialsRows(req ScanRequest, read, key []string, resolved bool) (string, error) {
+	req.Columns = read
+	rows, err := s.Query(req)
+	if err != nil || !resolved {
+		return rows, err
 	}
-	return "(" + strings.Join(parts, " UNION ALL ") + ")", nil
+	req.Columns = key
+	newer, err := s.Query(req)
+	if err != nil {
+		return "", err
+	}
+	on := make([]string, 0, len(key))
+	for _, k := range key[:len(key)-1] {
+		on = append(on, fmt.Sprintf("_meterstore_newer.%[1]s = _meterstore_row.%[1]s", meterstore.QuoteIdent(k)))
+	}
+	on = append(on, `_meterstore_newer."version" > _meterstore_row."version"`)
+	return fmt.Sprintf("SELECT * FROM (%s) AS _meterstore_row WHERE NOT EXISTS (SELECT 1 FROM (%s) AS _meterstore_newer WHERE %s)",
+		rows, newer, strings.Join(on, " AND ")), nil
 }
 
 // partialExpr is p's output column as text.
@@ -135,18 +139,30 @@ func partialExpr(p Partial, types map[string]meterstore.ColumnType) (string, err
 // TextRows runs q, a query of text columns such as PartialsQuery writes,
 // and returns its rows (nil for NULL). A partition dropped by an archival
 // while q ran fails with ErrPartitionDetached, so the statement is run again.
-func (s *Store) TextRows(ctx context.Context, q string) ([][]*string, error) {
-	rows, err := s.pool.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		return nil, textRowsError(err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]*string, error) {
-		vals := make([]*string, len(r.FieldDescriptions()))
-		ptrs := make([]any, len(vals))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+//
+// q runs in a read-only transaction with enable_partitionwise_join on
+// (SET LOCAL: nothing outlives it, and a transaction-pooling proxy keeps it
+// to this query): PartialsQuery's anti join of the hot table with itself is
+// then one small hash join per day's partition instead of one over the
+// whole hot window, which sorted or hashed every row of it at once.
+func (s *Store) TextRows(ctx context.Context, q string) (out [][]*string, err error) {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_partitionwise_join = on"); err != nil {
+			return err
 		}
-		return vals, r.Scan(ptrs...)
+		rows, err := tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]*string, error) {
+			vals := make([]*string, len(r.FieldDescriptions()))
+			ptrs := make([]any, len(vals))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			return vals, r.Scan(ptrs...)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, textRowsError(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
-	"github.com/meterstore/meterstore/internal/sqltext"
 	"github.com/meterstore/meterstore/internal/sqltree"
 )
 
@@ -146,38 +145,26 @@ func (g *dayGrouping) hotPartials() []Partial {
 }
 
 // partialsRelation is the hot half's partials as DuckDB reads them, each
-// text column cast back to the type the inner level's column has: through
-// postgres_query on the hot path of the postgres extension, else through
-// meter_hot_partials, handed the query by a token.
+// text column cast back to the type the inner level's column has, through
+// meter_hot_partials, handed the query by a token — on the postgres
+// extension's hot path too: the hot tier runs the query with the planner
+// setting that makes its anti join cheap (HotAggregator), which
+// postgres_query cannot set.
 func (pl *planning) partialsRelation(ctx context.Context, s daySplit) string {
 	ref := s.g.ref
 	h := ref.hot
-	var src string
-	if h.partialsPath() != partialsFunction {
-		src = fmt.Sprintf("postgres_query(%s, %s)", sqltext.String(HotDatabase), sqltext.String(h.partials.sql))
-	} else {
-		names := make([]string, len(h.partials.partials))
-		for i, p := range h.partials.partials {
-			names[i] = p.Name
-		}
-		tok := pl.out.register(&Scan{Ctx: ctx, Config: ref.rel.table.Config, Pager: ref.rel.table.Hot, Rows: &RowCounter{},
-			What: partialsWhat, Partials: &PartialsScan{SQL: h.partials.sql, Columns: names}})
-		src = fmt.Sprintf("%s('%s')", partialsFunction, tok)
+	names := make([]string, len(h.partials.partials))
+	for i, p := range h.partials.partials {
+		names[i] = p.Name
 	}
+	tok := pl.out.register(&Scan{Ctx: ctx, Config: ref.rel.table.Config, Pager: ref.rel.table.Hot, Rows: &RowCounter{},
+		What: partialsWhat, Partials: &PartialsScan{SQL: h.partials.sql, Columns: names}})
 	list := make([]string, len(h.partials.partials))
 	for i, p := range h.partials.partials {
 		q := meterstore.QuoteIdent(p.Name)
 		list[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", q, s.g.partialType(p), q)
 	}
-	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(list, ", "), src)
-}
-
-// partialsPath is the table function DuckDB reads h's partials through.
-func (h *hotHalf) partialsPath() string {
-	if _, viaExtension := h.path.(postgresQueryPath); viaExtension {
-		return h.path.Name()
-	}
-	return partialsFunction
+	return fmt.Sprintf("SELECT %s FROM %s('%s')", strings.Join(list, ", "), partialsFunction, tok)
 }
 
 // partialsExplain is the EXPLAIN line of a hot half PostgreSQL aggregates.
@@ -188,7 +175,7 @@ func (ref *reference) partialsExplain() string {
 		status = "unresolved relation"
 	}
 	return fmt.Sprintf("  hot: from %s, %d relation(s), %s, partial aggregates by day computed by PostgreSQL; through %s; PostgreSQL: %s",
-		h.rng, len(h.scans), status, h.partialsPath(), h.partials.sql)
+		h.rng, len(h.scans), status, partialsFunction, h.partials.sql)
 }
 
 const (

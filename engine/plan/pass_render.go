@@ -62,7 +62,7 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 			c.plan.SnapshotID, c.rng, len(c.plan.Files), c.plan.Pruned, c.status(ref.rel.resolved), c.path.Name()+c.pathWhy(), pl.fedNote(sql)))
 	}
 	if h := ref.hot; h != nil && h.partials != nil {
-		prov.HotPath = h.partialsPath()
+		prov.HotPath = partialsFunction
 		explain = append(explain, ref.partialsExplain())
 	} else if h != nil {
 		rel, err := h.path.relation(ctx, pl, ref)

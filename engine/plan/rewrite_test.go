@@ -403,7 +403,7 @@ func (h *fixedHot) ScanSQL(req HotScan) string {
 func (h *fixedHot) ScanQuery(req HotScan) (string, error) { return h.ScanSQL(req), nil }
 
 // PartialsQuery names what the hot tier would compute: the partials, over
-// its scans' rows, resolved or not.
+// each scan's rows, resolved scan by scan or not.
 func (h *fixedHot) PartialsQuery(scans []HotScan, partials []Partial, resolved bool) (string, error) {
 	cols := make([]string, len(partials))
 	for i, p := range partials {
@@ -412,12 +412,11 @@ func (h *fixedHot) PartialsQuery(scans []HotScan, partials []Partial, resolved b
 	rows := make([]string, len(scans))
 	for i, sc := range scans {
 		rows[i] = h.ScanSQL(sc)
+		if resolved {
+			rows[i] = "resolved(" + rows[i] + ")"
+		}
 	}
-	src := strings.Join(rows, " ∪ ")
-	if resolved {
-		src = "resolved(" + src + ")"
-	}
-	return "partials " + strings.Join(cols, ", ") + " of " + src, nil
+	return "partials " + strings.Join(cols, ", ") + " of " + strings.Join(rows, " ∪ "), nil
 }
 
 func (h *fixedHot) TextRows(context.Context, string) ([][]*string, error) {

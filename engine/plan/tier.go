@@ -107,7 +107,7 @@ type HotTier interface {
 
 // HotAggregator is a hot tier that computes a hot half's partial
 // aggregates in PostgreSQL (hot partials), so only a row per group leaves
-// it. A hot tier that is none is read row by row, as before.
+// it. A hot tier that is none is read row by row.
 type HotAggregator interface {
 	// PartialsQuery is one SELECT of partials over the rows scans select,
 	// resolved first when resolved; each output column is text.
