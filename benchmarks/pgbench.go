@@ -82,7 +82,11 @@ func (b *bench) pgbench() ([]result, error) {
 		}
 		out = append(out, ingest)
 	}
-	srv, err := b.startServe()
+	msql, err := b.buildMsql()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := b.startServe(msql, "serve.log", b.o.serveCPUProfile)
 	if err != nil {
 		return nil, err
 	}
@@ -90,16 +94,25 @@ func (b *bench) pgbench() ([]result, error) {
 	if err := b.serveAgrees(srv); err != nil {
 		return nil, err
 	}
+	sides := []pgbenchTarget{
+		{name: "msql serve", port: srv.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: srv.cmd.Process.Pid},
+		{name: "PostgreSQL", port: b.e.server.Port, user: pglocal.Superuser, db: "postgres", relation: curTable},
+	}
+	if b.o.pgbenchBase != "" {
+		base, err := b.startServe(b.o.pgbenchBase, "serve-base.log", "")
+		if err != nil {
+			return nil, fmt.Errorf("-pgbench-base %s: %w", b.o.pgbenchBase, err)
+		}
+		defer base.stop()
+		sides = append(sides, pgbenchTarget{name: "msql serve (base)", port: base.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: base.cmd.Process.Pid})
+	}
 	dir := filepath.Join(b.e.dir, "pgbench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	sides := []pgbenchTarget{
-		{name: "msql serve", port: srv.port, user: pgbenchUser, db: "meterstore", relation: "readings"},
-		{name: "PostgreSQL", port: b.e.server.Port, user: pglocal.Superuser, db: "postgres", relation: curTable},
-	}
 	srv.sampleRSS()
 	rng := rand.New(rand.NewPCG(b.o.seed, 0x9B))
+	pair := 0
 	for _, q := range loadQuestions {
 		if b.o.pgbenchSingle && !q.single {
 			continue
@@ -109,8 +122,9 @@ func (b *bench) pgbench() ([]result, error) {
 			if err != nil {
 				return nil, err
 			}
-			var runs [2]pgbenchRun
-			for i, side := range sides {
+			runs := make([]pgbenchRun, len(sides))
+			for _, i := range sideOrder(len(sides), pair) {
+				side := sides[i]
 				script, err := b.writeScript(dir, q, side.relation)
 				if err != nil {
 					return nil, err
@@ -119,11 +133,46 @@ func (b *bench) pgbench() ([]result, error) {
 				runs[i] = side.run(b.ctx, pgbenchBin, script, filepath.Join(dir, fmt.Sprintf("log-%d", time.Now().UnixNano())), c, span, b.o)
 			}
 			out = append(out, pgbenchResult(q, c, runs[0], runs[1]))
+			if len(runs) > 2 {
+				out = append(out, pgbenchBaseResult(q, c, runs[0], runs[2]))
+			}
 			srv.warm()
+			pair++
 		}
 	}
 	out = append(out, srv.rssResult())
 	return out, nil
+}
+
+// sideOrder is the order the sides run in for the pair-th question and
+// client count: PostgreSQL (side 1) after msql serve, as always; with a base
+// build (side 2) the new and the base build take turns going first, so
+// neither is always the one measured on a machine warmed (or loaded) by the
+// other.
+func sideOrder(sides, pair int) []int {
+	switch {
+	case sides < 3:
+		return []int{0, 1}
+	case pair%2 == 0:
+		return []int{0, 2, 1}
+	default:
+		return []int{2, 0, 1}
+	}
+}
+
+// pgbenchBaseResult compares msql serve with the base build (-pgbench-base)
+// on one question at one client count: the CPU msql serve spends per
+// transaction, which the load of a shared machine moves least, and the p99.
+func pgbenchBaseResult(q loadQuestion, clients int, ours, base pgbenchRun) result {
+	r := result{measure: fmt.Sprintf("pgbench A/B: %s, %d clients", q.name, clients), against: "msql serve built from -pgbench-base, runs alternating",
+		target: "CPU per transaction below the base's, no errors"}
+	r.figure = fmt.Sprintf("msql serve %s; base %s", ours, base)
+	if ours.err != nil || base.err != nil || base.cpuPerTxn == 0 || base.p99 == 0 {
+		return r
+	}
+	r.figure += fmt.Sprintf("; CPU per transaction %.2f×, p99 %.2f×", float64(ours.cpuPerTxn)/float64(base.cpuPerTxn), float64(ours.p99)/float64(base.p99))
+	r.met = ours.cpuPerTxn < base.cpuPerTxn && ours.failed == 0 && base.failed == 0
+	return r
 }
 
 // pgbenchResult compares one question at one client count.
@@ -153,6 +202,7 @@ func pgbenchResult(q loadQuestion, clients int, ours, pg pgbenchRun) result {
 type pgbenchTarget struct {
 	name, user, db, relation string
 	port                     int
+	pid                      int // the server process whose CPU a run measures (0: none)
 }
 
 // pgbenchRun is what one pgbench run measured.
@@ -160,6 +210,7 @@ type pgbenchRun struct {
 	tps          float64
 	txns, failed int
 	p50, p99     time.Duration
+	cpuPerTxn    time.Duration // the server's CPU (user + system) per transaction; 0 when not measured
 	err          error
 }
 
@@ -171,6 +222,9 @@ func (r pgbenchRun) String() string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	}
 	s := fmt.Sprintf("%.1f tps, p50 %s / p99 %s ms (%d transactions)", r.tps, ms(r.p50), ms(r.p99), r.txns)
+	if r.cpuPerTxn > 0 {
+		s += fmt.Sprintf(", CPU %s ms per transaction", strconv.FormatFloat(float64(r.cpuPerTxn)/float64(time.Millisecond), 'f', 2, 64))
+	}
 	if r.failed > 0 {
 		s += fmt.Sprintf(", %d failed", r.failed)
 	}
@@ -189,7 +243,9 @@ func (t pgbenchTarget) run(ctx context.Context, bin, script, logPrefix string, c
 	args := []string{"-n", "-M", o.pgbenchProtocol, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, runtime.NumCPU())),
 		"-T", strconv.Itoa(secs), "-f", script, "-l", "--log-prefix", logPrefix}
 	args = append(append(args, defs...), "-h", "127.0.0.1", "-p", strconv.Itoa(t.port), "-U", t.user, t.db)
+	cpuBefore, cpuErr := t.cpuTicks()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	cpuAfter, cpuErr2 := t.cpuTicks()
 	var r pgbenchRun
 	if err != nil {
 		r.err = fmt.Errorf("pgbench %s: %w: %s", strings.Join(args, " "), err, lastLines(string(out), 3))
@@ -215,7 +271,24 @@ func (t pgbenchTarget) run(ctx context.Context, bin, script, logPrefix string, c
 		return r
 	}
 	r.txns, r.p50, r.p99 = len(lat), percentile(lat, 0.5), percentile(lat, 0.99)
+	if t.pid != 0 {
+		if err := errors.Join(cpuErr, cpuErr2); err != nil {
+			r.err = fmt.Errorf("%s's CPU: %w", t.name, err)
+			return r
+		}
+		r.cpuPerTxn = time.Duration((cpuAfter - cpuBefore) * int64(time.Second) / clockTicks / int64(r.txns))
+	}
 	return r
+}
+
+// cpuTicks is the user and system CPU of the target's server process so far,
+// in clock ticks; 0 for a target whose CPU is not measured.
+func (t pgbenchTarget) cpuTicks() (int64, error) {
+	if t.pid == 0 {
+		return 0, nil
+	}
+	times, _, err := procTimes(t.pid)
+	return times[0] + times[1], err
 }
 
 // readPgbenchLogs reads pgbench's per-transaction logs (one file per thread:
@@ -326,13 +399,19 @@ type serveProcess struct {
 	sampled           sync.WaitGroup
 }
 
-// startServe builds cmd/msql and runs msql serve over the benchmark's store.
-func (b *bench) startServe() (*serveProcess, error) {
+// buildMsql builds cmd/msql of this tree into the benchmark's directory.
+func (b *bench) buildMsql() (string, error) {
 	bin := filepath.Join(b.e.dir, "msql")
 	build := exec.CommandContext(b.ctx, "go", "build", "-o", bin, "./cmd/msql")
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build msql: %w: %s", err, out)
+		return "", fmt.Errorf("build msql: %w: %s", err, out)
 	}
+	return bin, nil
+}
+
+// startServe runs bin's msql serve over the benchmark's store, logging to
+// logName in the benchmark's directory and, with cpuProfile, profiling to it.
+func (b *bench) startServe(bin, logName, cpuProfile string) (*serveProcess, error) {
 	pgPort, err := pglocal.FreePort()
 	if err != nil {
 		return nil, err
@@ -342,14 +421,14 @@ func (b *bench) startServe() (*serveProcess, error) {
 		return nil, err
 	}
 	logf("pgbench: msql serve on 127.0.0.1:%d", pgPort)
-	log, err := os.Create(filepath.Join(b.e.dir, "serve.log"))
+	log, err := os.Create(filepath.Join(b.e.dir, logName))
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"serve", "--dsn", b.e.dsn, "--warehouse", b.e.warehouse,
 		"--pgwire", "127.0.0.1:" + strconv.Itoa(pgPort), "--health", "127.0.0.1:" + strconv.Itoa(healthPort)}
-	if b.o.serveCPUProfile != "" {
-		args = append(args, "--cpuprofile", b.o.serveCPUProfile)
+	if cpuProfile != "" {
+		args = append(args, "--cpuprofile", cpuProfile)
 	}
 	logf("pgbench: %s %s", bin, strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)

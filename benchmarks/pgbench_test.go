@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A target's CPU is its server process's own: it grows while that process
+// computes, and a target without one measures none.
+func TestPgbenchTargetCPUIsItsServers(t *testing.T) {
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = busy.Process.Kill(); _ = busy.Wait() }()
+	target := pgbenchTarget{name: "busy", pid: busy.Process.Pid}
+	before, err := target.cpuTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		after, err := target.cpuTicks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a busy server's CPU stayed at %d ticks for 10 s", before)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ticks, err := (pgbenchTarget{name: "PostgreSQL"}).cpuTicks(); ticks != 0 || err != nil {
+		t.Fatalf("a target without a server process measured %d ticks (%v)", ticks, err)
+	}
+}
+
+// With a base build the new and the base build take turns going first, and
+// PostgreSQL runs after both; without one the order is msql serve, then
+// PostgreSQL.
+func TestSideOrderAlternatesTheBuilds(t *testing.T) {
+	if got := sideOrder(2, 1); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("two sides: %v", got)
+	}
+	if got := sideOrder(3, 0); !slices.Equal(got, []int{0, 2, 1}) {
+		t.Fatalf("three sides, pair 0: %v", got)
+	}
+	if got := sideOrder(3, 1); !slices.Equal(got, []int{2, 0, 1}) {
+		t.Fatalf("three sides, pair 1: %v", got)
+	}
+}
+
+// The A/B row gives the ratios of CPU per transaction and p99, and is met
+// only when the new build spends less CPU per transaction without errors.
+func TestPgbenchBaseResultRatios(t *testing.T) {
+	q := loadQuestions[1]
+	ours := pgbenchRun{tps: 50, txns: 500, p50: 10 * time.Millisecond, p99: 30 * time.Millisecond, cpuPerTxn: 3 * time.Millisecond}
+	base := pgbenchRun{tps: 40, txns: 400, p50: 12 * time.Millisecond, p99: 40 * time.Millisecond, cpuPerTxn: 4 * time.Millisecond}
+	r := pgbenchBaseResult(q, 4, ours, base)
+	if !r.met || !strings.Contains(r.figure, "CPU per transaction 0.75×, p99 0.75×") {
+		t.Fatalf("cheaper build: met %v, %q", r.met, r.figure)
+	}
+	if r := pgbenchBaseResult(q, 4, base, ours); r.met || !strings.Contains(r.figure, "CPU per transaction 1.33×") {
+		t.Fatalf("dearer build: met %v, %q", r.met, r.figure)
+	}
+	ours.failed = 1
+	if r := pgbenchBaseResult(q, 4, ours, base); r.met {
+		t.Fatalf("a failed transaction met the target: %q", r.figure)
+	}
+}
