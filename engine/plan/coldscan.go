@@ -41,7 +41,7 @@ func (p coldScanPath) relation(cfg meterstore.TableConfig, c *coldHalf, files []
 			proj = computedDayProjection(cfg)
 		}
 	}
-	return fmt.Sprintf("SELECT * FROM (SELECT %s FROM meter_cold_scan('%s'))%s", proj, tok, c.filesWhere), nil
+	return fmt.Sprintf("SELECT * FROM (SELECT %s FROM meter_cold_scan('%s'))%s", proj, tok, c.filesWhere(files)), nil
 }
 
 // coldFiles pages planned data files, one scan per file, opened with the

@@ -64,7 +64,7 @@ func TestResolutionByExclusionMatchesResolutionSQL(t *testing.T) {
 	agree := func(files []ColdFile, r coldRead) {
 		for _, where := range []string{"", ` WHERE "version" <= 12`, ` WHERE "from" >= TIMESTAMPTZ '2026-01-01 12:00:00+00' AND "tenant" = 'T1'`} {
 			ranked := cfg.RenderResolution("(" + readParquet(cfg, files, where) + ") AS _meterstore_src")
-			parts, err := (&coldHalf{where: where, filesWhere: where, read: r, path: readParquetPath{}}).sql(cfg, 2)
+			parts, err := (&coldHalf{filter: func(timeRange) string { return where }, read: r, path: readParquetPath{}}).sql(cfg, 2)
 			require.NoError(t, err)
 			excluded := "SELECT * FROM (" + strings.Join(parts, ") UNION ALL SELECT * FROM (") + ")"
 			var n, onlyRanked, onlyExcluded, versions int

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/meterstore/meterstore"
 	"github.com/meterstore/meterstore/internal/sqltree"
@@ -88,7 +87,7 @@ func (ref *reference) hotScansImply(c sqltree.Node, cols map[string]string) bool
 		}
 		found = true
 		for _, sc := range ref.hot.scans {
-			if !b.known || !rangeWithin(sc, b) {
+			if !b.known || !scanRange(sc).within(b) {
 				return false
 			}
 		}
@@ -105,26 +104,6 @@ func (ref *reference) hotScansImply(c sqltree.Node, cols map[string]string) bool
 		}
 	}
 	return found
-}
-
-// rangeWithin: every "from" in sc's half-open range satisfies "from" b.op
-// b.at (timestamps are microseconds, so "from" <= t is "from" < t+1µs).
-func rangeWithin(sc HotScan, b boundExpr) bool {
-	next := b.at.Add(time.Microsecond)
-	lo, hi := !sc.From.IsZero(), !sc.To.IsZero()
-	switch b.op {
-	case ">=":
-		return lo && !sc.From.Before(b.at)
-	case ">":
-		return lo && sc.From.After(b.at)
-	case "<":
-		return hi && !sc.To.After(b.at)
-	case "<=":
-		return hi && !sc.To.After(next)
-	case "=":
-		return lo && hi && sc.From.Equal(b.at) && sc.To.Equal(next)
-	}
-	return false
 }
 
 // hotPartials are the inner level's columns as PostgreSQL computes them:

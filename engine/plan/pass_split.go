@@ -10,15 +10,14 @@ import (
 // coldHalf is a reference's read of Iceberg: [lo, min(hi, W)), the files
 // iceberg-go planned for it, and how elide or resolve reads them.
 type coldHalf struct {
-	rng   timeRange
-	where string // the filter every cold read carries (coldFilter)
-	// filesWhere is where without the "from" bounds every planned file's
-	// statistics already prove: the filter of a read of planned files only
-	// (read_parquet, meter_cold_scan), never of a scan of the snapshot.
-	filesWhere string
-	plan       ColdPlan
-	path       ColdPath
-	read       coldRead
+	rng timeRange
+	// filter is the half's filter (coldFilter) with "from" restricted to a
+	// range: rng for a scan of the snapshot, less for a read of planned
+	// files whose statistics prove the rest (filesWhere).
+	filter func(timeRange) string
+	plan   ColdPlan
+	path   ColdPath
+	read   coldRead
 	// pathNote says why the half reads through path rather than the
 	// engine's cold path ("" when it does not).
 	pathNote string
@@ -89,9 +88,42 @@ func (pl *planning) splitCold(ctx context.Context, ref *reference) error {
 	prov.Tiers |= Cold
 	prov.ColdFiles += len(cp.Files)
 	prov.SnapshotIDs = appendUnique(prov.SnapshotIDs, cp.SnapshotID)
-	ref.cold = &coldHalf{rng: rng, where: coldFilter(rng, ref.eq, v), filesWhere: coldFilter(unprovenBounds(rng, cp.Files), ref.eq, v),
+	eq := ref.eq
+	ref.cold = &coldHalf{rng: rng, filter: func(r timeRange) string { return coldFilter(r, eq, v) },
 		plan: cp, path: pl.coldPathFor(ctx, ref, cp.Files)}
 	return nil
+}
+
+// where is the filter every read of the snapshot carries (iceberg_scan,
+// which scans pruned files as well): the half's whole range.
+func (c *coldHalf) where() string { return c.filter(c.rng) }
+
+// filesWhere is the filter of a read of files, some of the planned files
+// only (read_parquet, meter_cold_scan): where without the "from" bounds
+// their statistics prove.
+func (c *coldHalf) filesWhere(files []ColdFile) string {
+	return c.filter(unprovenBounds(c.rng, files))
+}
+
+// splitWithin splits files into those whose "from" statistics lie within
+// rng, read with no "from" filter, and the others, read with the bounds
+// they do not prove: the non-empty sets, in that order.
+func splitWithin(rng timeRange, files []ColdFile) [][]ColdFile {
+	var within, others []ColdFile
+	for _, f := range files {
+		if unprovenBounds(rng, []ColdFile{f}) == (timeRange{}) {
+			within = append(within, f)
+		} else {
+			others = append(others, f)
+		}
+	}
+	var out [][]ColdFile
+	for _, set := range [][]ColdFile{within, others} {
+		if len(set) > 0 {
+			out = append(out, set)
+		}
+	}
+	return out
 }
 
 // unprovenBounds is rng without each bound that every file's "from"

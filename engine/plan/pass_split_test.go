@@ -57,7 +57,7 @@ func TestSplitAtTheWatermark(t *testing.T) {
 	require.Len(t, ref.hot.scans, 2, "the parent and the partition above W")
 	require.Equal(t, "p_new", ref.hot.scans[1].Table)
 	require.Equal(t, map[string]string{"tenant": "t1"}, ref.hot.scans[0].Eq, "the scope wins")
-	require.Contains(t, ref.cold.where, `"tenant" = 't1'`)
+	require.Contains(t, ref.cold.where(), `"tenant" = 't1'`)
 }
 
 // TestColdReadOfPlannedFilesDropsOnlyProvenBounds: a read of the planned files
@@ -122,15 +122,48 @@ func TestColdReadOfPlannedFilesAnswersAsTheFullFilter(t *testing.T) {
 		{nil, nil},
 	} {
 		full := readParquet(cfg, files, coldFilter(rng, nil, View{}))
-		proven := readParquet(cfg, files, coldFilter(unprovenBounds(rng, files), nil, View{}))
-		var n, onlyFull, onlyProven int
-		require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (%[1]s)),
-			(SELECT count(*) FROM ((%[1]s) EXCEPT ALL (%[2]s))), (SELECT count(*) FROM ((%[2]s) EXCEPT ALL (%[1]s)))`,
-			full, proven)).Scan(&n, &onlyFull, &onlyProven), rng.String())
-		require.Positive(t, n, rng.String())
-		require.Zero(t, onlyFull, rng.String())
-		require.Zero(t, onlyProven, rng.String())
+		half := &coldHalf{rng: rng, filter: func(r timeRange) string { return coldFilter(r, nil, View{}) }}
+		split, err := readParquetPath{}.relation(cfg, half, files)
+		require.NoError(t, err)
+		for _, proven := range []string{readParquet(cfg, files, half.filesWhere(files)), split} {
+			var n, onlyFull, onlyProven int
+			require.NoError(t, conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (%[1]s)),
+				(SELECT count(*) FROM ((%[1]s) EXCEPT ALL (%[2]s))), (SELECT count(*) FROM ((%[2]s) EXCEPT ALL (%[1]s)))`,
+				full, proven)).Scan(&n, &onlyFull, &onlyProven), rng.String())
+			require.Positive(t, n, rng.String())
+			require.Zero(t, onlyFull, rng.String())
+			require.Zero(t, onlyProven, rng.String(), proven)
+		}
 	}
+}
+
+// TestColdReadSplitsTheFilesWithinItsRange: the files whose statistics lie
+// within the half's range are read with no "from" filter, the others with
+// the bounds they do not prove; a file without statistics is never within.
+func TestColdReadSplitsTheFilesWithinItsRange(t *testing.T) {
+	lo, hi := ts("2025-01-01T00:00:00Z"), ts("2025-02-01T00:00:00Z")
+	file := func(name, from, to string) ColdFile {
+		a, b := ts(from), ts(to)
+		return ColdFile{Path: name, FromMin: &a, FromMax: &b}
+	}
+	jan := file("jan", "2025-01-01T00:00:00Z", "2025-01-31T23:45:00Z")
+	dec := file("dec", "2024-12-31T23:00:00Z", "2025-01-01T22:45:00Z")
+	feb := file("feb", "2025-01-31T23:00:00Z", "2025-02-01T22:45:00Z")
+	names := func(sets [][]ColdFile) (out [][]string) {
+		for _, set := range sets {
+			var ns []string
+			for _, f := range set {
+				ns = append(ns, f.Path)
+			}
+			out = append(out, ns)
+		}
+		return out
+	}
+	rng := timeRange{&lo, &hi}
+	require.Equal(t, [][]string{{"jan"}, {"dec", "feb", ""}}, names(splitWithin(rng, []ColdFile{dec, jan, feb, {}})))
+	require.Equal(t, [][]string{{"jan"}}, names(splitWithin(rng, []ColdFile{jan})))
+	require.Equal(t, [][]string{{"dec"}}, names(splitWithin(rng, []ColdFile{dec})))
+	require.Equal(t, [][]string{{"dec", "jan", "feb"}}, names(splitWithin(timeRange{}, []ColdFile{dec, jan, feb})))
 }
 
 // TestFilesRelationKeepsItsBound: FilesRelation's rows end before below, its

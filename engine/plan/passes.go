@@ -31,6 +31,7 @@ var passes = []pass{
 	{"split tiers", splitTiers},
 	{"elide or resolve", elideOrResolve},
 	{"hot partials", hotPartials},
+	{"drop implied bounds", dropImpliedBounds},
 	{"render", renderStatement},
 }
 

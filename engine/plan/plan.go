@@ -263,11 +263,11 @@ func (c fileColumns) options(cfg meterstore.TableConfig) string {
 // out (store.Table.UnitPairViolations, BalancingDayMismatches). files must
 // not be empty.
 func FilesRelation(ctx context.Context, t *Table, goReader bool, register func(*Scan) string, files []ColdFile, below time.Time) (string, error) {
-	c := &coldHalf{}
+	where := ""
 	if !below.IsZero() {
-		c.where = ` WHERE "from" < ` + sqlTime(below)
-		c.filesWhere = c.where
+		where = ` WHERE "from" < ` + sqlTime(below)
 	}
+	c := &coldHalf{filter: func(timeRange) string { return where }}
 	var path ColdPath = ReadParquet
 	if goReader {
 		path = coldScanPath{ctx: ctx, register: register, cold: t.Cold}

@@ -73,3 +73,17 @@ func AsSubqueryRef(ref Node, alias string, st *Statement) *SubqueryRef {
 	return &SubqueryRef{Subquery: st, Alias: alias,
 		Rest: Fields{"sample": rest["sample"], "query_location": rest["query_location"], "column_name_alias": colAlias}}
 }
+
+// NewComparison is left op right, op DuckDB's expression type (COMPARE_EQUAL, …).
+func NewComparison(op string, left, right Node) *Comparison {
+	rest := exprRest("COMPARISON", op)
+	rest["alias"] = ""
+	return &Comparison{Op: op, Left: left, Right: right, Rest: rest}
+}
+
+// NewAnd is the conjunction of terms.
+func NewAnd(terms ...Node) *Conjunction {
+	rest := exprRest("CONJUNCTION", "CONJUNCTION_AND")
+	rest["alias"] = ""
+	return &Conjunction{Op: "CONJUNCTION_AND", Children: terms, Rest: rest}
+}
