@@ -67,3 +67,17 @@ func TestBudgetMemoryLeavesTheGoHeap(t *testing.T) {
 		require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
 	}
 }
+
+// msql serve gives the Go heap's free memory back once per idle spell: in the
+// first period that allocates less than idleAllocBytes after a busy one, not
+// again while it stays idle, and again after the next busy period.
+func TestGoHeapReleasedOncePerIdleSpell(t *testing.T) {
+	var r goHeapIdleRelease
+	var allocs uint64
+	var released []bool
+	for _, grew := range []uint64{100 << 20, 1 << 20, 0, 0, 50 << 20, 64 << 20, 0, idleAllocBytes, 0} {
+		allocs += grew
+		released = append(released, r.idle(allocs))
+	}
+	require.Equal(t, []bool{false, true, false, false, false, false, true, false, true}, released)
+}

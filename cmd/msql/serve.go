@@ -52,7 +52,9 @@ once on SIGHUP, as the shell does at start and on .refresh; each time the
 --memory-limit (or [engine] memory_limit) caps DuckDB's memory; by default
 half of the machine's (or container's) memory beside PostgreSQL's
 shared_buffers. A statement over it spills to [engine] temp_directory where
-DuckDB can and is refused with SQLSTATE 53200 where it cannot. A statement's
+DuckDB can and is refused with SQLSTATE 53200 where it cannot. Memory DuckDB
+frees goes back to the system a second later, and the Go heap's free memory
+once the server idles (docs/runbook.md). A statement's
 text, parameters and nesting are bounded before anything parses it, and its
 result rows as they are sent (pgwire and Flight; SQLSTATE 54000/54001 naming
 the limit). A user runs at most max_statements statements at once ([[users]],
@@ -186,6 +188,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err := limitServedHeap(ctx, d); err != nil {
 		return err
 	}
+	if err := returnFreedMemory(d); err != nil {
+		return err
+	}
 	at, err := d.refreshSystemTables(ctx)
 	if err != nil {
 		return err
@@ -211,7 +216,10 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		Limits: limits, StatementTimeout: statementTimeout, FlightSessionIdle: flightIdle,
 		Catalog: d.cat.Iceberg(), Tables: d.tableLayouts, Ready: o.ready,
 		HealthHandler: o.handler(),
-		Background:    func(ctx context.Context) { keepSystemTablesFresh(ctx, d, systemEvery, hup, log) },
+		Background: func(ctx context.Context) {
+			go releaseGoHeapWhenIdle(ctx)
+			keepSystemTablesFresh(ctx, d, systemEvery, hup, log)
+		},
 	})
 }
 

@@ -1,0 +1,80 @@
+//go:build linux && cgo && (amd64 || arm64)
+
+package duckstream
+
+/*
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+int duckdb_je_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+static int meterstore_je_set_ssize(const char *name, ssize_t v) {
+	return duckdb_je_mallctl(name, NULL, NULL, &v, sizeof(v));
+}
+
+// meterstore_je_return_freed sets the decay of dirty pages (muzzy: none) of
+// the arenas created from now on and of those that exist, and turns the
+// background threads on: 0, or the step that failed (1 to 3).
+static int meterstore_je_return_freed(ssize_t dirty_ms) {
+	if (meterstore_je_set_ssize("arenas.dirty_decay_ms", dirty_ms) != 0) return 1;
+	if (meterstore_je_set_ssize("arenas.muzzy_decay_ms", 0) != 0) return 2;
+	unsigned n = 0;
+	size_t len = sizeof(n);
+	if (duckdb_je_mallctl("arenas.narenas", &n, &len, NULL, 0) == 0) {
+		char name[64];
+		for (unsigned i = 0; i < n; i++) {
+			// an arena not in use yet refuses; it takes the arenas.* defaults
+			snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", i);
+			meterstore_je_set_ssize(name, dirty_ms);
+			snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", i);
+			meterstore_je_set_ssize(name, 0);
+		}
+	}
+	bool on = true;
+	if (duckdb_je_mallctl("background_thread", NULL, NULL, &on, sizeof(on)) != 0) return 3;
+	return 0;
+}
+
+// meterstore_je_read reads what arenas created from now on get and whether
+// background threads run: 0, or the read that failed.
+static int meterstore_je_read(ssize_t *dirty_ms, ssize_t *muzzy_ms, bool *background) {
+	size_t len = sizeof(ssize_t);
+	if (duckdb_je_mallctl("arenas.dirty_decay_ms", dirty_ms, &len, NULL, 0) != 0) return 1;
+	len = sizeof(ssize_t);
+	if (duckdb_je_mallctl("arenas.muzzy_decay_ms", muzzy_ms, &len, NULL, 0) != 0) return 2;
+	len = sizeof(bool);
+	if (duckdb_je_mallctl("background_thread", background, &len, NULL, 0) != 0) return 3;
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+)
+
+// ReturnFreedMemory has DuckDB's allocator (jemalloc, linked into DuckDB on
+// Linux) give the pages DuckDB frees back to the system dirtyDecay after
+// they were freed, from background threads, skipping jemalloc's second,
+// "muzzy" stage, and returns the settings as the allocator reads them back.
+// With DuckDB's defaults jemalloc purges only while DuckDB allocates, so what
+// a burst of statements freed stays resident while a server idles. It
+// applies to the arenas in use and to those created later. A DuckDB database
+// that closes turns the background threads off for the whole process
+// (DuckDB's destructor does); call it again after one did.
+func ReturnFreedMemory(dirtyDecay time.Duration) (AllocatorSettings, error) {
+	steps := [...]string{"", "arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "background_thread"}
+	if rc := C.meterstore_je_return_freed(C.ssize_t(dirtyDecay.Milliseconds())); rc != 0 {
+		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) refused %s", steps[rc])
+	}
+	var dirty, muzzy C.ssize_t
+	var background C.bool
+	if rc := C.meterstore_je_read(&dirty, &muzzy, &background); rc != 0 {
+		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) did not report %s", steps[rc])
+	}
+	return AllocatorSettings{Jemalloc: true, DirtyDecay: time.Duration(dirty) * time.Millisecond,
+		MuzzyDecay: time.Duration(muzzy) * time.Millisecond, BackgroundThreads: bool(background)}, nil
+}
