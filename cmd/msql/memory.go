@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -144,25 +145,26 @@ func limitServedHeap(ctx context.Context, d *deployment) error {
 }
 
 // freedMemoryDecay is how long after DuckDB freed memory msql serve's DuckDB
-// allocator gives it back to the system (duckstream.ReturnFreedMemory). With
-// DuckDB's defaults what a burst of concurrent statements freed stayed
-// resident while the server idled: 130–165 MB beside 55–80 MB of Go heap
-// after 16 concurrent "latest reading per MaLo" statements, 85–90 MB with
-// this decay and jemalloc's background threads (loaded machine).
+// allocator gives it back to the system (duckstream.ReturnFreedMemory): with
+// DuckDB's defaults what a burst of concurrent statements freed stays
+// resident while the server idles.
 const freedMemoryDecay = time.Second
 
 // returnFreedMemory has DuckDB's allocator give freed memory back to the
-// system freedMemoryDecay after, logged as the allocator reports it.
-func returnFreedMemory(d *deployment) error {
-	got, err := duckstream.ReturnFreedMemory(freedMemoryDecay)
+// system freedMemoryDecay after (set: duckstream.ReturnFreedMemory), logged
+// as the allocator reports it. An allocator that refuses is a warning, not a
+// reason to stop serving: it only keeps more memory resident.
+func returnFreedMemory(log *slog.Logger, set func(time.Duration) (duckstream.AllocatorSettings, error)) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	got, err := set(freedMemoryDecay)
 	if err != nil {
-		return fmt.Errorf("return DuckDB's freed memory to the system: %w", err)
+		log.Warn("duckdb allocator", "err", err, "rule", "memory DuckDB frees is given back to the system only while DuckDB allocates; RSS stays higher after a burst of statements")
+		return
 	}
-	if d.log != nil {
-		d.log.Info("duckdb allocator", "jemalloc", got.Jemalloc, "dirty_decay", got.DirtyDecay, "muzzy_decay", got.MuzzyDecay,
-			"background_threads", got.BackgroundThreads, "rule", "memory DuckDB freed goes back to the system a second later, idle or not")
-	}
-	return nil
+	log.Info("duckdb allocator", "jemalloc", got.Jemalloc, "dirty_decay", got.DirtyDecay, "muzzy_decay", got.MuzzyDecay,
+		"background_threads", got.BackgroundThreads, "rule", "memory DuckDB freed goes back to the system a second later, idle or not")
 }
 
 // idleCheckEvery is how often msql serve looks whether it idles, and

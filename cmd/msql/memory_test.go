@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/meterstore/meterstore/internal/duckstream"
 	"github.com/meterstore/meterstore/testkit/pgtest"
 )
 
@@ -80,4 +85,23 @@ func TestGoHeapReleasedOncePerIdleSpell(t *testing.T) {
 		released = append(released, r.idle(allocs))
 	}
 	require.Equal(t, []bool{false, true, false, false, false, false, true, false, true}, released)
+}
+
+// An allocator that refuses to give freed memory back is a warning naming
+// what it refused, and msql serve goes on serving.
+func TestServeStartsWhenTheAllocatorRefuses(t *testing.T) {
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	refuse := func(time.Duration) (duckstream.AllocatorSettings, error) {
+		return duckstream.AllocatorSettings{}, errors.New("DuckDB's allocator (jemalloc) refused background_thread")
+	}
+	returnFreedMemory(log, refuse)
+	require.Contains(t, logged.String(), "level=WARN")
+	require.Contains(t, logged.String(), "refused background_thread")
+	logged.Reset()
+	returnFreedMemory(log, func(d time.Duration) (duckstream.AllocatorSettings, error) {
+		return duckstream.AllocatorSettings{Jemalloc: true, DirtyDecay: d, BackgroundThreads: true}, nil
+	})
+	require.Contains(t, logged.String(), "level=INFO")
+	require.Contains(t, logged.String(), "dirty_decay=1s")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meterstore/meterstore"
+	"github.com/meterstore/meterstore/internal/duckstream"
 	"github.com/meterstore/meterstore/serve"
 	"github.com/meterstore/meterstore/serve/access"
 	"github.com/meterstore/meterstore/serve/flightsql"
@@ -188,9 +189,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err := limitServedHeap(ctx, d); err != nil {
 		return err
 	}
-	if err := returnFreedMemory(d); err != nil {
-		return err
-	}
+	returnFreedMemory(d.log, duckstream.ReturnFreedMemory)
 	at, err := d.refreshSystemTables(ctx)
 	if err != nil {
 		return err
