@@ -80,16 +80,11 @@ func (pl *planning) partialsAllowed(s daySplit) bool {
 // c — c is a bound on "from" or an equality on a text merge-key column,
 // evaluated, and the scans push a range within it or the same equality.
 func (ref *reference) hotScansImply(c sqltree.Node, cols map[string]string) bool {
-	found := false
-	for _, b := range ref.bounds {
-		if b.src != c {
-			continue
-		}
-		found = true
-		for _, sc := range ref.hot.scans {
-			if !b.known || !scanRange(sc).within(b) {
-				return false
-			}
+	bs := ref.boundsOf(c)
+	found := len(bs) > 0
+	for _, b := range bs {
+		if !ref.hotScansWithin(b) {
+			return false
 		}
 	}
 	for _, e := range ref.eqs {

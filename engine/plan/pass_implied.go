@@ -59,12 +59,19 @@ func (ref *reference) implies(bs []boundExpr) bool {
 		if ref.cold != nil && !ref.cold.rng.within(b) {
 			return false
 		}
-		if ref.hot != nil {
-			for _, sc := range ref.hot.scans {
-				if !scanRange(sc).within(b) {
-					return false
-				}
-			}
+		if ref.hot != nil && !ref.hotScansWithin(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// hotScansWithin: b is evaluated and every hot scan of ref selects only rows
+// that satisfy it.
+func (ref *reference) hotScansWithin(b boundExpr) bool {
+	for _, sc := range ref.hot.scans {
+		if !b.known || !scanRange(sc).within(b) {
+			return false
 		}
 	}
 	return true
