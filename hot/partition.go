@@ -307,34 +307,47 @@ func sortPartitions(ps []Partition) {
 	}
 }
 
-// detachedNamesSQL lists the table's detached partitions (detachedNames); its
-// one argument is detachedNamesPattern.
+// detachedNamesSQL lists the tables whose names start with "<table>_" and
+// are not attached as partitions; its arguments are detachedNamesArgs, and
+// collectDetachedNames keeps the partitions' names among them. The range on
+// relname lets PostgreSQL read those few names from pg_class's index on
+// (relname, relnamespace), where a regular expression in the query was tested
+// on every relation of the schema — 0.65 ms at 800 relations, at every
+// statement reading the hot tier and every write checked against the cold
+// tier — and on about 200 (each partition's indexes) even behind the range.
 const detachedNamesSQL = `SELECT c.relname FROM pg_class c
 		WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND c.relkind = 'r' AND NOT c.relispartition
-		AND c.relname ~ $1`
+		AND c.relname >= $1::name AND c.relname < $2::name`
 
-func (s *Store) detachedNamesPattern() string {
-	return "^" + regexp.QuoteMeta(s.cfg.Name()) + `_[0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{4}$`
+// detachedNamesArgs are detachedNamesSQL's arguments: the range of names
+// starting with "<table>_" ("`" follows "_" in the bytewise order of name's
+// collation, C).
+func (s *Store) detachedNamesArgs() []any {
+	return []any{s.cfg.Name() + "_", s.cfg.Name() + "`"}
 }
 
 func (s *Store) detachedNames(ctx context.Context, q querier) (map[string]bool, error) {
-	rows, err := q.Query(ctx, detachedNamesSQL, s.detachedNamesPattern())
+	rows, err := q.Query(ctx, detachedNamesSQL, s.detachedNamesArgs()...)
 	if err != nil {
 		return nil, fmt.Errorf("list detached partitions of %s: %w", s.cfg.Name(), err)
 	}
 	return s.collectDetachedNames(rows)
 }
 
-// collectDetachedNames reads the result of detachedNamesSQL as a set: never
-// nil, so a caller can tell "listed, none" from "not listed".
+// collectDetachedNames reads the result of detachedNamesSQL as a set of the
+// names that are a partition's (<table>_YYYY_MM_DD_HHMM): never nil, so a
+// caller can tell "listed, none" from "not listed".
 func (s *Store) collectDetachedNames(rows pgx.Rows) (map[string]bool, error) {
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("list detached partitions of %s: %w", s.cfg.Name(), err)
 	}
 	out := make(map[string]bool, len(names))
+	partition := s.namePattern()
 	for _, n := range names {
-		out[n] = true
+		if partition.MatchString(n) {
+			out[n] = true
+		}
 	}
 	return out, nil
 }

@@ -184,3 +184,26 @@ func TestClaimBelowRefusesEveryRowBelowIt(t *testing.T) {
 	_, err = st.ClaimBelow(ctx, lease, day11)
 	require.ErrorIs(t, err, pglock.ErrLeaseLost, "a claim needs the archiver lease")
 }
+
+// The detached partitions are listed by the range of names starting with
+// "<table>_" and kept by their pattern: other tables in that range — or just
+// outside it — are not partitions of the table.
+func TestDetachedPartitionsAreOnlyThePartitionsNames(t *testing.T) {
+	ctx := context.Background()
+	st, pool := newStore(t, meterstore.TableSpec{Name: "readings_versions"})
+	_, err := st.Write(ctx, quarterHours(maloA, obisImport, day10, 4, 20260310000001))
+	require.NoError(t, err)
+	for _, other := range []string{"readings_versions_backup", "readings_versions_2026_03_09_0000_copy",
+		"readings_versions_2026_3_09_0000", "readings_versionsx_2026_03_09_0000", "readings_versions`2026_03_09_0000"} {
+		_, err := pool.Exec(ctx, "CREATE TABLE "+meterstore.QuoteIdent(other)+" (x int)")
+		require.NoError(t, err, other)
+	}
+	parts, err := st.Partitions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, day10, parts[1].From)
+	require.NoError(t, st.Detach(ctx, parts[1]))
+
+	det, err := st.DetachedPartitions(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []hot.Partition{{Name: "readings_versions_2026_03_10_0000", From: day10, To: day10.Add(24 * time.Hour)}}, det)
+}

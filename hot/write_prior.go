@@ -262,7 +262,7 @@ func (s *Store) readPrior(ctx context.Context, tx pgx.Tx, b *batch) (prior, erro
 	}
 	againstCold := s.checksAcrossTiers()
 	if againstCold {
-		pb.Queue(detachedNamesSQL, s.detachedNamesPattern())
+		pb.Queue(detachedNamesSQL, s.detachedNamesArgs()...)
 	}
 	br := tx.SendBatch(ctx, pb)
 	defer br.Close()
