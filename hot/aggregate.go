@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/meterstore/meterstore"
 )
@@ -144,30 +144,52 @@ func partialExpr(p Partial, types map[string]meterstore.ColumnType) (string, err
 // (SET LOCAL: nothing outlives it, and a transaction-pooling proxy keeps it
 // to this query): PartialsQuery's anti join of the hot table with itself is
 // then one small hash join per day's partition instead of one over the
-// whole hot window, which sorted or hashed every row of it at once.
-func (s *Store) TextRows(ctx context.Context, q string) (out [][]*string, err error) {
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL enable_partitionwise_join = on"); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]*string, error) {
-			vals := make([]*string, len(r.FieldDescriptions()))
-			ptrs := make([]any, len(vals))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			return vals, r.Scan(ptrs...)
-		})
-		return err
-	})
+// whole hot window, which sorted or hashed every row of it at once. The
+// settings and q go as one simple-protocol message (textRowsPrelude), one
+// round trip where BEGIN, SET LOCAL, the query and COMMIT were four.
+func (s *Store) TextRows(ctx context.Context, q string) ([][]*string, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, textRowsError(err)
+	}
+	defer c.Release()
+	out, err := lastResultText(c.Conn().PgConn().Exec(ctx, textRowsPrelude+q))
 	if err != nil {
 		return nil, textRowsError(err)
 	}
 	return out, nil
+}
+
+// textRowsPrelude precedes TextRows' query in its message. PostgreSQL runs
+// the statements of one simple-protocol message as one implicit transaction
+// block, so both settings apply to the query and end with it — and the
+// whole of it is rolled back if any statement fails.
+const textRowsPrelude = "SET TRANSACTION READ ONLY; SET LOCAL enable_partitionwise_join = on; "
+
+// lastResultText reads every result of mrr and returns the rows of the last
+// one as text (nil for NULL).
+func lastResultText(mrr *pgconn.MultiResultReader) ([][]*string, error) {
+	var out [][]*string
+	for mrr.NextResult() {
+		rr := mrr.ResultReader()
+		out = nil
+		for rr.NextRow() {
+			vals := rr.Values()
+			row := make([]*string, len(vals))
+			for i, v := range vals {
+				if v != nil {
+					text := string(v)
+					row[i] = &text
+				}
+			}
+			out = append(out, row)
+		}
+		if _, err := rr.Close(); err != nil {
+			mrr.Close()
+			return nil, err
+		}
+	}
+	return out, mrr.Close()
 }
 
 func textRowsError(err error) error {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +104,37 @@ func (n planNode) relations(seen map[string]bool) map[string]bool {
 		c.relations(seen)
 	}
 	return seen
+}
+
+// TestTextRowsReadOnlyAndItsSettingsEndWithIt: TextRows' query runs in a
+// read-only transaction with enable_partitionwise_join on, NULL comes back
+// as nil, a failing query leaves nothing behind, and the setting does not
+// outlive the query on the connection it ran on.
+func TestTextRowsReadOnlyAndItsSettingsEndWithIt(t *testing.T) {
+	ctx := context.Background()
+	cfg := openPool(t).Config()
+	cfg.MaxConns = 1 // the queries after TextRows run on its connection
+	single, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(single.Close)
+	st := storeOn(t, single, meterstore.TableSpec{Name: "readings_versions"})
+
+	rows, err := st.TextRows(ctx, "SELECT current_setting('enable_partitionwise_join'), current_setting('transaction_read_only'), NULL::text")
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, "on", *rows[0][0])
+	require.Equal(t, "on", *rows[0][1])
+	require.Nil(t, rows[0][2])
+
+	_, err = st.TextRows(ctx, "CREATE TABLE textrows_write (x int)")
+	var pg *pgconn.PgError
+	require.ErrorAs(t, err, &pg)
+	require.Equal(t, "25006", pg.Code, "read-only transaction")
+
+	var setting string
+	require.NoError(t, single.QueryRow(ctx, "SELECT current_setting('enable_partitionwise_join')").Scan(&setting))
+	require.Equal(t, "off", setting, "the same connection after TextRows")
+	var n int
+	require.NoError(t, single.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname = 'textrows_write'").Scan(&n))
+	require.Zero(t, n)
 }
