@@ -205,6 +205,16 @@ func (r *goHeapIdleRelease) idle(allocs uint64) bool {
 func releaseGoHeapWhenIdle(ctx context.Context) {
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	var r goHeapIdleRelease
+	everyIdleCheck(ctx, func() {
+		metrics.Read(sample)
+		if r.idle(sample[0].Value.Uint64()) {
+			debug.FreeOSMemory()
+		}
+	})
+}
+
+// everyIdleCheck calls check every idleCheckEvery until ctx ends.
+func everyIdleCheck(ctx context.Context, check func()) {
 	t := time.NewTicker(idleCheckEvery)
 	defer t.Stop()
 	for {
@@ -213,9 +223,6 @@ func releaseGoHeapWhenIdle(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		metrics.Read(sample)
-		if r.idle(sample[0].Value.Uint64()) {
-			debug.FreeOSMemory()
-		}
+		check()
 	}
 }

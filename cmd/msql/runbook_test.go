@@ -215,6 +215,14 @@ func TestOperationsRunbook(t *testing.T) {
 	require.Equal(t, float64(wm.Unix()), m.Must(t, "meterstore_watermark_seconds", table...))
 	require.Equal(t, float64(hotRows), m.Must(t, "meterstore_hot_rows", table...))
 	require.Equal(t, 1.0, m.Must(t, "meterstore_table_healthy", table...))
+	// DuckDB's own account beside the Go runtime's: its allocator, and each
+	// database's kept statements and duckdb_memory().
+	require.Positive(t, m.Must(t, "meterstore_duckdb_allocator_allocated_bytes"))
+	require.GreaterOrEqual(t, m.Must(t, "meterstore_duckdb_allocator_resident_bytes"), m.Must(t, "meterstore_duckdb_allocator_allocated_bytes"))
+	for _, series := range []string{"meterstore_duckdb_kept_statements", "meterstore_duckdb_temporary_storage_bytes", "meterstore_duckdb_memory_bytes"} {
+		m.Must(t, series, "meterstore_duckdb_database", "engine") // served, whatever the value
+	}
+	m.Must(t, "meterstore_duckdb_memory_bytes", "meterstore_duckdb_database", "engine", "tag", "BASE_TABLE")
 
 	// Every series the alert rules read is served by one of the two processes.
 	doc, err := os.ReadFile("../../docs/runbook.md")

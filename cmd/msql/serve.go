@@ -205,6 +205,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer o.Close()
+	defer observeDuckDBMemory(d.engine, log)()
 	o.readyToo = func(ctx context.Context) error {
 		_, err := d.engine.Describe(ctx, "SELECT * FROM "+meterstore.QuoteIdent(d.tables[0].ResolvedName()))
 		return err
@@ -217,6 +218,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		HealthHandler: o.handler(),
 		Background: func(ctx context.Context) {
 			go releaseGoHeapWhenIdle(ctx)
+			go closeIdleStatements(ctx, d.engine, log)
 			keepSystemTablesFresh(ctx, d, systemEvery, hup, log)
 		},
 	})

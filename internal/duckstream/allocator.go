@@ -5,6 +5,7 @@ package duckstream
 /*
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -48,6 +49,19 @@ static int meterstore_je_read(ssize_t *dirty_ms, ssize_t *muzzy_ms, bool *backgr
 	if (duckdb_je_mallctl("background_thread", background, &len, NULL, 0) != 0) return 3;
 	return 0;
 }
+
+// meterstore_je_stats refreshes jemalloc's statistics and reads the bytes
+// allocated to DuckDB and those resident for it: 0, or the read that failed.
+static int meterstore_je_stats(size_t *allocated, size_t *resident) {
+	uint64_t epoch = 1;
+	size_t len = sizeof(epoch);
+	if (duckdb_je_mallctl("epoch", &epoch, &len, &epoch, len) != 0) return 1;
+	len = sizeof(size_t);
+	if (duckdb_je_mallctl("stats.allocated", allocated, &len, NULL, 0) != 0) return 2;
+	len = sizeof(size_t);
+	if (duckdb_je_mallctl("stats.resident", resident, &len, NULL, 0) != 0) return 3;
+	return 0;
+}
 */
 import "C"
 
@@ -77,4 +91,17 @@ func ReturnFreedMemory(dirtyDecay time.Duration) (AllocatorSettings, error) {
 	}
 	return AllocatorSettings{Jemalloc: true, DirtyDecay: time.Duration(dirty) * time.Millisecond,
 		MuzzyDecay: time.Duration(muzzy) * time.Millisecond, BackgroundThreads: bool(background)}, nil
+}
+
+// AllocatorUse is how many bytes DuckDB's allocator has allocated to DuckDB
+// (live objects: every DuckDB database of the process, buffer-managed or
+// not) and how many it keeps resident for them (those plus its own
+// metadata and freed pages not yet returned).
+func AllocatorUse() (allocated, resident int64, err error) {
+	steps := [...]string{"", "epoch", "stats.allocated", "stats.resident"}
+	var a, r C.size_t
+	if rc := C.meterstore_je_stats(&a, &r); rc != 0 {
+		return 0, 0, fmt.Errorf("DuckDB's allocator (jemalloc) did not report %s", steps[rc])
+	}
+	return int64(a), int64(r), nil
 }

@@ -2,8 +2,16 @@
 
 package duckstream
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // ReturnFreedMemory does nothing where DuckDB uses the system's allocator
 // (not Linux): that allocator returns freed pages by its own rules.
 func ReturnFreedMemory(time.Duration) (AllocatorSettings, error) { return AllocatorSettings{}, nil }
+
+// AllocatorUse reports nothing where DuckDB uses the system's allocator.
+func AllocatorUse() (allocated, resident int64, err error) {
+	return 0, 0, errors.New("DuckDB's allocator reports no statistics on this platform")
+}

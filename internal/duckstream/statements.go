@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2"
@@ -72,6 +73,13 @@ func (s *Statements) Kept() []string {
 	}
 	return out
 }
+
+// CloseIdle closes the statements not run since idleSince, and returns how
+// many it closed.
+func (s *Statements) CloseIdle(idleSince time.Time) int { return s.kept.CloseIdle(idleSince) }
+
+// Len is how many statements are kept.
+func (s *Statements) Len() int { return s.kept.Len() }
 
 // Close closes every kept statement; statements of runs still going are
 // closed when they end.

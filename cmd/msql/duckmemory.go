@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/meterstore/meterstore/engine"
+	"github.com/meterstore/meterstore/internal/duckstream"
+	"github.com/meterstore/meterstore/internal/telemetry"
+)
+
+// keptIdleFor is how long a statement kept prepared may go untaken before
+// msql serve closes it (engine.CloseIdleStatements), checked every
+// idleCheckEvery. A burst of concurrent clients leaves one statement per
+// client and plan kept, each on a DuckDB connection of its own; within a
+// minute the clients of a steady load take them again.
+const keptIdleFor = time.Minute
+
+// closeIdleStatements closes the statements kept idle for keptIdleFor, every
+// idleCheckEvery until ctx ends, logging how many at debug level.
+func closeIdleStatements(ctx context.Context, eng *engine.Engine, log *slog.Logger) {
+	everyIdleCheck(ctx, func() {
+		if n := eng.CloseIdleStatements(keptIdleFor); n > 0 {
+			log.Debug("kept statements closed", "statements", n, "idle_for", keptIdleFor.String())
+		}
+	})
+}
+
+// keyDatabase names the DuckDB database a gauge describes: "engine" or
+// "confined scope=…" (engine.DatabaseMemory).
+const keyDatabase = attribute.Key("meterstore.duckdb.database")
+
+// observeDuckDBMemory has /metrics show, at each scrape, DuckDB's own
+// account of each database it serves (duckdb_memory() by tag, spilled
+// bytes, statements kept prepared) and what DuckDB's allocator holds for
+// the whole process — the part of msql serve's resident memory the Go
+// runtime's metrics do not show. The returned function unregisters them.
+func observeDuckDBMemory(eng *engine.Engine, log *slog.Logger) (unregister func()) {
+	m := telemetry.MeterProvider().Meter(telemetry.ScopeName)
+	gauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, _ := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		return g
+	}
+	var (
+		used = gauge("meterstore.duckdb.memory", "By",
+			"Bytes DuckDB's buffer manager holds in a database, by duckdb_memory() tag (kept statements' plans and connections are not in it).")
+		temp = gauge("meterstore.duckdb.temporary_storage", "By",
+			"Bytes a DuckDB database spilled to its temporary directory.")
+		kept = gauge("meterstore.duckdb.kept_statements", "{statement}",
+			"Statements a DuckDB database keeps prepared between runs, each on a connection of its own; closed after a minute untaken.")
+		allocated = gauge("meterstore.duckdb.allocator.allocated", "By",
+			"Bytes DuckDB's allocator (jemalloc) has allocated to DuckDB, every database of the process, buffer-managed or not.")
+		resident = gauge("meterstore.duckdb.allocator.resident", "By",
+			"Bytes DuckDB's allocator keeps resident: its allocations, its metadata and freed pages not yet returned to the system.")
+	)
+	reg, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		held, err := eng.HeldMemory(ctx)
+		if err != nil {
+			log.Debug("duckdb memory not read", "err", err.Error())
+		}
+		for _, db := range held {
+			attrs := metric.WithAttributes(keyDatabase.String(db.Database))
+			o.ObserveInt64(kept, int64(db.KeptStatements), attrs)
+			o.ObserveInt64(temp, db.TemporaryBytes, attrs)
+			for tag, bytes := range db.Tags {
+				o.ObserveInt64(used, bytes, metric.WithAttributes(keyDatabase.String(db.Database), attribute.String("tag", tag)))
+			}
+		}
+		if a, r, err := duckstream.AllocatorUse(); err == nil {
+			o.ObserveInt64(allocated, a)
+			o.ObserveInt64(resident, r)
+		}
+		return nil
+	}, used, temp, kept, allocated, resident)
+	if err != nil {
+		log.Warn("duckdb memory gauges not registered", "err", err.Error())
+		return func() {}
+	}
+	return func() { _ = reg.Unregister() }
+}
