@@ -37,6 +37,7 @@ var (
 	ErrSetting         = plan.ErrSetting
 	ErrReferenceClause = plan.ErrReferenceClause
 	ErrSystemScope     = plan.ErrSystemScope
+	ErrIntegerForText  = plan.ErrIntegerForText
 )
 
 // plan plans one statement on conn, a connection of the handle's database

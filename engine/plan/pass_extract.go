@@ -45,7 +45,10 @@ func extractBounds(ctx context.Context, pl *planning) error {
 		}
 	}
 	dropSharedDayParameters(pl.root, pl.refs)
-	return evaluate(ctx, pl.conn, pl.refs, pl.in.Args)
+	if err := evaluate(ctx, pl.conn, pl.refs, pl.in.Args); err != nil {
+		return err
+	}
+	return integerIdentifiers(pl)
 }
 
 // dropSharedDayParameters keeps a bare parameter as a day bound only where

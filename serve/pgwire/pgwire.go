@@ -626,6 +626,8 @@ func (sess *pgSession) errorResponse(err error) *pgproto3.ErrorResponse {
 		code = "42501"
 	case errors.Is(err, engine.ErrBoundaryMoved):
 		code = "40001"
+	case errors.Is(err, engine.ErrIntegerForText):
+		code = "42883" // PostgreSQL's "operator does not exist: text = bigint"
 	case pgerr.Unavailable(err):
 		code, hint = "57P03", unavailableHint
 	case errors.Is(err, context.Canceled):
