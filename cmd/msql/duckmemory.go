@@ -26,6 +26,9 @@ func closeIdleStatements(ctx context.Context, eng *engine.Engine, log *slog.Logg
 	everyIdleCheck(ctx, func() {
 		if n := eng.CloseIdleStatements(keptIdleFor); n > 0 {
 			log.Debug("kept statements closed", "statements", n, "idle_for", keptIdleFor.String())
+			if err := duckstream.PurgeFreedMemory(); err != nil {
+				log.Debug("duckdb allocator not purged", "err", err.Error())
+			}
 		}
 	})
 }

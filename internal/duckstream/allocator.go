@@ -62,6 +62,12 @@ static int meterstore_je_stats(size_t *allocated, size_t *resident) {
 	if (duckdb_je_mallctl("stats.resident", resident, &len, NULL, 0) != 0) return 3;
 	return 0;
 }
+
+// meterstore_je_purge returns every arena's freed pages to the system now
+// (MALLCTL_ARENAS_ALL is 4096).
+static int meterstore_je_purge(void) {
+	return duckdb_je_mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+}
 */
 import "C"
 
@@ -104,4 +110,15 @@ func AllocatorUse() (allocated, resident int64, err error) {
 		return 0, 0, fmt.Errorf("DuckDB's allocator (jemalloc) did not report %s", steps[rc])
 	}
 	return int64(a), int64(r), nil
+}
+
+// PurgeFreedMemory has DuckDB's allocator return the pages DuckDB freed to
+// the system now, in every arena, rather than as its decay paces it: after
+// a server closed what it kept for a burst it idles, and the decay runs
+// only as far as the background threads get to it.
+func PurgeFreedMemory() error {
+	if C.meterstore_je_purge() != 0 {
+		return fmt.Errorf("DuckDB's allocator (jemalloc) refused arena.all.purge")
+	}
+	return nil
 }
