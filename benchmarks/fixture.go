@@ -34,6 +34,9 @@ type fixture struct {
 	// elided path can be measured; later windows carry the realistic corrections.
 	cleanUntil time.Time
 	reference  bool // every row is also in refTable (PostgreSQL, with the primary key)
+	// staleLayout says, for a fixture kept in a -fixture-dir, that its cold
+	// files were laid out otherwise than this build writes them; "" if not.
+	staleLayout string
 }
 
 const hotDays = 7

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // builtFixture is what a fixture directory (-fixture-dir) records next to
@@ -24,7 +26,10 @@ type builtFixture struct {
 	First, Last, Watermark, Now      time.Time
 	CleanUntil                       time.Time
 	MaLos                            []string
-	Done                             map[string]phaseDone
+	// ColdLayout is the catalog.DataFileLayout of the build that wrote the
+	// fixture's cold files ("" in a record from before it was recorded).
+	ColdLayout string
+	Done       map[string]phaseDone
 }
 
 // phaseDone is one finished build phase.
@@ -74,7 +79,23 @@ func openBuilt(o options) (*builtFixture, error) {
 		return nil, fmt.Errorf("-fixture-dir %s holds the fixture of %q, but this run asks for %q: run with the directory's flags or name another directory", o.fixtureDir, saved.Flags, bf.Flags)
 	}
 	saved.dir = o.fixtureDir
+	if stale := saved.staleLayout(); stale != "" {
+		logf("-fixture-dir %s: %s", o.fixtureDir, stale)
+	}
 	return &saved, nil
+}
+
+// staleLayout says how the fixture's cold files differ from those this build
+// writes, and what to do; "" when they do not.
+func (bf *builtFixture) staleLayout() string {
+	if bf.ColdLayout == catalog.DataFileLayout {
+		return ""
+	}
+	was := bf.ColdLayout
+	if was == "" {
+		was = "not recorded: built before layouts were"
+	}
+	return fmt.Sprintf("its cold files are laid out as %q, this build writes %q: the timings measure files this build no longer writes (rebuild the directory to measure the current layout)", was, catalog.DataFileLayout)
 }
 
 // fixture is the recorded fixture, or nil before its phase is done; its cold
@@ -87,12 +108,13 @@ func (bf *builtFixture) fixture(reference bool) *fixture {
 		return nil
 	}
 	return &fixture{rows: bf.Rows, coldRows: bf.ColdRows, hotRows: bf.HotRows, windows: bf.Windows, first: bf.First, last: bf.Last,
-		watermark: bf.Watermark, now: bf.Now, cleanUntil: bf.CleanUntil, malos: bf.MaLos, reference: reference}
+		watermark: bf.Watermark, now: bf.Now, cleanUntil: bf.CleanUntil, malos: bf.MaLos, reference: reference, staleLayout: bf.staleLayout()}
 }
 
 func (bf *builtFixture) record(fx *fixture) {
 	bf.Rows, bf.ColdRows, bf.HotRows, bf.Windows = fx.rows, fx.coldRows, fx.hotRows, fx.windows
 	bf.First, bf.Last, bf.Watermark, bf.Now, bf.CleanUntil, bf.MaLos = fx.first, fx.last, fx.watermark, fx.now, fx.cleanUntil, fx.malos
+	bf.ColdLayout = catalog.DataFileLayout
 }
 
 func (bf *builtFixture) save() error {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meterstore/meterstore/catalog"
 )
 
 // A fixture directory's record brings back the fixture it was saved from and
@@ -58,5 +60,40 @@ func TestFixtureDirWithoutRecordIsRefused(t *testing.T) {
 	}
 	if _, err := openBuilt(options{fixtureDir: dir}); err == nil || !strings.Contains(err.Error(), "no fixture.json") {
 		t.Fatalf("a non-empty directory without fixture.json: %v, want a refusal", err)
+	}
+}
+
+// A fixture directory whose cold files were written by another layout than
+// this build's — or before layouts were recorded — says so, naming both, in
+// the fixture the measures and the results' header get; one written by this
+// build says nothing.
+func TestFixtureDirTellsAColdLayoutThisBuildNoLongerWrites(t *testing.T) {
+	o := options{malos: 2, days: 40, seed: 1, corrections: 0.01, cleanDays: 30, compacted: true, fixtureDir: t.TempDir()}
+	bf, err := openBuilt(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf.record(&fixture{rows: 1, malos: []string{"a"}})
+	bf.Done[fixturePhase] = phaseDone{Took: "1s"}
+	if err := bf.save(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ saved, want string }{
+		{catalog.DataFileLayout, ""},
+		{"decimal(18,6) FIXED_LEN_BYTE_ARRAY", `laid out as "decimal(18,6) FIXED_LEN_BYTE_ARRAY", this build writes "` + catalog.DataFileLayout + `"`},
+		{"", "not recorded"},
+	} {
+		bf.ColdLayout = tc.saved
+		if err := bf.save(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := openBuilt(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := again.fixture(false).staleLayout
+		if tc.want == "" && got != "" || tc.want != "" && (!strings.Contains(got, tc.want) || !strings.Contains(got, "rebuild")) {
+			t.Errorf("saved layout %q: the fixture says %q, want %q", tc.saved, got, tc.want)
+		}
 	}
 }

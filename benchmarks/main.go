@@ -475,6 +475,9 @@ func writeResults(o options, fx *fixture, rs []result, took time.Duration) error
 		if o.compacted {
 			b.WriteString(" The closed months were compacted before the measures (first row); the rest of the cold tier is daily files.")
 		}
+		if fx.staleLayout != "" {
+			b.WriteString(" **Kept fixture, " + fx.staleLayout + ".**")
+		}
 		b.WriteString("\n\n")
 	}
 	b.WriteString("| measure | against | target | figure | met |\n|---|---|---|---|---|\n")

@@ -49,6 +49,13 @@ import (
 // BloomFilterMaxBytes; sorting_columns (malo_id, obis_code, from)
 // in every row group, which the writer enforces.
 
+// DataFileLayout names how the writer lays a data file out — the columns'
+// physical types and encodings, where compaction ends a row group — and is
+// changed with any of them, so that files kept from an earlier build (the
+// benchmarks' fixture directories) can be told from the files this build
+// writes: a reader's speed depends on the layout as much as on the reader.
+const DataFileLayout = "decimal(18,6) INT64, it and timestamps DELTA_BINARY_PACKED; compacted row groups end at a malo_id boundary after 32768 rows"
+
 // Bloom-filter tuning.
 const (
 	BloomFilterFPP = 0.01
