@@ -27,12 +27,15 @@ import (
 // the planner evaluates, narrows its reads by, drops when the tiers' ranges
 // imply them and hands PostgreSQL as partials — in a session zone with a DST
 // change (Europe/Berlin, 2025-10-26) and in UTC — and compares each answer
-// with DuckDB's own answer to the same text over a plain table holding the
-// oracle's winners: whatever DuckDB makes of a literal, a cast, a DATE, an
-// ambiguous local time, an OR, a CTE or a second reference, the store must
-// make the same. Each statement runs twice (the second from the plan cache),
-// then again after late corrections land on both sides of the watermark, and
-// after an archival moves the watermark over cached plans.
+// with DuckDB's own answer to the same text over plain tables holding what
+// the session sees of the oracle (winners and versions; known at an
+// instant, scoped, below or at and above the watermark): whatever DuckDB
+// makes of a literal, a cast, a DATE, an ambiguous local time, an OR, a CTE
+// or a second reference, the store must make the same. Each statement runs
+// twice (the second from the plan cache), after late corrections land on
+// both sides of the watermark, after a compaction, while an archival has
+// left its partitions detached, and after the watermark moves under the
+// cached plans.
 func TestBoundsAnswerAsDuckDBOverTheOracle(t *testing.T) {
 	w := testkit.NewWorkload(0xd57)
 	w.MaLos, w.Days, w.CorrectionRate = 3, 7, 0.3
@@ -53,11 +56,18 @@ func TestBoundsAnswerAsDuckDBOverTheOracle(t *testing.T) {
 	scoped, err := berlin.Scoped("malo_id", malo)
 	require.NoError(t, err)
 	knownAt := a.cut.Add(36 * time.Hour) // after some corrections are recorded, before others
+	historical, err := a.s.Engine.InReadMode(engine.Historical)
+	require.NoError(t, err)
+	operational, err := berlin.InReadMode(engine.Operational)
+	require.NoError(t, err)
 	sessions := []differentialSession{
-		{"UTC", a.s.Engine, "UTC", testkit.Ceiling{}, ""},
-		{"Europe/Berlin", berlin, "Europe/Berlin", testkit.Ceiling{}, ""},
-		{"Europe/Berlin known at " + knownAt.Format(time.RFC3339), berlin.AsKnownAt(knownAt), "Europe/Berlin", testkit.Ceiling{KnownAt: knownAt}, ""},
-		{"Europe/Berlin scoped to " + malo, scoped, "Europe/Berlin", testkit.Ceiling{}, malo},
+		{name: "UTC", e: a.s.Engine, zone: "UTC"},
+		{name: "Europe/Berlin", e: berlin, zone: "Europe/Berlin"},
+		{name: "Europe/Berlin known at " + knownAt.Format(time.RFC3339), e: berlin.AsKnownAt(knownAt), zone: "Europe/Berlin",
+			ceiling: testkit.Ceiling{KnownAt: knownAt}},
+		{name: "Europe/Berlin scoped to " + malo, e: scoped, zone: "Europe/Berlin", malo: malo},
+		{name: "UTC historical", e: historical, zone: "UTC", mode: engine.Historical},
+		{name: "Europe/Berlin operational", e: operational, zone: "Europe/Berlin", mode: engine.Operational},
 	}
 
 	next := a.batch.Days[len(a.batch.Days)-1].AddDays(-1).Time().Add(a.cfg.SettlementLag())
@@ -89,8 +99,11 @@ func TestBoundsAnswerAsDuckDBOverTheOracle(t *testing.T) {
 	}
 	for _, st := range stages {
 		st.before(t)
+		require.NoError(t, a.tbl.Cold.Refresh(ctx))
+		watermark, err := a.tbl.Cold.Watermark(ctx)
+		require.NoError(t, err)
 		for _, s := range sessions {
-			ref := oracleDuckDB(t, a, s)
+			ref := oracleDuckDB(t, a, s, watermark)
 			for _, c := range differentialCases(a.cut) {
 				for _, relation := range []string{"readings", "readings_versions"} {
 					q := strings.ReplaceAll(c.sql, "readings", relation)
@@ -109,7 +122,21 @@ type differentialSession struct {
 	e       *engine.Engine
 	zone    string
 	ceiling testkit.Ceiling
-	malo    string // the scope ("" for none)
+	malo    string          // the scope ("" for none)
+	mode    engine.ReadMode // Historical: the rows below the watermark; Operational: at or above it
+}
+
+// sees: the session reads r, of the oracle's view, under watermark w.
+func (s differentialSession) sees(r meterstore.Row, w time.Time) bool {
+	switch {
+	case s.malo != "" && r.MaloID != s.malo:
+		return false
+	case s.mode == engine.Historical:
+		return r.From.Before(w)
+	case s.mode == engine.Operational:
+		return !r.From.Before(w)
+	}
+	return true
 }
 
 var errStoppedAfterDetach = errors.New("archival stopped after detaching")
@@ -223,8 +250,8 @@ func differentialCases(cut time.Time) []differentialCase {
 
 // oracleDuckDB is an in-memory DuckDB in the session's zone whose tables
 // readings and readings_versions hold the winners and every version the
-// session sees, with the store's column types.
-func oracleDuckDB(t *testing.T, a *archivedStore, s differentialSession) *sql.DB {
+// session sees under watermark, with the store's column types.
+func oracleDuckDB(t *testing.T, a *archivedStore, s differentialSession, watermark time.Time) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	require.NoError(t, err)
@@ -242,19 +269,20 @@ func oracleDuckDB(t *testing.T, a *archivedStore, s differentialSession) *sql.DB
 	_, err = db.Exec(`SET TimeZone = '` + s.zone + `'`)
 	require.NoError(t, err)
 	view := a.oracle.With(s.ceiling)
-	loadRows(t, db, "readings", defs, s.malo, view.Winners(time.Time{}, time.Time{}))
-	loadRows(t, db, "readings_versions", defs, s.malo, view.Versions(time.Time{}, time.Time{}))
+	sees := func(r meterstore.Row) bool { return s.sees(r, watermark) }
+	loadRows(t, db, "readings", defs, sees, view.Winners(time.Time{}, time.Time{}))
+	loadRows(t, db, "readings_versions", defs, sees, view.Versions(time.Time{}, time.Time{}))
 	return db
 }
 
-// loadRows creates table with defs and inserts the rows of malo (all when "").
-func loadRows(t *testing.T, db *sql.DB, table string, defs []string, malo string, all []meterstore.Row) {
+// loadRows creates table with defs and inserts the rows sees keeps.
+func loadRows(t *testing.T, db *sql.DB, table string, defs []string, sees func(meterstore.Row) bool, all []meterstore.Row) {
 	t.Helper()
 	_, err := db.Exec(`CREATE TABLE ` + table + ` (` + strings.Join(defs, ", ") + `)`)
 	require.NoError(t, err)
 	var rows []meterstore.Row
 	for _, r := range all {
-		if malo == "" || r.MaloID == malo {
+		if sees(r) {
 			rows = append(rows, r)
 		}
 	}
@@ -302,7 +330,7 @@ func referenceRows(db *sql.DB, q string, args []any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := []string{}
 	for rows.Next() {
 		vals, err := engine.ScanValues(rows, len(cols))
 		if err != nil {
