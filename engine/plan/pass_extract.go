@@ -37,9 +37,13 @@ type eqExpr struct {
 // it reads directly and evaluates them. Conservative by construction
 // (invariant 10): only top-level AND conjuncts are considered, OR contributes
 // nothing, a column qualified by another alias is not a bound on this
-// reference, and a value DuckDB cannot compute bounds nothing.
+// reference, a value DuckDB cannot compute bounds nothing, and a sampled
+// relation is bounded by nothing (sampled).
 func extractBounds(ctx context.Context, pl *planning) error {
 	for _, lv := range pl.levels {
+		if !emptyField(lv.sel.Rest["sample"]) {
+			continue // USING SAMPLE: see sampled
+		}
 		for _, c := range conjuncts(lv.sel.Where) {
 			lv.attach(c)
 		}
@@ -150,7 +154,7 @@ func (lv level) bind(src sqltree.Node, col *sqltree.ColumnRef, op string, expr s
 	} else {
 		target = named(lv.mine, qual)
 	}
-	if target == nil || !target.owns(column) {
+	if target == nil || !target.owns(column) || target.sampled() {
 		return
 	}
 	if column == "from" {
@@ -167,6 +171,13 @@ func (lv level) bind(src sqltree.Node, col *sqltree.ColumnRef, op string, expr s
 		target.eqs = append(target.eqs, eqExpr{column: column, expr: expr, src: src})
 	}
 }
+
+// sampled: DuckDB samples the reference's relation (TABLESAMPLE on it, or
+// USING SAMPLE on its SELECT) before the WHERE applies, so a sample of k
+// rows holds the k rows of a narrow range only by chance. Narrowed by the
+// WHERE, the relation in its place would hold only the range, and the
+// sample all of it: a different answer. So no conjunct narrows it.
+func (r *reference) sampled() bool { return !emptyField(r.n.Rest["sample"]) }
 
 // foldable: a constant, a parameter, a cast of one, or a built-in scalar
 // function or operator over them that DuckDB declares CONSISTENT
