@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,13 +38,11 @@ type eqExpr struct {
 // it reads directly and evaluates them. Conservative by construction
 // (invariant 10): only top-level AND conjuncts are considered, OR contributes
 // nothing, a column qualified by another alias is not a bound on this
-// reference, a value DuckDB cannot compute bounds nothing, and a sampled
-// relation is bounded by nothing (sampled).
+// reference, a value DuckDB cannot compute bounds nothing, and a relation
+// the WHERE filters only after it is sampled or searched by an ASOF join is
+// bounded by nothing (narrowable).
 func extractBounds(ctx context.Context, pl *planning) error {
 	for _, lv := range pl.levels {
-		if !emptyField(lv.sel.Rest["sample"]) {
-			continue // USING SAMPLE: see sampled
-		}
 		for _, c := range conjuncts(lv.sel.Where) {
 			lv.attach(c)
 		}
@@ -154,7 +153,7 @@ func (lv level) bind(src sqltree.Node, col *sqltree.ColumnRef, op string, expr s
 	} else {
 		target = named(lv.mine, qual)
 	}
-	if target == nil || !target.owns(column) || target.sampled() {
+	if target == nil || !target.owns(column) || !lv.narrowable(target) {
 		return
 	}
 	if column == "from" {
@@ -172,12 +171,33 @@ func (lv level) bind(src sqltree.Node, col *sqltree.ColumnRef, op string, expr s
 	}
 }
 
-// sampled: DuckDB samples the reference's relation (TABLESAMPLE on it, or
-// USING SAMPLE on its SELECT) before the WHERE applies, so a sample of k
-// rows holds the k rows of a narrow range only by chance. Narrowed by the
-// WHERE, the relation in its place would hold only the range, and the
-// sample all of it: a different answer. So no conjunct narrows it.
-func (r *reference) sampled() bool { return !emptyField(r.n.Rest["sample"]) }
+// narrowable: the relation in ref's place may hold only the rows the
+// WHERE keeps — DuckDB applies the WHERE to ref's rows themselves, after
+// the FROM. Not so where the FROM uses the other rows first:
+//   - a sample (TABLESAMPLE on ref, USING SAMPLE on its SELECT) is drawn
+//     before the WHERE, so a sample of k rows holds the k rows of a narrow
+//     range only by chance; narrowed, the sample would be all of them;
+//   - an ASOF join matches each row of its left side with the nearest row
+//     of its right side, and a bound on that row drops the match after
+//     the join; narrowed, the join would find a nearer row inside the
+//     range and keep what the statement drops.
+func (lv level) narrowable(ref *reference) bool {
+	return emptyField(lv.sel.Rest["sample"]) && emptyField(ref.n.Rest["sample"]) && !asofSearched(lv.sel.From, ref.n)
+}
+
+// asofSearched: t is read on the right side of an ASOF join in from.
+func asofSearched(from sqltree.Node, t *sqltree.BaseTable) bool {
+	j, ok := from.(*sqltree.Join)
+	if !ok {
+		return false
+	}
+	if j.Rest["ref_type"] == "ASOF" {
+		if right, _ := directTables(j.Right); slices.Contains(right, t) {
+			return true
+		}
+	}
+	return asofSearched(j.Left, t) || asofSearched(j.Right, t)
+}
 
 // foldable: a constant, a parameter, a cast of one, or a built-in scalar
 // function or operator over them that DuckDB declares CONSISTENT
