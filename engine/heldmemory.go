@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -38,41 +39,48 @@ func (e *Engine) HeldMemory(ctx context.Context) ([]DatabaseMemory, error) {
 		return nil, err
 	}
 	out := []DatabaseMemory{engineDB}
-	s.sysMu.Lock()
-	confined := make(map[string]*duckDB, len(s.confinedDBs))
-	for key, d := range s.confinedDBs {
-		confined[confinedLabel(key)] = d
-	}
-	s.sysMu.Unlock()
-	for label, d := range confined {
-		if m, err := heldBy(ctx, d.db, label, d.mains.Len()); err == nil {
+	for key, d := range s.confinedOpen() {
+		if m, err := heldBy(ctx, d.db, confinedLabel(key), d.mains.Len()); err == nil {
 			out = append(out, m)
 		}
 	}
 	return out, nil
 }
 
+// confinedOpen is a copy of the open confined databases by key, taken under
+// sysMu, so that each can be read without holding it.
+func (e *Engine) confinedOpen() map[string]*duckDB {
+	e.sysMu.Lock()
+	defer e.sysMu.Unlock()
+	return maps.Clone(e.confinedDBs)
+}
+
 // heldBy reads db's duckdb_memory().
 func heldBy(ctx context.Context, db *sql.DB, label string, kept int) (DatabaseMemory, error) {
 	m := DatabaseMemory{Database: label, KeptStatements: kept, Tags: map[string]int64{}}
+	if err := readMemory(ctx, db, &m); err != nil {
+		return m, fmt.Errorf("engine: read duckdb_memory() of the %s database: %w", label, err)
+	}
+	return m, nil
+}
+
+// readMemory adds db's duckdb_memory() rows to m.
+func readMemory(ctx context.Context, db *sql.DB, m *DatabaseMemory) error {
 	rows, err := db.QueryContext(ctx, "SELECT tag, memory_usage_bytes, temporary_storage_bytes FROM duckdb_memory()")
 	if err != nil {
-		return m, fmt.Errorf("engine: read duckdb_memory() of the %s database: %w", label, err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var tag string
 		var used, temp int64
 		if err := rows.Scan(&tag, &used, &temp); err != nil {
-			return m, fmt.Errorf("engine: read duckdb_memory() of the %s database: %w", label, err)
+			return err
 		}
 		m.Tags[tag] = used
 		m.TemporaryBytes += temp
 	}
-	if err := rows.Err(); err != nil {
-		return m, fmt.Errorf("engine: read duckdb_memory() of the %s database: %w", label, err)
-	}
-	return m, nil
+	return rows.Err()
 }
 
 // confinedLabel names the confined database under key by the scope and
@@ -94,14 +102,8 @@ func (e *Engine) CloseIdleStatements(idleFor time.Duration) int {
 	s := e.shared
 	cut := time.Now().Add(-idleFor)
 	n := s.fedStatements.CloseIdle(cut)
-	s.sysMu.Lock()
-	var mains []*keptMains
-	for _, d := range s.confinedDBs {
-		mains = append(mains, d.mains)
-	}
-	s.sysMu.Unlock()
-	for _, m := range mains {
-		n += m.CloseIdle(cut)
+	for _, d := range s.confinedOpen() {
+		n += d.mains.CloseIdle(cut)
 	}
 	return n
 }
