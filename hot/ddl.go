@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,9 @@ import (
 type Store struct {
 	pool *pgxpool.Pool
 	cfg  meterstore.TableConfig
+	// partitionName matches the name of one of the table's partitions,
+	// <table>_YYYY_MM_DD_HHMM, its start the submatch (namePattern).
+	partitionName *regexp.Regexp
 
 	mu    sync.Mutex
 	known map[int64]bool // partition starts (Unix µs) confirmed attached
@@ -34,7 +38,7 @@ type Store struct {
 
 // New returns the hot tier of cfg on pool. It does not touch the database.
 func New(pool *pgxpool.Pool, cfg meterstore.TableConfig) *Store {
-	return &Store{pool: pool, cfg: cfg, known: map[int64]bool{}}
+	return &Store{pool: pool, cfg: cfg, partitionName: namePattern(cfg), known: map[int64]bool{}}
 }
 
 // Config is the table configuration the store was built with.

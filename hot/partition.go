@@ -41,13 +41,15 @@ func (s *Store) PartitionStart(t time.Time) time.Time {
 	return time.UnixMicro(q * step).UTC()
 }
 
-func (s *Store) namePattern() *regexp.Regexp {
-	return regexp.MustCompile("^" + regexp.QuoteMeta(s.cfg.Name()) + `_([0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{4})$`)
+// namePattern matches the names of cfg's partitions, compiled once per
+// Store: every statement reading the hot tier matches the detached names.
+func namePattern(cfg meterstore.TableConfig) *regexp.Regexp {
+	return regexp.MustCompile("^" + regexp.QuoteMeta(cfg.Name()) + `_([0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{4})$`)
 }
 
 // parsePartitionName returns the start encoded in a partition name.
 func (s *Store) parsePartitionName(name string) (time.Time, bool) {
-	m := s.namePattern().FindStringSubmatch(name)
+	m := s.partitionName.FindStringSubmatch(name)
 	if m == nil {
 		return time.Time{}, false
 	}
@@ -343,9 +345,8 @@ func (s *Store) collectDetachedNames(rows pgx.Rows) (map[string]bool, error) {
 		return nil, fmt.Errorf("list detached partitions of %s: %w", s.cfg.Name(), err)
 	}
 	out := make(map[string]bool, len(names))
-	partition := s.namePattern()
 	for _, n := range names {
-		if partition.MatchString(n) {
+		if s.partitionName.MatchString(n) {
 			out[n] = true
 		}
 	}
