@@ -25,7 +25,10 @@
 //	12 drop implied bounds         a WHERE bound on "from" every row of the one reference's halves satisfies is
 //	                               taken out (a parameter's kept as value IS NOT DISTINCT FROM itself): the files
 //	                               whose statistics lie within the range are read with no "from" filter
-//	13 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
+//	13 finite bounds               a comparison of a time column with ±infinity, anywhere (OR, NOT, CASE, joins,
+//	                               IN, BETWEEN, parameters) → isfinite and a finite instant, the same answer for
+//	                               any value: DuckDB pushes comparisons into iceberg_scan, which refuses infinities
+//	14 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
 //	                               EXPLAIN lines, provenance; each reference becomes a slot table in the tree;
 //	                               a hot-partials split: (inner level over the cold half) UNION ALL the hot partials
 //	tree ─json_deserialize_sql─▶ SQL, each slot's name replaced by its relation's text (slots.go)

@@ -418,18 +418,3 @@ func hasOrderBys(f *sqltree.Function) bool {
 	orders, _ := o.Get("orders").([]any)
 	return len(orders) > 0
 }
-
-// aliasOf is the alias a select item was given ("" for none).
-func aliasOf(n sqltree.Node) string {
-	switch x := n.(type) {
-	case *sqltree.Function:
-		return x.Alias
-	case *sqltree.Cast:
-		return x.Alias
-	case *sqltree.ColumnRef:
-		return x.Alias
-	case *sqltree.Constant:
-		return x.Alias
-	}
-	return ""
-}

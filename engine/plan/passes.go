@@ -32,6 +32,7 @@ var passes = []pass{
 	{"elide or resolve", elideOrResolve},
 	{"hot partials", hotPartials},
 	{"drop implied bounds", dropImpliedBounds},
+	{"finite bounds", finiteBounds},
 	{"render", renderStatement},
 }
 
