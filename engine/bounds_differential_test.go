@@ -182,6 +182,10 @@ func differentialCases(cut time.Time) []differentialCase {
 		`"from" > '-infinity' OR "from" < '2025-10-24'`, `CASE WHEN "from" > '-infinity' THEN "from" < '2025-10-28' END`,
 		`balancing_day > DATE '-infinity'`, `balancing_day BETWEEN '-infinity' AND '2025-10-26'`,
 		`date_trunc('day', "from") > '-infinity' AND date_trunc('month', balancing_day) >= DATE '-infinity'`,
+		// days and instants beyond the years the tiers spell, instants of other precisions
+		`balancing_day < DATE '300000-01-01'`, `balancing_day > DATE '300000-01-01 (BC)'`,
+		`"from" > TIMESTAMPTZ '290300-12-22 (BC) 00:00:00+00' AND "from" < TIMESTAMPTZ '294246-12-31 00:00:00+00'`,
+		`"from" = TIMESTAMP_NS '2025-10-26 02:30:00.000000001'`, `"from" >= TIMESTAMP_S '2025-10-26 02:30:00'`,
 		// bounds the planner may not take: OR, NOT, CASE, a moment
 		`"from" >= '2025-10-27' OR "from" < '2025-10-24'`,
 		`NOT ("from" < '2025-10-26') AND NOT ("from" >= '2025-10-28')`,

@@ -314,9 +314,11 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 	var exprs []*sqltree.Cast
 	for _, r := range refs {
 		for i := range r.bounds {
-			slots = append(slots, slot{ref: r, b: &r.bounds[i]})
-			// A plain cast, as DuckDB casts the other side of a comparison with "from".
-			exprs = append(exprs, sqltree.NewCast(r.bounds[i].expr, "TIMESTAMP WITH TIME ZONE", false))
+			slots = append(slots, slot{ref: r, b: &r.bounds[i]}, slot{ref: r})
+			// A plain cast, as DuckDB casts the other side of a comparison with "from",
+			// and the value's own type, which says whether DuckDB does (comparedAsCast).
+			exprs = append(exprs, sqltree.NewCast(r.bounds[i].expr, "TIMESTAMP WITH TIME ZONE", false),
+				sqltree.NewCast(sqltree.NewFunction("typeof", r.bounds[i].expr), "VARCHAR", false))
 		}
 		for i := range r.days {
 			slots = append(slots, slot{ref: r, day: &r.days[i]})
@@ -338,14 +340,16 @@ func evaluate(ctx context.Context, conn *sql.Conn, refs []*reference, args []any
 		switch {
 		case s.b != nil:
 			t, ok := values[i].(time.Time)
-			if !ok || infinite(t, timestampInfinity) {
+			typ, _ := values[i+1].(string)
+			if !ok || infinite(t, timestampInfinity) || !representable(t) ||
+				!comparedAsCast(typ) && !isParameter(s.b.expr) {
 				continue
 			}
 			applyBound(&s.ref.rng, s.b.op, t.UTC())
 			s.b.at, s.b.known = t.UTC(), true
 		case s.day != nil:
 			d, ok := values[i].(time.Time)
-			if !ok || infinite(d, dateInfinity) {
+			if !ok || infinite(d, dateInfinity) || !representable(d) {
 				continue
 			}
 			applyDayBound(&s.ref.rng, s.day.op, metering.DateOf(d.UTC()))
@@ -388,6 +392,34 @@ func infinite(t time.Time, top int64) bool {
 		n = t.Unix() / 86400
 	}
 	return n == top || n == -top
+}
+
+// representable: t lies in the years every tier and path spells and
+// compares as a timestamp (0001–9999). A bound beyond them bounds no stored
+// row, and applied it would be rendered into scans as a literal PostgreSQL
+// or DuckDB refuses (balancing_day < DATE '300000-01-01').
+func representable(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
+}
+
+// comparedAsCast: DuckDB compares "from" with a value of type typ as with
+// its cast to TIMESTAMP WITH TIME ZONE, which evaluate computes. Not so for
+// the other precisions: "from" = TIMESTAMP_NS '… 02:30:00.000000001' holds
+// for no row, while its cast, 02:30:00, bounds the range to that instant
+// (and the bound would be dropped as implied); TIMESTAMP_S and TIMESTAMP_MS
+// DuckDB refuses to compare at all.
+func comparedAsCast(typ string) bool {
+	switch typ {
+	case "TIMESTAMP WITH TIME ZONE", "TIMESTAMP", "DATE", "VARCHAR":
+		return true
+	}
+	return false
+}
+
+func isParameter(n sqltree.Node) bool {
+	_, ok := n.(*sqltree.Parameter)
+	return ok
 }
 
 // boundError is DuckDB's refusal of a bound, without the pointer DuckDB adds

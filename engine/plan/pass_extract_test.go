@@ -71,6 +71,10 @@ func TestExtractBounds(t *testing.T) {
 		{name: "infinities bound nothing", sql: `SELECT * FROM readings WHERE "from" >= '-infinity' AND "from" < TIMESTAMPTZ 'infinity'`, refs: 1},
 		{name: "infinite parameters bound nothing", sql: `SELECT * FROM readings WHERE "from" > $1 AND "from" <= $2`, args: []any{"-infinity", "infinity"}, refs: 1},
 		{name: "infinite days bound nothing", sql: `SELECT * FROM readings WHERE balancing_day >= DATE '-infinity' AND balancing_day <= 'infinity'`, refs: 1},
+		{name: "days beyond the years of a timestamp bound nothing", sql: `SELECT * FROM readings WHERE balancing_day < DATE '300000-01-01' AND balancing_day > DATE '300000-01-01 (BC)'`, refs: 1},
+		{name: "instants beyond the years of the tiers bound nothing", sql: `SELECT * FROM readings WHERE "from" > TIMESTAMPTZ '290300-12-22 (BC) 00:00:00+00' AND "from" < TIMESTAMPTZ '294246-12-31 00:00:00+00'`, refs: 1},
+		{name: "other precisions bound nothing", sql: `SELECT * FROM readings WHERE "from" = TIMESTAMP_NS '2025-01-01 00:00:00.000000001' AND "from" < TIMESTAMP_MS '2025-02-01 00:00:00' AND "from" >= $1::TIMESTAMP_S`, args: []any{"2025-01-01"}, refs: 1},
+		{name: "naive timestamps and dates bound", sql: `SELECT * FROM readings WHERE "from" >= TIMESTAMP '2025-01-01 00:00:00' AND "from" < DATE '2025-02-01'`, refs: 1, lo: &jan, hi: &feb},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			refs, err := extractRefs(t, e, tc.sql, tc.args...)
