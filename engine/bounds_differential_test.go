@@ -174,17 +174,17 @@ func differentialCases(cut time.Time) []differentialCase {
 		// infinities and the epoch bound nothing, or everything
 		`"from" >= 'infinity'`, `"from" < 'infinity'`, `"from" > '-infinity'`, `"from" <= '-infinity'`,
 		`"from" >= 'epoch' AND "from" < 'infinity'`, `"from" <> 'infinity'`,
-		// infinities as casts, DATEs, in IN lists, BETWEEN, NOT, OR, CASE and beside a finite bound
-		`"from" > DATE '-infinity'`, `"from" >= '-infinity'::TIMESTAMPTZ + INTERVAL '1 day'`, `'-infinity' < "from"`,
-		`"from" IN ('-infinity', '2025-10-26 02:30')`, `"from" NOT IN ('-infinity', 'infinity')`,
-		`"from" BETWEEN '-infinity' AND '2025-10-26'`, `"from" IS DISTINCT FROM '-infinity'`,
-		`"from" IS NOT DISTINCT FROM 'infinity'`, `NOT ("from" <= '-infinity') AND "from" < '2025-10-27'`,
-		`"from" > '-infinity' OR "from" < '2025-10-24'`, `CASE WHEN "from" > '-infinity' THEN "from" < '2025-10-28' END`,
-		`balancing_day > DATE '-infinity'`, `balancing_day BETWEEN '-infinity' AND '2025-10-26'`,
-		`date_trunc('day', "from") > '-infinity' AND date_trunc('month', balancing_day) >= DATE '-infinity'`,
+		// infinities as casts, DATEs, parameters, in IN lists, BETWEEN, NOT, OR, CASE, date_trunc
+		`"from" > DATE '-infinity' AND "from" >= '-infinity'::TIMESTAMPTZ + INTERVAL '1 day' AND '-infinity' < "from"
+			AND "from" IS DISTINCT FROM '-infinity' AND "from" NOT IN ('-infinity', 'infinity')`,
+		`"from" IN ('-infinity', '2025-10-26 02:30') OR "from" IS NOT DISTINCT FROM 'infinity'`,
+		`"from" BETWEEN '-infinity' AND '2025-10-26' AND NOT ("from" <= '-infinity')`,
+		`CASE WHEN "from" > '-infinity' THEN "from" < '2025-10-28' END OR "from" = '-infinity'`,
+		`balancing_day > DATE '-infinity' AND balancing_day BETWEEN '-infinity' AND '2025-10-26'
+			AND date_trunc('day', "from") > '-infinity' AND date_trunc('month', balancing_day) >= DATE '-infinity'`,
 		// days and instants beyond the years the tiers spell, instants of other precisions
-		`balancing_day < DATE '300000-01-01'`, `balancing_day > DATE '300000-01-01 (BC)'`,
-		`"from" > TIMESTAMPTZ '290300-12-22 (BC) 00:00:00+00' AND "from" < TIMESTAMPTZ '294246-12-31 00:00:00+00'`,
+		`balancing_day < DATE '300000-01-01' AND balancing_day > DATE '300000-01-01 (BC)'
+			AND "from" > TIMESTAMPTZ '290300-12-22 (BC) 00:00:00+00' AND "from" < TIMESTAMPTZ '294246-12-31 00:00:00+00'`,
 		`"from" = TIMESTAMP_NS '2025-10-26 02:30:00.000000001'`, `"from" >= TIMESTAMP_S '2025-10-26 02:30:00'`,
 		// bounds the planner may not take: OR, NOT, CASE, a moment
 		`"from" >= '2025-10-27' OR "from" < '2025-10-24'`,
@@ -222,7 +222,6 @@ func differentialCases(cut time.Time) []differentialCase {
 		{cut.Add(-time.Hour), cut},
 		{nil, cut},
 		{cut, nil},
-		{"-infinity", "infinity"},
 		{"-infinity", cut},
 	} {
 		add(agg+`"from" >= $1 AND "from" < $2`, args...)
