@@ -191,13 +191,18 @@ func (e *Engine) afterFailure(d *duckDB, err error) {
 	e.shared.dropConfined(d)
 }
 
-// close closes the database and the statements it keeps prepared.
+// close closes the database and the statements it keeps prepared. DuckDB's
+// close turns its allocator's background threads off for the whole process,
+// so they are turned on again where the process had them on: otherwise the
+// memory every other database frees stays resident while the server idles.
 func (d *duckDB) close() error {
 	var err error
 	if d.mains != nil {
 		err = d.mains.Close()
 	}
-	return errors.Join(err, d.db.Close())
+	err = errors.Join(err, d.db.Close())
+	_, restoreErr := duckstream.KeepReturningFreedMemory()
+	return errors.Join(err, restoreErr)
 }
 
 // busy is whether a statement runs in the database: a connection is in use

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meterstore/meterstore/internal/duckstream"
 )
 
 // openConfinedCount is how many confined databases the engine holds open.
@@ -97,5 +100,31 @@ func TestMemoryLimitAsDuckDBReadsIt(t *testing.T) {
 			}
 			require.InEpsilon(t, want, got, 0.02, "%q read back as %d bytes", limit, got)
 		})
+	}
+}
+
+// TestConfinedCloseLeavesFreedMemoryReturned: opening a confined database and
+// closing one to make room (DuckDB's open and close turn its allocator's
+// background threads off for the whole process) leave the threads a server
+// turned on running, so what
+// the other databases free still goes back to the system while it idles.
+func TestConfinedCloseLeavesFreedMemoryReturned(t *testing.T) {
+	ctx := context.Background()
+	_, err := duckstream.ReturnFreedMemory(time.Second)
+	require.NoError(t, err)
+	e, err := Open(ctx, Config{ConfinedDatabases: 1, Tables: []Table{{Config: testConfig(t), Cold: dirCold{dir: t.TempDir()}}}})
+	require.NoError(t, err)
+	defer e.Close()
+	for _, tenant := range []string{"t1", "t2"} {
+		sc, err := e.Scoped("tenant", tenant)
+		require.NoError(t, err)
+		conn, _, err := sc.conn(ctx)
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+	}
+	got, err := duckstream.Allocator()
+	require.NoError(t, err)
+	if got.Jemalloc {
+		require.True(t, got.BackgroundThreads, "t1's database was opened, then closed to make room for t2's")
 	}
 }

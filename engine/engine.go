@@ -218,6 +218,14 @@ func (e *Engine) openDuckDB(ctx context.Context, path string, extra []string, sc
 	if err != nil {
 		return nil, fmt.Errorf("open duckdb: %w", err)
 	}
+	// DuckDB's open sets its allocator's background threads for the whole
+	// process to the new database's allocator_background_threads (off):
+	// on again where the process had them on (msql serve), or the memory
+	// every database frees stays resident while the server idles.
+	if _, err := duckstream.KeepReturningFreedMemory(); err != nil {
+		connector.Close()
+		return nil, fmt.Errorf("open duckdb: %w", err)
+	}
 	db := sql.OpenDB(connector)
 	conn, err := db.Conn(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,16 +22,37 @@ import (
 const keptIdleFor = time.Minute
 
 // closeIdleStatements closes the statements kept idle for keptIdleFor, every
-// idleCheckEvery until ctx ends, logging how many at debug level.
+// idleCheckEvery until ctx ends, logging how many at debug level, and gives
+// back what they held: DuckDB's freed pages (purged now) and the Go heap's
+// (debug.FreeOSMemory — the idle release of the Go heap ran before them, a
+// minute earlier, and would not run again until the server was busy). Each
+// check also turns DuckDB's allocator's background threads on again if a
+// database's open or close turned them off (keepReturningFreedMemory).
 func closeIdleStatements(ctx context.Context, eng *engine.Engine, log *slog.Logger) {
 	everyIdleCheck(ctx, func() {
+		keepReturningFreedMemory(log, duckstream.KeepReturningFreedMemory)
 		if n := eng.CloseIdleStatements(keptIdleFor); n > 0 {
 			log.Debug("kept statements closed", "statements", n, "idle_for", keptIdleFor.String())
 			if err := duckstream.PurgeFreedMemory(); err != nil {
 				log.Debug("duckdb allocator not purged", "err", err.Error())
 			}
+			debug.FreeOSMemory()
 		}
 	})
+}
+
+// keepReturningFreedMemory turns DuckDB's allocator's background threads on
+// again where a DuckDB database's open or close turned them off for the
+// whole process (restore: duckstream.KeepReturningFreedMemory), logged when it had
+// to. The engine does so after the closes it makes; this catches any other.
+func keepReturningFreedMemory(log *slog.Logger, restore func() (bool, error)) {
+	on, err := restore()
+	switch {
+	case err != nil:
+		log.Warn("duckdb allocator", "err", err.Error(), "rule", "a database's open or close turned the background threads off; memory DuckDB frees goes back only while DuckDB allocates")
+	case on:
+		log.Info("duckdb allocator", "background_threads", true, "rule", "turned on again after a DuckDB database's open or close turned them off")
+	}
 }
 
 // keyDatabase names the DuckDB database a gauge describes: "engine" or

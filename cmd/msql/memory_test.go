@@ -105,3 +105,19 @@ func TestServeStartsWhenTheAllocatorRefuses(t *testing.T) {
 	require.Contains(t, logged.String(), "level=INFO")
 	require.Contains(t, logged.String(), "dirty_decay=1s")
 }
+
+// A DuckDB database's close that turned the allocator's background threads
+// off is caught at the next check and logged; a check that finds them on
+// says nothing, and one the allocator refuses warns.
+func TestServeKeepsReturningFreedMemory(t *testing.T) {
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	keepReturningFreedMemory(log, func() (bool, error) { return false, nil })
+	require.Empty(t, logged.String())
+	keepReturningFreedMemory(log, func() (bool, error) { return true, nil })
+	require.Contains(t, logged.String(), "level=INFO")
+	require.Contains(t, logged.String(), "background_threads=true")
+	logged.Reset()
+	keepReturningFreedMemory(log, func() (bool, error) { return false, errors.New("refused background_thread") })
+	require.Contains(t, logged.String(), "level=WARN")
+}

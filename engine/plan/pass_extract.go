@@ -245,7 +245,12 @@ var consistentFunctions = sync.OnceValue(func() functionSet {
 	if err != nil {
 		return set
 	}
-	defer db.Close()
+	defer func() {
+		db.Close()
+		// DuckDB's close turned its allocator's background threads off
+		// for the whole process: on again where they were on.
+		_, _ = duckstream.KeepReturningFreedMemory()
+	}()
 	rows, err := db.Query(`SELECT lower(function_name) FROM duckdb_functions()
 		WHERE internal AND function_type = 'scalar' AND schema_name IN ('main', 'pg_catalog')
 		GROUP BY 1 HAVING bool_and(stability = 'CONSISTENT')`)

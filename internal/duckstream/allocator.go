@@ -73,8 +73,15 @@ import "C"
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 )
+
+// returnedAfter is the dirty decay ReturnFreedMemory last set, in
+// milliseconds; -1 while it has not been called in this process.
+var returnedAfter atomic.Int64
+
+func init() { returnedAfter.Store(-1) }
 
 // ReturnFreedMemory has DuckDB's allocator (jemalloc, linked into DuckDB on
 // Linux) give the pages DuckDB frees back to the system dirtyDecay after
@@ -83,13 +90,22 @@ import (
 // With DuckDB's defaults jemalloc purges only while DuckDB allocates, so what
 // a burst of statements freed stays resident while a server idles. It
 // applies to the arenas in use and to those created later. A DuckDB database
-// that closes turns the background threads off for the whole process
-// (DuckDB's destructor does); call it again after one did.
+// that opens or closes turns the background threads off for the whole
+// process (DuckDB applies the new database's allocator_background_threads,
+// and its destructor turns them off): KeepReturningFreedMemory after either.
 func ReturnFreedMemory(dirtyDecay time.Duration) (AllocatorSettings, error) {
 	steps := [...]string{"", "arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "background_thread"}
 	if rc := C.meterstore_je_return_freed(C.ssize_t(dirtyDecay.Milliseconds())); rc != 0 {
 		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) refused %s", steps[rc])
 	}
+	returnedAfter.Store(dirtyDecay.Milliseconds())
+	return Allocator()
+}
+
+// Allocator reads how DuckDB's allocator gives freed memory back as it
+// reports it now.
+func Allocator() (AllocatorSettings, error) {
+	steps := [...]string{"", "arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "background_thread"}
 	var dirty, muzzy C.ssize_t
 	var background C.bool
 	if rc := C.meterstore_je_read(&dirty, &muzzy, &background); rc != 0 {
@@ -97,6 +113,28 @@ func ReturnFreedMemory(dirtyDecay time.Duration) (AllocatorSettings, error) {
 	}
 	return AllocatorSettings{Jemalloc: true, DirtyDecay: time.Duration(dirty) * time.Millisecond,
 		MuzzyDecay: time.Duration(muzzy) * time.Millisecond, BackgroundThreads: bool(background)}, nil
+}
+
+// KeepReturningFreedMemory turns the allocator's background threads on
+// again if ReturnFreedMemory set them and a DuckDB database's open or close
+// turned them off since (for the whole process, whichever database: a
+// confined database opened at a server's first walled statement or closed to
+// make room, the short-lived one that reads DuckDB's function list). Without them the pages DuckDB
+// frees go back only while DuckDB allocates, so an idling server keeps
+// them. It reports whether it turned them on; before ReturnFreedMemory it
+// does nothing.
+func KeepReturningFreedMemory() (bool, error) {
+	if returnedAfter.Load() < 0 {
+		return false, nil
+	}
+	got, err := Allocator()
+	if err != nil || got.BackgroundThreads {
+		return false, err
+	}
+	if _, err := ReturnFreedMemory(time.Duration(returnedAfter.Load()) * time.Millisecond); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // AllocatorUse is how many bytes DuckDB's allocator has allocated to DuckDB

@@ -18,3 +18,10 @@ func AllocatorUse() (allocated, resident int64, err error) {
 
 // PurgeFreedMemory does nothing where DuckDB uses the system's allocator.
 func PurgeFreedMemory() error { return nil }
+
+// Allocator reports nothing where DuckDB uses the system's allocator.
+func Allocator() (AllocatorSettings, error) { return AllocatorSettings{}, nil }
+
+// KeepReturningFreedMemory does nothing where DuckDB uses the system's
+// allocator.
+func KeepReturningFreedMemory() (bool, error) { return false, nil }

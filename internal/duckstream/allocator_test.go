@@ -45,3 +45,35 @@ func TestPurgeFreedMemoryReturnsWhatDuckDBFreed(t *testing.T) {
 	t.Logf("allocated %d MiB; resident %d MiB before the purge, %d MiB after", allocated>>20, held>>20, purged>>20)
 	require.Less(t, purged-allocated, (held-allocated)/4, "a purge returns the freed pages")
 }
+
+// Any DuckDB database that opens or closes turns the allocator's background
+// threads off for the whole process; KeepReturningFreedMemory turns them on again
+// with the decay ReturnFreedMemory set, and leaves them alone while they run.
+func TestKeepReturningFreedMemoryAfterADatabaseCloses(t *testing.T) {
+	_, err := ReturnFreedMemory(time.Second)
+	require.NoError(t, err)
+	db, err := sql.Open("duckdb", "")
+	require.NoError(t, err)
+	_, err = db.Exec(`SELECT 42`)
+	require.NoError(t, err)
+	got, err := Allocator()
+	require.NoError(t, err)
+	require.False(t, got.BackgroundThreads, "DuckDB's open turned the background threads off")
+	on, err := KeepReturningFreedMemory()
+	require.NoError(t, err)
+	require.True(t, on)
+	require.NoError(t, db.Close())
+	got, err = Allocator()
+	require.NoError(t, err)
+	require.False(t, got.BackgroundThreads, "DuckDB's close turned the background threads off")
+
+	on, err = KeepReturningFreedMemory()
+	require.NoError(t, err)
+	require.True(t, on)
+	got, err = Allocator()
+	require.NoError(t, err)
+	require.Equal(t, AllocatorSettings{Jemalloc: true, DirtyDecay: time.Second, MuzzyDecay: 0, BackgroundThreads: true}, got)
+	on, err = KeepReturningFreedMemory()
+	require.NoError(t, err)
+	require.False(t, on, "running threads are left alone")
+}
