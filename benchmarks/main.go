@@ -75,6 +75,7 @@ type options struct {
 	serveCPUProfile   string         // where msql serve writes its CPU profile under -only pgbench ("" for none)
 	pgbenchSingle     bool           // -only pgbench: only the single-meter reads
 	pgbenchBase       string         // -only pgbench: an msql binary run alternately with this tree's ("" for none)
+	pgbenchIdle       time.Duration  // -only pgbench: how long msql serve idles after the runs before its RSS is read again
 	keep              bool           // leave the fixture directory (PostgreSQL's data, the warehouse) in place
 	peersExplain      string         // where -only peers writes each question's EXPLAIN ANALYZE, ours and DuckLake's ("" for none)
 	peersQuestions    *regexp.Regexp // -only peers: the questions timed (their names match it)
@@ -104,6 +105,7 @@ func main() {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measures (after the fixture loads) to this file; DuckDB's own threads show as cgo calls")
 	flag.StringVar(&o.serveCPUProfile, "serve-cpuprofile", "", "-only pgbench: msql serve writes a CPU profile of its whole run to this file (msql serve --cpuprofile)")
 	flag.BoolVar(&o.pgbenchSingle, "pgbench-single", false, "-only pgbench: run only the single-meter reads (one meter's day and month)")
+	flag.DurationVar(&o.pgbenchIdle, "pgbench-idle", 0, "-only pgbench: after the runs, let msql serve idle this long and report its resident memory then as well (kept statements close after a minute untaken; 0 skips)")
 	flag.StringVar(&o.pgbenchBase, "pgbench-base", "", "-only pgbench: an msql binary built from the base revision (git worktree add … && go build -o FILE ./cmd/msql); its msql serve runs the same scripts over the same store, alternating with this tree's, and each pair is compared by CPU per transaction and p99")
 	flag.BoolVar(&o.keep, "keep", false, "leave the fixture directory (PostgreSQL's data directory, the warehouse, msql) in place and log where, to run msql serve and pgbench against it by hand")
 	flag.StringVar(&o.peersExplain, "peers-explain", "", "after the peers' timings, write each question's EXPLAIN ANALYZE — ours (the split, files, resolution, DuckDB's profile) and DuckLake's — to this file")

@@ -94,6 +94,7 @@ func (b *bench) pgbench() ([]result, error) {
 	if err := b.serveAgrees(srv); err != nil {
 		return nil, err
 	}
+	servesOf := map[int]*serveProcess{}
 	sides := []pgbenchTarget{
 		{name: "msql serve", port: srv.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: srv.cmd.Process.Pid},
 		{name: "PostgreSQL", port: b.e.server.Port, user: pglocal.Superuser, db: "postgres", relation: curTable},
@@ -104,6 +105,8 @@ func (b *bench) pgbench() ([]result, error) {
 			return nil, fmt.Errorf("-pgbench-base %s: %w", b.o.pgbenchBase, err)
 		}
 		defer base.stop()
+		base.name = "msql serve (base)"
+		servesOf[base.cmd.Process.Pid] = base
 		sides = append(sides, pgbenchTarget{name: "msql serve (base)", port: base.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: base.cmd.Process.Pid})
 	}
 	dir := filepath.Join(b.e.dir, "pgbench")
@@ -111,6 +114,11 @@ func (b *bench) pgbench() ([]result, error) {
 		return nil, err
 	}
 	srv.sampleRSS()
+	var base *serveProcess
+	if len(sides) > 2 {
+		base = servesOf[sides[2].pid]
+		base.sampleRSS()
+	}
 	rng := rand.New(rand.NewPCG(b.o.seed, 0x9B))
 	pair := 0
 	for _, q := range loadQuestions {
@@ -137,10 +145,28 @@ func (b *bench) pgbench() ([]result, error) {
 				out = append(out, pgbenchBaseResult(q, c, runs[0], runs[2]))
 			}
 			srv.warm()
+			if base != nil {
+				base.warm()
+			}
 			pair++
 		}
 	}
-	out = append(out, srv.rssResult())
+	if b.o.pgbenchIdle > 0 {
+		srv.markLoaded()
+		if base != nil {
+			base.markLoaded()
+		}
+		logf("pgbench: msql serve idles for %s", b.o.pgbenchIdle)
+		select {
+		case <-b.ctx.Done():
+			return nil, b.ctx.Err()
+		case <-time.After(b.o.pgbenchIdle):
+		}
+	}
+	out = append(out, srv.rssResult("msql serve", b.o.pgbenchIdle))
+	if base != nil {
+		out = append(out, base.rssResult("msql serve (base)", b.o.pgbenchIdle))
+	}
 	return out, nil
 }
 
@@ -393,6 +419,8 @@ type serveProcess struct {
 	mu                sync.Mutex
 	rssStart, rssPeak int64
 	rssEnd, rssWarm   int64 // rssWarm: after the first pair of runs
+	rssLoaded         int64  // the last sample before the idle (-pgbench-idle), taken by markLoaded
+	name              string // as logged
 	samples           int
 	sampling          time.Time
 	stopSampling      chan struct{}
@@ -437,7 +465,7 @@ func (b *bench) startServe(bin, logName, cpuProfile string) (*serveProcess, erro
 		log.Close()
 		return nil, fmt.Errorf("start msql serve: %w", err)
 	}
-	p := &serveProcess{cmd: cmd, port: pgPort, exited: make(chan struct{}), stopSampling: make(chan struct{})}
+	p := &serveProcess{cmd: cmd, port: pgPort, exited: make(chan struct{}), stopSampling: make(chan struct{}), name: "msql serve"}
 	go func() { _ = cmd.Wait(); log.Close(); close(p.exited) }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -508,7 +536,7 @@ func (p *serveProcess) sampleRSS() {
 				p.mu.Unlock()
 				if time.Since(logged) >= rssLogEvery {
 					logged = time.Now()
-					logf("pgbench: msql serve RSS %d MiB (peak so far %d MiB) after %s", kb/1024, peak/1024, time.Since(p.sampling).Round(time.Second))
+					logf("pgbench: %s RSS %d MiB (peak so far %d MiB) after %s", p.name, kb/1024, peak/1024, time.Since(p.sampling).Round(time.Second))
 				}
 			}
 			select {
@@ -529,18 +557,36 @@ func (p *serveProcess) warm() {
 	}
 }
 
-func (p *serveProcess) rssResult() result {
+// rssResult reports the resident memory of the server named name: at its
+// start, after the first run, after the last (the end, or with idle > 0 the
+// last sample before it idled that long), its peak, and after the idle. The
+// target is on the last run's sample: the load's growth.
+func (p *serveProcess) rssResult(name string, idle time.Duration) result {
 	close(p.stopSampling)
 	p.sampled.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	mib := func(kb int64) string { return fmt.Sprintf("%.0f MiB", float64(kb)/1024) }
-	growth := float64(p.rssEnd-p.rssWarm) / float64(max(1, p.rssWarm))
-	return result{measure: "pgbench: msql serve resident memory over the runs", against: "itself after the first run",
+	loaded := p.rssEnd
+	idled := ""
+	if idle > 0 && p.rssLoaded > 0 {
+		loaded = p.rssLoaded
+		idled = fmt.Sprintf(", after %s idle %s", idle, mib(p.rssEnd))
+	}
+	growth := float64(loaded-p.rssWarm) / float64(max(1, p.rssWarm))
+	return result{measure: fmt.Sprintf("pgbench: %s resident memory over the runs", name), against: "itself after the first run",
 		target: "flat (end ≤ 1.25× after the first run)",
-		figure: fmt.Sprintf("idle %s, after the first run %s, end %s, peak %s (%d samples over %s)", mib(p.rssStart), mib(p.rssWarm),
-			mib(p.rssEnd), mib(p.rssPeak), p.samples, time.Since(p.sampling).Round(time.Second)),
+		figure: fmt.Sprintf("idle %s, after the first run %s, end %s (%.2f×), peak %s%s (%d samples over %s)", mib(p.rssStart), mib(p.rssWarm),
+			mib(loaded), float64(loaded)/float64(max(1, p.rssWarm)), mib(p.rssPeak), idled, p.samples, time.Since(p.sampling).Round(time.Second)),
 		met: growth <= 0.25}
+}
+
+// markLoaded takes the last sample as the one after the last run, before
+// the server idles.
+func (p *serveProcess) markLoaded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rssLoaded = p.rssEnd
 }
 
 func (p *serveProcess) stop() {
