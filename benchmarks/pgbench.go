@@ -107,6 +107,11 @@ func (b *bench) pgbench() ([]result, error) {
 		defer base.stop()
 		base.name = "msql serve (base)"
 		servesOf[base.cmd.Process.Pid] = base
+		// The same whole-store read as this tree's server had: both
+		// start the runs holding what it cached (Parquet footers).
+		if err := b.serveAgrees(base); err != nil {
+			return nil, fmt.Errorf("-pgbench-base %s: %w", b.o.pgbenchBase, err)
+		}
 		sides = append(sides, pgbenchTarget{name: "msql serve (base)", port: base.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: base.cmd.Process.Pid})
 	}
 	dir := filepath.Join(b.e.dir, "pgbench")
