@@ -423,7 +423,7 @@ type serveProcess struct {
 	exited            chan struct{}
 	mu                sync.Mutex
 	rssStart, rssPeak int64
-	rssEnd, rssWarm   int64 // rssWarm: after the first pair of runs
+	rssEnd, rssWarm   int64  // rssWarm: after the first pair of runs
 	rssLoaded         int64  // the last sample before the idle (-pgbench-idle), taken by markLoaded
 	name              string // as logged
 	samples           int
