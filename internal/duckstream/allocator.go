@@ -77,6 +77,10 @@ import (
 	"time"
 )
 
+// settingNames are the jemalloc settings meterstore_je_return_freed and
+// meterstore_je_read name by their nonzero return codes.
+var settingNames = [...]string{"", "arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "background_thread"}
+
 // returnedAfter is the dirty decay ReturnFreedMemory last set, in
 // milliseconds; -1 while it has not been called in this process.
 var returnedAfter atomic.Int64
@@ -94,9 +98,8 @@ func init() { returnedAfter.Store(-1) }
 // process (DuckDB applies the new database's allocator_background_threads,
 // and its destructor turns them off): KeepReturningFreedMemory after either.
 func ReturnFreedMemory(dirtyDecay time.Duration) (AllocatorSettings, error) {
-	steps := [...]string{"", "arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "background_thread"}
 	if rc := C.meterstore_je_return_freed(C.ssize_t(dirtyDecay.Milliseconds())); rc != 0 {
-		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) refused %s", steps[rc])
+		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) refused %s", settingNames[rc])
 	}
 	returnedAfter.Store(dirtyDecay.Milliseconds())
 	return Allocator()
@@ -105,11 +108,10 @@ func ReturnFreedMemory(dirtyDecay time.Duration) (AllocatorSettings, error) {
 // Allocator reads how DuckDB's allocator gives freed memory back as it
 // reports it now.
 func Allocator() (AllocatorSettings, error) {
-	steps := [...]string{"", "arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "background_thread"}
 	var dirty, muzzy C.ssize_t
 	var background C.bool
 	if rc := C.meterstore_je_read(&dirty, &muzzy, &background); rc != 0 {
-		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) did not report %s", steps[rc])
+		return AllocatorSettings{}, fmt.Errorf("DuckDB's allocator (jemalloc) did not report %s", settingNames[rc])
 	}
 	return AllocatorSettings{Jemalloc: true, DirtyDecay: time.Duration(dirty) * time.Millisecond,
 		MuzzyDecay: time.Duration(muzzy) * time.Millisecond, BackgroundThreads: bool(background)}, nil
@@ -119,9 +121,9 @@ func Allocator() (AllocatorSettings, error) {
 // again if ReturnFreedMemory set them and a DuckDB database's open or close
 // turned them off since (for the whole process, whichever database: a
 // confined database opened at a server's first walled statement or closed to
-// make room, the short-lived one that reads DuckDB's function list). Without them the pages DuckDB
-// frees go back only while DuckDB allocates, so an idling server keeps
-// them. It reports whether it turned them on; before ReturnFreedMemory it
+// make room, the short-lived one that reads DuckDB's function list). Without
+// them the pages DuckDB frees go back only while DuckDB allocates, so an
+// idling server keeps them. It reports whether it turned them on; before ReturnFreedMemory it
 // does nothing.
 func KeepReturningFreedMemory() (bool, error) {
 	if returnedAfter.Load() < 0 {
