@@ -94,34 +94,31 @@ func (b *bench) pgbench() ([]result, error) {
 	if err := b.serveAgrees(srv); err != nil {
 		return nil, err
 	}
-	servesOf := map[int]*serveProcess{}
+	var base *serveProcess
 	sides := []pgbenchTarget{
 		{name: "msql serve", port: srv.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: srv.cmd.Process.Pid},
 		{name: "PostgreSQL", port: b.e.server.Port, user: pglocal.Superuser, db: "postgres", relation: curTable},
 	}
 	if b.o.pgbenchBase != "" {
-		base, err := b.startServe(b.o.pgbenchBase, "serve-base.log", "")
+		base, err = b.startServe(b.o.pgbenchBase, "serve-base.log", "")
 		if err != nil {
 			return nil, fmt.Errorf("-pgbench-base %s: %w", b.o.pgbenchBase, err)
 		}
 		defer base.stop()
 		base.name = "msql serve (base)"
-		servesOf[base.cmd.Process.Pid] = base
 		// The same whole-store read as this tree's server had: both
 		// start the runs holding what it cached (Parquet footers).
 		if err := b.serveAgrees(base); err != nil {
 			return nil, fmt.Errorf("-pgbench-base %s: %w", b.o.pgbenchBase, err)
 		}
-		sides = append(sides, pgbenchTarget{name: "msql serve (base)", port: base.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: base.cmd.Process.Pid})
+		sides = append(sides, pgbenchTarget{name: base.name, port: base.port, user: pgbenchUser, db: "meterstore", relation: "readings", pid: base.cmd.Process.Pid})
 	}
 	dir := filepath.Join(b.e.dir, "pgbench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	srv.sampleRSS()
-	var base *serveProcess
-	if len(sides) > 2 {
-		base = servesOf[sides[2].pid]
+	if base != nil {
 		base.sampleRSS()
 	}
 	rng := rand.New(rand.NewPCG(b.o.seed, 0x9B))
@@ -168,9 +165,9 @@ func (b *bench) pgbench() ([]result, error) {
 		case <-time.After(b.o.pgbenchIdle):
 		}
 	}
-	out = append(out, srv.rssResult("msql serve", b.o.pgbenchIdle))
+	out = append(out, srv.rssResult(b.o.pgbenchIdle))
 	if base != nil {
-		out = append(out, base.rssResult("msql serve (base)", b.o.pgbenchIdle))
+		out = append(out, base.rssResult(b.o.pgbenchIdle))
 	}
 	return out, nil
 }
@@ -562,11 +559,11 @@ func (p *serveProcess) warm() {
 	}
 }
 
-// rssResult reports the resident memory of the server named name: at its
+// rssResult reports the server's resident memory: at its
 // start, after the first run, after the last (the end, or with idle > 0 the
 // last sample before it idled that long), its peak, and after the idle. The
 // target is on the last run's sample: the load's growth.
-func (p *serveProcess) rssResult(name string, idle time.Duration) result {
+func (p *serveProcess) rssResult(idle time.Duration) result {
 	close(p.stopSampling)
 	p.sampled.Wait()
 	p.mu.Lock()
@@ -579,7 +576,7 @@ func (p *serveProcess) rssResult(name string, idle time.Duration) result {
 		idled = fmt.Sprintf(", after %s idle %s", idle, mib(p.rssEnd))
 	}
 	growth := float64(loaded-p.rssWarm) / float64(max(1, p.rssWarm))
-	return result{measure: fmt.Sprintf("pgbench: %s resident memory over the runs", name), against: "itself after the first run",
+	return result{measure: fmt.Sprintf("pgbench: %s resident memory over the runs", p.name), against: "itself after the first run",
 		target: "flat (end ≤ 1.25× after the first run)",
 		figure: fmt.Sprintf("idle %s, after the first run %s, end %s (%.2f×), peak %s%s (%d samples over %s)", mib(p.rssStart), mib(p.rssWarm),
 			mib(loaded), float64(loaded)/float64(max(1, p.rssWarm)), mib(p.rssPeak), idled, p.samples, time.Since(p.sampling).Round(time.Second)),
