@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -71,5 +72,20 @@ func TestPgbenchBaseResultRatios(t *testing.T) {
 	ours.failed = 1
 	if r := pgbenchBaseResult(q, 4, ours, base); r.met {
 		t.Fatalf("a failed transaction met the target: %q", r.figure)
+	}
+}
+
+// A process's resident memory is its anonymous and file-backed parts (and
+// shared memory, none here): the parts are read, not left at zero.
+func TestResidentMemoryHasItsParts(t *testing.T) {
+	m, err := residentMemory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.anon <= 0 || m.file <= 0 || m.anon+m.file > m.rss {
+		t.Fatalf("resident %d kB, anonymous %d kB, file-backed %d kB: the parts should be positive and within the whole", m.rss, m.anon, m.file)
+	}
+	if _, err := residentMemory(-1); err == nil {
+		t.Fatal("a process that does not exist has no resident memory to read")
 	}
 }
