@@ -261,6 +261,26 @@ func differentialCases(cut time.Time) []differentialCase {
 	} {
 		add(q)
 	}
+	// The latest row per key (DISTINCT ON … ORDER BY [key,] "from" DESC),
+	// which reads the cold half only for the keys the hot half lacks: keys
+	// every tier holds, keys of one tier only (a balancing day), a LIMIT; and
+	// shapes left alone (ascending, an alias named "from", a WHERE, a star).
+	// version DESC last: readings_versions holds a key's versions side by side.
+	for _, q := range []string{
+		`SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM readings ORDER BY malo_id, "from" DESC, obis_code, version DESC`,
+		`SELECT DISTINCT ON (obis_code, malo_id) malo_id, obis_code, "from", value, version FROM readings ORDER BY malo_id, obis_code, "from" DESC, version DESC`,
+		`SELECT DISTINCT ON (obis_code) obis_code, "from", malo_id, value FROM readings ORDER BY "from" DESC, malo_id, obis_code, version DESC LIMIT 2`,
+		`SELECT DISTINCT ON (balancing_day) balancing_day, "from", malo_id, obis_code, value FROM readings
+			ORDER BY balancing_day, "from" DESC, malo_id, obis_code, version DESC`,
+		`SELECT DISTINCT ON (readings.balancing_day, malo_id) malo_id, readings.balancing_day, "from" AS "from", value FROM readings
+			ORDER BY balancing_day DESC, malo_id, readings."from" DESC, obis_code, version DESC`,
+		`SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM readings ORDER BY malo_id, "from", obis_code, version DESC`,
+		`SELECT DISTINCT ON (malo_id) malo_id, balancing_day AS "from", value FROM readings ORDER BY malo_id, "from" DESC, readings."from", obis_code, version DESC`,
+		`SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM readings WHERE "from" < ` + hi + ` ORDER BY malo_id, "from" DESC, obis_code, version DESC`,
+		`SELECT malo_id, "from", value FROM (SELECT DISTINCT ON (malo_id) * FROM readings ORDER BY malo_id, "from" DESC, obis_code, version DESC) ORDER BY malo_id`,
+	} {
+		add(q)
+	}
 	return out
 }
 

@@ -24,6 +24,9 @@ type reference struct {
 	cold *coldHalf
 	hot  *hotHalf
 	pin  *tablePin
+	// hotKeys: the DISTINCT ON columns of a latest-row-per-key statement
+	// whose cold half is read only for the keys the hot half lacks (latest row per key).
+	hotKeys []string
 }
 
 // relation is a name a statement may use: the resolved or the raw form of a table.

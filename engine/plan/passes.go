@@ -33,6 +33,7 @@ var passes = []pass{
 	{"hot partials", hotPartials},
 	{"drop implied bounds", dropImpliedBounds},
 	{"finite bounds", finiteBounds},
+	{"latest row per key", latestRowPerKey},
 	{"render", renderStatement},
 }
 

@@ -14,7 +14,7 @@ func TestPassesAreNamedOnce(t *testing.T) {
 		require.False(t, seen[p.name], p.name)
 		seen[p.name] = true
 	}
-	require.Len(t, seen, 14)
+	require.Len(t, seen, 15)
 	_, err := planThrough(t, testSession(t, nil), `SELECT 1`, "nope")
 	require.ErrorContains(t, err, `no pass "nope"`)
 }

@@ -43,7 +43,7 @@ func TestStopNamesAPass(t *testing.T) {
 		require.Equal(t, i, at)
 	}
 	_, err := passIndex("bounds")
-	require.EqualError(t, err, "stop=bounds is not a pass; the passes are gate, expand, find, stored, group, extract, system, pin, split, elide, hot, drop, finite, render")
+	require.EqualError(t, err, "stop=bounds is not a pass; the passes are gate, expand, find, stored, group, extract, system, pin, split, elide, hot, drop, finite, latest, render")
 }
 
 // stopped plans in through the pass at index last and prints the plan as it
