@@ -24,9 +24,10 @@ type reference struct {
 	cold *coldHalf
 	hot  *hotHalf
 	pin  *tablePin
-	// hotKeys: the DISTINCT ON columns of a latest-row-per-key statement
-	// whose cold half is read only for the keys the hot half lacks (latest row per key).
-	hotKeys []string
+	// latest: a latest-row-per-key statement's read, whose cold half is
+	// read only for the keys the hot half lacks (latest row per key); nil
+	// for any other.
+	latest *latestRead
 }
 
 // relation is a name a statement may use: the resolved or the raw form of a table.

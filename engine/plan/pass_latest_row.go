@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/meterstore/meterstore"
@@ -32,19 +33,26 @@ func latestRowPerKey(_ context.Context, pl *planning) error {
 		if ref.cold == nil || ref.hot == nil || ref.hot.partials != nil || lv.sel.From != sqltree.Node(ref.n) {
 			continue
 		}
-		if keys, ok := latestPerKey(lv.sel, ref); ok {
-			ref.hotKeys = keys
+		if keys, cols, ok := latestPerKey(lv.sel, ref); ok {
+			ref.latest = &latestRead{keys: keys, cols: cols}
 		}
 	}
 	return nil
 }
 
-// latestPerKey is the DISTINCT ON columns of sel when sel keeps, per key, a
-// row of the latest "from" (see latestRowPerKey), and false otherwise.
-func latestPerKey(sel *sqltree.SelectNode, ref *reference) ([]string, bool) {
+// latestRead is a reference latestRowPerKey marked: the DISTINCT ON columns,
+// and every column the statement names (the relation carries only those:
+// DuckDB does not prune the columns of a materialized CTE or of the UNION
+// over it, and would read every column of the cold files).
+type latestRead struct{ keys, cols []string }
+
+// latestPerKey is the DISTINCT ON columns of sel and the columns it names
+// when sel keeps, per key, a row of the latest "from" (see
+// latestRowPerKey), and false otherwise.
+func latestPerKey(sel *sqltree.SelectNode, ref *reference) (keys, cols []string, ok bool) {
 	if sel.Where != nil || len(sel.GroupExpressions) > 0 || sel.Having != nil || sel.Qualify != nil ||
 		!emptyField(sel.Rest["sample"]) || !emptyField(ref.n.Rest["sample"]) || !emptyField(ref.n.Rest["column_name_alias"]) {
-		return nil, false
+		return nil, nil, false
 	}
 	column := func(n sqltree.Node) (string, bool) {
 		q, col, ok := columnRef(n)
@@ -53,6 +61,9 @@ func latestPerKey(sel *sqltree.SelectNode, ref *reference) ([]string, bool) {
 		}
 		for _, c := range ref.rel.table.Config.Columns() {
 			if strings.EqualFold(c.Name, col) {
+				if !slices.Contains(cols, c.Name) {
+					cols = append(cols, c.Name)
+				}
 				return col, true
 			}
 		}
@@ -61,81 +72,80 @@ func latestPerKey(sel *sqltree.SelectNode, ref *reference) ([]string, bool) {
 	for _, item := range sel.SelectList {
 		col, ok := column(item)
 		if !ok || !strings.EqualFold(aliasOf(item), col) && aliasOf(item) != "" {
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	var keys []string
 	var orders []any
 	for _, m := range sel.Modifiers {
 		o, ok := m.(*sqltree.Object)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
 		switch o.Get("type") {
 		case "DISTINCT_MODIFIER":
 			targets, _ := o.Get("distinct_on_targets").([]any)
 			if keys != nil || len(targets) == 0 {
-				return nil, false
+				return nil, nil, false
 			}
 			for _, t := range targets {
 				n, _ := t.(sqltree.Node)
 				col, ok := column(n)
 				if !ok || col == "from" {
-					return nil, false
+					return nil, nil, false
 				}
 				keys = append(keys, col)
 			}
 		case "ORDER_MODIFIER":
 			if orders != nil {
-				return nil, false
+				return nil, nil, false
 			}
 			orders, _ = o.Get("orders").([]any)
 		case "LIMIT_MODIFIER", "LIMIT_PERCENT_MODIFIER":
 		default:
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	if keys == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	isKey := func(col string) bool {
-		for _, k := range keys {
-			if k == col {
-				return true
-			}
-		}
-		return false
-	}
+	// Each key's rows must be ordered by "from" DESC first: only keys may
+	// come before it (they are the same within a key). Every term is a
+	// column of the reference, which the relation then carries.
+	latest := false
 	for _, ob := range orders {
 		o, ok := ob.(*sqltree.Object)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
 		n, _ := o.Get("expression").(sqltree.Node)
 		col, ok := column(n)
 		switch {
 		case !ok:
-			return nil, false
-		case isKey(col):
-			continue // the same within a key
+			return nil, nil, false
+		case latest || slices.Contains(keys, col):
 		case col == "from" && o.Get("type") == "DESCENDING":
-			return keys, true
+			latest = true
 		default:
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	return nil, false
+	if !latest {
+		return nil, nil, false
+	}
+	return keys, cols, true
 }
 
-// latestRowRelation is the split of a reference latestRowPerKey marked: the
-// hot half, materialized once, and the cold half's rows of the keys it lacks.
-func latestRowRelation(keys []string, cold, hot string) string {
+// latestRowRelation is the split of a reference latestRowPerKey marked, in
+// the columns cols (keys among them): the hot half, materialized once, and
+// the cold half's rows of the keys it lacks.
+func latestRowRelation(keys, cols []string, cold, hot string) string {
 	on := make([]string, len(keys))
 	for i, k := range keys {
 		q := meterstore.QuoteIdent(k)
 		on[i] = fmt.Sprintf("_meterstore_row.%s IS NOT DISTINCT FROM _meterstore_newer.%s", q, q)
 	}
-	return fmt.Sprintf("WITH _meterstore_hot AS MATERIALIZED (%s) SELECT * FROM _meterstore_hot UNION ALL "+
-		"SELECT * FROM (%s) AS _meterstore_row ANTI JOIN (SELECT DISTINCT %s FROM _meterstore_hot) AS _meterstore_newer ON %s",
-		hot, cold, meterstore.QuoteIdents(keys), strings.Join(on, " AND "))
+	c := meterstore.QuoteIdents(cols)
+	return fmt.Sprintf("WITH _meterstore_hot AS MATERIALIZED (SELECT %s FROM (%s) AS _meterstore_src) SELECT * FROM _meterstore_hot UNION ALL "+
+		"SELECT * FROM (SELECT %s FROM (%s) AS _meterstore_src) AS _meterstore_row ANTI JOIN (SELECT DISTINCT %s FROM _meterstore_hot) AS _meterstore_newer ON %s",
+		c, hot, c, cold, meterstore.QuoteIdents(keys), strings.Join(on, " AND "))
 }

@@ -29,17 +29,17 @@ func TestLatestRowRelationMatchesDistinctOn(t *testing.T) {
 	cold := `SELECT * FROM g WHERE "from" < ` + w
 	hot := `SELECT * FROM g WHERE "from" >= ` + w
 	for _, c := range []struct {
-		keys []string
-		q    string
+		keys, cols []string
+		q          string
 	}{
-		{[]string{"malo_id"}, `SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM %s ORDER BY malo_id, "from" DESC, obis_code`},
-		{[]string{"malo_id", "obis_code"}, `SELECT DISTINCT ON (malo_id, obis_code) malo_id, obis_code, "from", value FROM %s ORDER BY obis_code DESC, malo_id, "from" DESC`},
-		{[]string{"obis_code"}, `SELECT DISTINCT ON (obis_code) obis_code, "from", malo_id FROM %s ORDER BY "from" DESC, malo_id NULLS FIRST, obis_code`},
-		{[]string{"balancing_day"}, `SELECT DISTINCT ON (balancing_day) balancing_day, "from", malo_id, obis_code FROM %s ORDER BY balancing_day, "from" DESC, malo_id, obis_code`},
-		{[]string{"value"}, `SELECT DISTINCT ON (value) value, "from", malo_id, obis_code FROM %s ORDER BY value, "from" DESC, malo_id, obis_code`},
+		{[]string{"malo_id"}, []string{"malo_id", "from", "value", "obis_code"}, `SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM %s ORDER BY malo_id, "from" DESC, obis_code`},
+		{[]string{"malo_id", "obis_code"}, []string{"malo_id", "obis_code", "from", "value"}, `SELECT DISTINCT ON (malo_id, obis_code) malo_id, obis_code, "from", value FROM %s ORDER BY obis_code DESC, malo_id, "from" DESC`},
+		{[]string{"obis_code"}, []string{"obis_code", "from", "malo_id"}, `SELECT DISTINCT ON (obis_code) obis_code, "from", malo_id FROM %s ORDER BY "from" DESC, malo_id NULLS FIRST, obis_code`},
+		{[]string{"balancing_day"}, []string{"balancing_day", "from", "malo_id", "obis_code"}, `SELECT DISTINCT ON (balancing_day) balancing_day, "from", malo_id, obis_code FROM %s ORDER BY balancing_day, "from" DESC, malo_id, obis_code`},
+		{[]string{"value"}, []string{"value", "from", "malo_id", "obis_code"}, `SELECT DISTINCT ON (value) value, "from", malo_id, obis_code FROM %s ORDER BY value, "from" DESC, malo_id, obis_code`},
 	} {
 		want, wantCols := queryAll(t, db, fmt.Sprintf(c.q, "("+cold+" UNION ALL "+hot+")"))
-		got, gotCols := queryAll(t, db, fmt.Sprintf(c.q, "("+latestRowRelation(c.keys, cold, hot)+")"))
+		got, gotCols := queryAll(t, db, fmt.Sprintf(c.q, "("+latestRowRelation(c.keys, c.cols, cold, hot)+")"))
 		require.NotEmpty(t, want)
 		require.Equal(t, wantCols, gotCols, c.q)
 		require.Equal(t, want, got, c.q)

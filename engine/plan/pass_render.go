@@ -88,15 +88,15 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 	case 1:
 		return parts[0], explain, nil
 	}
-	if ref.hotKeys != nil && ref.cold != nil && ref.hot != nil {
+	if l := ref.latest; l != nil && ref.cold != nil && ref.hot != nil {
 		cold := parts[:len(parts)-1]
 		for i := range cold {
 			cold[i] = "SELECT * FROM (" + cold[i] + ")"
 		}
 		explain = append(explain, fmt.Sprintf("  latest row per key: the cold half read only for the %s the hot half lacks "+
 			"(DISTINCT ON keeps each key's latest \"from\"; every hot \"from\" is at or above the watermark, every cold one below)",
-			meterstore.QuoteIdents(ref.hotKeys)))
-		return latestRowRelation(ref.hotKeys, strings.Join(cold, " UNION ALL "), parts[len(parts)-1]), explain, nil
+			meterstore.QuoteIdents(l.keys)))
+		return latestRowRelation(l.keys, l.cols, strings.Join(cold, " UNION ALL "), parts[len(parts)-1]), explain, nil
 	}
 	for i := range parts {
 		parts[i] = "SELECT * FROM (" + parts[i] + ")"
