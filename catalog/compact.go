@@ -74,8 +74,13 @@ const (
 	// to the file.
 	compactRowGroupRows = 32_768
 	// compactRowGroups bounds a compacted file's row groups, and so its footer
-	// state while it is written (see maxRowGroupsPerFile): about 2 M rows.
-	compactRowGroups    = 64
+	// state while it is written (see maxRowGroupsPerFile): about half a million
+	// rows. A read of one meter keeps only the files whose malo_id bounds hold
+	// it, and DuckDB visits every row group of those to skip it by its
+	// bounds: in files of 64 row groups one meter's year of a 460-meter store
+	// visited some 830 row groups to decode 14, in files of 16 some 210.
+	// Files of 8 read one meter no faster and every file slower.
+	compactRowGroups    = 16
 	compactProgressRows = 100_000
 	// DefaultOpenMonthFiles: the open month is compacted again once it holds
 	// this many files its latest compaction did not write — about a week of
