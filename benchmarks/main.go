@@ -367,13 +367,14 @@ func run(ctx context.Context, o options) error {
 		run       func() ([]result, error)
 		reference bool // needs the PostgreSQL copy of every row
 	}
-	// The peers run before compaction: compaction's measure appends late
-	// corrections to the store, which the peers, built from the fixture's
-	// deliveries, would not hold (their agreement check refuses to time them).
+	// The peers and pgbench run before compaction: compaction's measure
+	// appends late corrections to the store, which PostgreSQL's current
+	// values, built from the fixture's deliveries, would not hold (both
+	// agreement checks refuse to time disagreeing sides).
 	measures := []measure{{"ingest", b.ingest, false}, {"storage", b.storage, true}, {"cold", b.coldAggregate, false},
 		{"balancing-day", b.balancingDay, false}, {"hot", b.hotScan, false}, {"single-meter", b.singleMeter, true},
 		{"monthly", b.monthlySum, true}, {"udf", b.udfCost, false}, {"archival", b.archival, false}, {"extensions", b.extensionPaths, false},
-		{"peers", b.peers, false}, {"compaction", b.compaction, false}, {"compaction-hold", b.compactionHold, false}, {"pgbench", b.pgbench, false},
+		{"peers", b.peers, false}, {"pgbench", b.pgbench, false}, {"compaction", b.compaction, false}, {"compaction-hold", b.compactionHold, false},
 		{"fed-bind", b.fedBind, false}}
 	if o.objectStore == "also" {
 		measures = append(measures, measure{"objectstore", b.objectStore, false})
