@@ -431,8 +431,9 @@ type serveProcess struct {
 
 // memSample is a process's resident memory in kB, and its two parts:
 // anonymous (heaps, stacks) and file-backed — for msql, mostly the pages of
-// its own ~190 MB binary that have run, which grow as statements reach code
-// no earlier statement ran and which the kernel can drop and read again.
+// its own ~190 MB binary, resident once it has served and shared with the
+// page cache, which the kernel can drop and read again: growth under load
+// is in the anonymous part.
 type memSample struct{ rss, anon, file int64 }
 
 // buildMsql builds cmd/msql of this tree into the benchmark's directory.

@@ -213,12 +213,8 @@ func (g *dayGrouping) mentionsDay(e sqltree.Node) bool {
 // column is the reference's column e names (lower case), if it is a column
 // reference to it.
 func (g *dayGrouping) column(e sqltree.Node) (string, bool) {
-	q, col, ok := columnRef(e)
-	if !ok || q != "" && !strings.EqualFold(q, g.ref.n.Name()) {
-		return "", false
-	}
-	_, known := g.cols[col]
-	return col, known
+	name, ok := g.ref.column(e)
+	return strings.ToLower(name), ok
 }
 
 // outerChecks walks what the outer level computes — the select list, HAVING,

@@ -55,19 +55,11 @@ func latestPerKey(sel *sqltree.SelectNode, ref *reference) (keys, cols []string,
 		return nil, nil, false
 	}
 	column := func(n sqltree.Node) (string, bool) {
-		q, col, ok := columnRef(n)
-		if !ok || q != "" && !strings.EqualFold(q, ref.n.Name()) {
-			return "", false
+		name, ok := ref.column(n)
+		if ok && !slices.Contains(cols, name) {
+			cols = append(cols, name)
 		}
-		for _, c := range ref.rel.table.Config.Columns() {
-			if strings.EqualFold(c.Name, col) {
-				if !slices.Contains(cols, c.Name) {
-					cols = append(cols, c.Name)
-				}
-				return col, true
-			}
-		}
-		return "", false
+		return strings.ToLower(name), ok
 	}
 	for _, item := range sel.SelectList {
 		col, ok := column(item)

@@ -88,18 +88,15 @@ func (pl *planning) renderRef(ctx context.Context, ref *reference) (string, []st
 	case 1:
 		return parts[0], explain, nil
 	}
+	hot := parts[len(parts)-1] // the hot half renders last, when there is one
+	for i := range parts {
+		parts[i] = "SELECT * FROM (" + parts[i] + ")"
+	}
 	if l := ref.latest; l != nil && ref.cold != nil && ref.hot != nil {
-		cold := parts[:len(parts)-1]
-		for i := range cold {
-			cold[i] = "SELECT * FROM (" + cold[i] + ")"
-		}
 		explain = append(explain, fmt.Sprintf("  latest row per key: the cold half read only for the %s the hot half lacks "+
 			"(DISTINCT ON keeps each key's latest \"from\"; every hot \"from\" is at or above the watermark, every cold one below)",
 			meterstore.QuoteIdents(l.keys)))
-		return latestRowRelation(l.keys, l.cols, strings.Join(cold, " UNION ALL "), parts[len(parts)-1]), explain, nil
-	}
-	for i := range parts {
-		parts[i] = "SELECT * FROM (" + parts[i] + ")"
+		return latestRowRelation(l.keys, l.cols, strings.Join(parts[:len(parts)-1], " UNION ALL "), hot), explain, nil
 	}
 	return strings.Join(parts, " UNION ALL "), explain, nil
 }

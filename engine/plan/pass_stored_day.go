@@ -116,6 +116,22 @@ func (lv level) balancingDayRef(fn *sqltree.Function) (*sqltree.ColumnRef, bool)
 	return sqltree.NewColumnRef(q1, balancingDayColumn), true
 }
 
+// column is the table's own spelling of the column e names, when e is a
+// column reference to r — unqualified, or qualified by r's name — and the
+// table has that column.
+func (r *reference) column(e sqltree.Node) (string, bool) {
+	q, col, ok := columnRef(e)
+	if !ok || q != "" && !strings.EqualFold(q, r.n.Name()) {
+		return "", false
+	}
+	for _, c := range r.rel.table.Config.Columns() {
+		if strings.EqualFold(c.Name, col) {
+			return c.Name, true
+		}
+	}
+	return "", false
+}
+
 // columnRef reads a one- or two-part column reference.
 func columnRef(n sqltree.Node) (qual, col string, ok bool) {
 	c, ok := n.(*sqltree.ColumnRef)
