@@ -28,9 +28,10 @@
 //	13 finite bounds               a comparison of a time column with ±infinity, anywhere (OR, NOT, CASE, joins,
 //	                               IN, BETWEEN, parameters) → isfinite and a finite instant, the same answer for
 //	                               any value: DuckDB pushes comparisons into iceberg_scan, which refuses infinities
-//	14 latest row per key          SELECT DISTINCT ON (k…) … ORDER BY [k…,] "from" DESC, … over one reference,
-//	                               nothing else: the cold half read only for the keys the hot half lacks
-//	                               (every hot "from" ≥ W > every cold "from", so a key's latest row is hot if any is)
+//	14 latest row per key          SELECT DISTINCT ON (k…) cols|* … [WHERE of k… alone] ORDER BY [k…,] "from" DESC, …
+//	                               over one reference: the cold half read only for the keys the hot half lacks
+//	                               (every hot "from" ≥ W > every cold "from", so a key's latest row is hot if any is;
+//	                               a WHERE of the keys keeps or drops a key whole, one of any other column is refused)
 //	15 render                      read_parquet(files) WHERE from < W  UNION ALL  meter_hot_scan(token) WHERE from ≥ W,
 //	                               EXPLAIN lines, provenance; each reference becomes a slot table in the tree;
 //	                               a hot-partials split: (inner level over the cold half) UNION ALL the hot partials

@@ -28,6 +28,7 @@ func TestLatestRowRelationMatchesDistinctOn(t *testing.T) {
 	const w = `TIMESTAMPTZ '2026-01-05 00:00:00+00'`
 	cold := `SELECT * FROM g WHERE "from" < ` + w
 	hot := `SELECT * FROM g WHERE "from" >= ` + w
+	all := []string{"malo_id", "obis_code", "from", "value", "balancing_day"}
 	for _, c := range []struct {
 		keys, cols []string
 		q          string
@@ -37,11 +38,30 @@ func TestLatestRowRelationMatchesDistinctOn(t *testing.T) {
 		{[]string{"obis_code"}, []string{"obis_code", "from", "malo_id"}, `SELECT DISTINCT ON (obis_code) obis_code, "from", malo_id FROM %s ORDER BY "from" DESC, malo_id NULLS FIRST, obis_code`},
 		{[]string{"balancing_day"}, []string{"balancing_day", "from", "malo_id", "obis_code"}, `SELECT DISTINCT ON (balancing_day) balancing_day, "from", malo_id, obis_code FROM %s ORDER BY balancing_day, "from" DESC, malo_id, obis_code`},
 		{[]string{"value"}, []string{"value", "from", "malo_id", "obis_code"}, `SELECT DISTINCT ON (value) value, "from", malo_id, obis_code FROM %s ORDER BY value, "from" DESC, malo_id, obis_code`},
+		// a WHERE of the keys alone, a star
+		{[]string{"malo_id"}, []string{"malo_id", "from", "value", "obis_code"}, `SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM %s
+			WHERE malo_id IN ('M0', 'M1', 'M2', 'M9') OR malo_id IS NULL ORDER BY malo_id, "from" DESC, obis_code`},
+		{[]string{"malo_id", "obis_code"}, all, `SELECT DISTINCT ON (malo_id, obis_code) * FROM %s
+			WHERE malo_id > 'M0' AND obis_code LIKE '%%3%%' OR malo_id = 'M0' ORDER BY malo_id, obis_code, "from" DESC`},
+		{[]string{"obis_code"}, all, `SELECT DISTINCT ON (obis_code) * FROM %s WHERE obis_code <> '1-0:2.29.0' ORDER BY "from" DESC, malo_id, obis_code`},
 	} {
 		want, wantCols := queryAll(t, db, fmt.Sprintf(c.q, "("+cold+" UNION ALL "+hot+")"))
 		got, gotCols := queryAll(t, db, fmt.Sprintf(c.q, "("+latestRowRelation(c.keys, c.cols, cold, hot)+")"))
 		require.NotEmpty(t, want)
 		require.Equal(t, wantCols, gotCols, c.q)
 		require.Equal(t, want, got, c.q)
+	}
+	// A WHERE on another column beside the keys is why only the keys' own
+	// WHERE is taken: where it drops every hot row of a MaLo ("from", the
+	// balancing day — or a quality the hot week's rows lack), the anti join
+	// has already dropped that MaLo's cold rows, and its latest row is lost.
+	for _, q := range []string{
+		`SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM %s WHERE "from" < ` + w + ` ORDER BY malo_id, "from" DESC, obis_code`,
+		`SELECT DISTINCT ON (malo_id) malo_id, "from", value FROM %s WHERE malo_id IN ('M2', 'M3') AND balancing_day < DATE '2026-01-05' ORDER BY malo_id, "from" DESC, obis_code`,
+	} {
+		want, _ := queryAll(t, db, fmt.Sprintf(q, "("+cold+" UNION ALL "+hot+")"))
+		got, _ := queryAll(t, db, fmt.Sprintf(q, "("+latestRowRelation([]string{"malo_id"}, all, cold, hot)+")"))
+		require.NotEmpty(t, want)
+		require.NotEqual(t, want, got, "taken, %s would answer wrong", q)
 	}
 }
