@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,7 +88,7 @@ func (b *bench) pgbench() ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := b.startServe(msql, "serve.log", b.o.serveCPUProfile)
+	srv, err := b.startServe(msql, "serve.log", b.o.serveCPUProfile, true)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func (b *bench) pgbench() ([]result, error) {
 		{name: "PostgreSQL", port: b.e.server.Port, user: pglocal.Superuser, db: "postgres", relation: curTable},
 	}
 	if b.o.pgbenchBase != "" {
-		base, err = b.startServe(b.o.pgbenchBase, "serve-base.log", "")
+		base, err = b.startServe(b.o.pgbenchBase, "serve-base.log", "", false)
 		if err != nil {
 			return nil, fmt.Errorf("-pgbench-base %s: %w", b.o.pgbenchBase, err)
 		}
@@ -147,6 +149,7 @@ func (b *bench) pgbench() ([]result, error) {
 				out = append(out, pgbenchBaseResult(q, c, runs[0], runs[2]))
 			}
 			srv.warm()
+			srv.profileHeap(dir, fmt.Sprintf("%s, %d clients", q.name, c))
 			if base != nil {
 				base.warm()
 			}
@@ -165,6 +168,7 @@ func (b *bench) pgbench() ([]result, error) {
 		case <-time.After(b.o.pgbenchIdle):
 		}
 	}
+	srv.profileHeap(dir, "the end")
 	out = append(out, srv.rssResult(b.o.pgbenchIdle))
 	if base != nil {
 		out = append(out, base.rssResult(b.o.pgbenchIdle))
@@ -427,6 +431,8 @@ type serveProcess struct {
 	sampling          time.Time
 	stopSampling      chan struct{}
 	sampled           sync.WaitGroup
+	healthPort        int           // serving /debug/pprof/ (msql serve --pprof); 0: not profiled
+	heaps             []heapReading // the Go heap kept live, after each pair of runs (msql serve idle in PostgreSQL's turn) and at the end
 }
 
 // memSample is a process's resident memory in kB, and its two parts:
@@ -447,8 +453,10 @@ func (b *bench) buildMsql() (string, error) {
 }
 
 // startServe runs bin's msql serve over the benchmark's store, logging to
-// logName in the benchmark's directory and, with cpuProfile, profiling to it.
-func (b *bench) startServe(bin, logName, cpuProfile string) (*serveProcess, error) {
+// logName in the benchmark's directory and, with cpuProfile, profiling to it;
+// with pprof it serves its heap profile (msql serve --pprof, which a
+// -pgbench-base build may not know).
+func (b *bench) startServe(bin, logName, cpuProfile string, pprof bool) (*serveProcess, error) {
 	pgPort, err := pglocal.FreePort()
 	if err != nil {
 		return nil, err
@@ -467,6 +475,9 @@ func (b *bench) startServe(bin, logName, cpuProfile string) (*serveProcess, erro
 	if cpuProfile != "" {
 		args = append(args, "--cpuprofile", cpuProfile)
 	}
+	if pprof {
+		args = append(args, "--pprof")
+	}
 	logf("pgbench: %s %s", bin, strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -475,6 +486,9 @@ func (b *bench) startServe(bin, logName, cpuProfile string) (*serveProcess, erro
 		return nil, fmt.Errorf("start msql serve: %w", err)
 	}
 	p := &serveProcess{cmd: cmd, port: pgPort, exited: make(chan struct{}), stopSampling: make(chan struct{}), name: "msql serve"}
+	if pprof {
+		p.healthPort = healthPort
+	}
 	go func() { _ = cmd.Wait(); log.Close(); close(p.exited) }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -594,7 +608,7 @@ func (p *serveProcess) rssResult(idle time.Duration) result {
 		figure: fmt.Sprintf("idle %s, after the first run %s, end %s (%.2f×), peak %s%s (%d samples over %s); of which anonymous %s → %s (%.2f×), file-backed %s → %s (%.2f×)",
 			mib(p.rssStart.rss), mib(w.rss), mib(loaded.rss), ratio(loaded.rss, w.rss), mib(p.rssPeak.rss), idled, p.samples, time.Since(p.sampling).Round(time.Second),
 			mib(w.anon), mib(loaded.anon), ratio(loaded.anon, w.anon), mib(w.file), mib(loaded.file), ratio(loaded.file, w.file)),
-		met: ratio(loaded.rss, w.rss) <= 1.25}
+		met: ratio(loaded.rss, w.rss) <= 1.25, note: p.heapNote()}
 }
 
 // markLoaded takes the last sample as the one after the last run, before
@@ -658,4 +672,114 @@ func readFile(path string) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// heapReading is msql serve's Go heap in use after a collection (its heap
+// profile, inuse_space) at one point of the run, with its largest holders.
+type heapReading struct {
+	after string
+	total string   // as go tool pprof prints it, e.g. 47.51MB
+	top   []string // "12.50MB engine.(*planCache).put", the largest flat holders first
+}
+
+// heapTopEntries is how many of a heap profile's holders a reading keeps.
+const heapTopEntries = 6
+
+// profileHeap reads the server's heap profile (after a collection) into dir
+// and keeps its total and largest holders as the reading after `after`. A
+// failure is logged: the resident memory is still measured.
+func (p *serveProcess) profileHeap(dir, after string) {
+	if p.healthPort == 0 {
+		return
+	}
+	path := filepath.Join(dir, fmt.Sprintf("heap-%d.pb.gz", len(p.heaps)))
+	if err := fetchTo(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", p.healthPort), path); err != nil {
+		logf("pgbench: %s heap profile after %s: %v", p.name, after, err)
+		return
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-inuse_space", "-nodecount="+strconv.Itoa(heapTopEntries), path).CombinedOutput()
+	if err != nil {
+		logf("pgbench: %s heap profile after %s: go tool pprof: %v: %s", p.name, after, err, lastLines(string(out), 3))
+		return
+	}
+	r := parsePprofTop(string(out))
+	r.after = after
+	logf("pgbench: %s Go heap in use after %s: %s (%s; profile %s)", p.name, after, r.total, strings.Join(r.top, ", "), path)
+	p.mu.Lock()
+	p.heaps = append(p.heaps, r)
+	p.mu.Unlock()
+}
+
+// parsePprofTop reads the total and the holders of go tool pprof -top.
+func parsePprofTop(out string) heapReading {
+	var r heapReading
+	table := false
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case strings.HasPrefix(l, "Showing nodes accounting for"):
+			if i := slices.Index(f, "total"); i > 0 {
+				r.total = f[i-1]
+			}
+		case len(f) > 0 && f[0] == "flat":
+			table = true
+		case table && len(f) >= 6:
+			r.top = append(r.top, f[0]+" "+strings.Join(f[5:], " "))
+		}
+	}
+	return r
+}
+
+// heapNote is the heap readings as one note: the total after each point,
+// and the largest holders where the heap was largest and at the end.
+func (p *serveProcess) heapNote() string {
+	if len(p.heaps) == 0 {
+		return ""
+	}
+	var totals []string
+	most := 0
+	for i, h := range p.heaps {
+		totals = append(totals, h.after+" "+h.total)
+		if heapBytes(h.total) > heapBytes(p.heaps[most].total) {
+			most = i
+		}
+	}
+	last := p.heaps[len(p.heaps)-1]
+	s := "Go heap in use at idle (heap profile after a collection; msql serve --pprof): after " + strings.Join(totals, "; ") +
+		". Largest holders after " + p.heaps[most].after + ": " + strings.Join(p.heaps[most].top, ", ")
+	if most != len(p.heaps)-1 {
+		s += "; at the end: " + strings.Join(last.top, ", ")
+	}
+	return s + "."
+}
+
+// heapBytes reads a size as go tool pprof prints it (512B, 1.50kB, 47.51MB).
+func heapBytes(s string) float64 {
+	for _, u := range []struct {
+		suffix string
+		scale  float64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}, {"B", 1}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f * u.scale
+		}
+	}
+	return 0
+}
+
+// fetchTo writes url's body to path.
+func fetchTo(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,11 @@ type ops struct {
 	// both refresh the cold table handle archival commits on, and a refresh
 	// that ends after a commit it began before puts the older metadata back.
 	betweenRuns bool
+	// pprof also serves Go's runtime profiles under /debug/pprof/ (msql
+	// serve --pprof): what the Go heap holds live, for an operator sizing or
+	// diagnosing a running server. Off by default: the health address is
+	// not authenticated, and a CPU profile or trace costs while it runs.
+	pprof bool
 
 	mu        sync.Mutex
 	sampled   time.Time // last successful sample
@@ -165,7 +171,8 @@ func (o *ops) readySampled() error {
 	return nil
 }
 
-// handler serves /healthz, /readyz and /metrics.
+// handler serves /healthz, /readyz and /metrics, and with pprof Go's
+// runtime profiles under /debug/pprof/.
 func (o *ops) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -183,6 +190,14 @@ func (o *ops) handler() http.Handler {
 		}
 		metrics.ServeHTTP(w, r)
 	})
+	if o.pprof {
+		// Not /debug/pprof/cmdline: the command line may carry a DSN's
+		// password.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }
 

@@ -29,7 +29,7 @@ const serveUsage = `msql serve [--pgwire ADDR] [--flight ADDR] [--iceberg-rest A
            [--memory-limit SIZE] [--max-statement-bytes N] [--max-parameters N]
            [--max-nesting N] [--max-result-rows N] [--max-statements-per-user N]
            [--flight-session-idle DURATION] [--confined-databases N]
-           [--log-format text|json] [--cpuprofile FILE] [deployment flags]
+           [--log-format text|json] [--cpuprofile FILE] [--pprof] [deployment flags]
 
 Serves the deployment read-only to other tools (any subset of the three):
 
@@ -49,7 +49,11 @@ at start, every --system-refresh (default 1m; 0: never by the clock) and at
 once on SIGHUP, as the shell does at start and on .refresh; each time the
 --config file's table declarations are applied first if the file changed
 (always on SIGHUP), so a column added with msql create-tables is served.
---health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md).
+--health serves /healthz, /readyz and Prometheus /metrics (docs/runbook.md);
+with --pprof also Go's runtime profiles under /debug/pprof/ (the heap kept
+live: go tool pprof -top http://ADDR/debug/pprof/heap). Off by default: the
+health address asks for no password, so keep it on loopback or a private
+network with --pprof.
 --memory-limit (or [engine] memory_limit) caps DuckDB's memory; by default
 half of the machine's (or container's) memory beside PostgreSQL's
 shared_buffers. A statement over it spills to [engine] temp_directory where
@@ -84,6 +88,7 @@ DuckDB's memory budget is [engine] memory_limit (--memory-limit).`
 func runServe(ctx context.Context, args []string, io stdio) error {
 	var deploy deployFlags
 	var pgAddr, flightAddr, restAddr, certFile, keyFile, cpuProfile string
+	var servePprof bool
 	var systemEvery, statementTimeout time.Duration
 	var opsf opsFlags
 	fs := newFlagSet("msql serve", serveUsage, io)
@@ -93,6 +98,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	fs.StringVar(&flightAddr, "flight", "", "Arrow Flight SQL address, e.g. 127.0.0.1:8815")
 	fs.StringVar(&restAddr, "iceberg-rest", "", "Iceberg REST catalog address, e.g. 127.0.0.1:8181")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the server's whole run to this file (DuckDB's threads show as cgo calls)")
+	fs.BoolVar(&servePprof, "pprof", false, "also serve Go's runtime profiles (net/http/pprof: heap, allocs, goroutine, profile, trace) under /debug/pprof/ on the --health address, which asks for no password")
 	fs.StringVar(&certFile, "tls-cert", "", "TLS certificate (PEM) for all three servers")
 	fs.StringVar(&keyFile, "tls-key", "", "TLS private key (PEM), with --tls-cert")
 	fs.DurationVar(&systemEvery, "system-refresh", time.Minute,
@@ -137,6 +143,9 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		return fmt.Errorf("%w: --system-refresh %s: want a duration ≥ 0", errUsage, systemEvery)
 	}
 	healthAddr := opsf.health
+	if servePprof && healthAddr == "" {
+		return fmt.Errorf("%w: --pprof serves on the --health address: give --health too", errUsage)
+	}
 	log, err := opsf.logger(io.err)
 	if err != nil {
 		return err
@@ -205,6 +214,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	defer o.Close()
+	o.pprof = servePprof
 	defer observeDuckDBMemory(d.engine, log)()
 	o.readyToo = func(ctx context.Context) error {
 		_, err := d.engine.Describe(ctx, "SELECT * FROM "+meterstore.QuoteIdent(d.tables[0].ResolvedName()))
