@@ -168,7 +168,7 @@ func (b *bench) pgbench() ([]result, error) {
 		case <-time.After(b.o.pgbenchIdle):
 		}
 	}
-	srv.profileHeap(dir, "the end")
+	srv.profileHeap(dir, "the idle at the end")
 	out = append(out, srv.rssResult(b.o.pgbenchIdle))
 	if base != nil {
 		out = append(out, base.rssResult(b.o.pgbenchIdle))

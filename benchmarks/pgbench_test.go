@@ -89,3 +89,39 @@ func TestResidentMemoryHasItsParts(t *testing.T) {
 		t.Fatal("a process that does not exist has no resident memory to read")
 	}
 }
+
+// The heap readings come from go tool pprof -top as it prints them: the
+// total, then the holders largest first; heapNote names the largest reading.
+func TestParsePprofTop(t *testing.T) {
+	out := `File: msql
+Type: inuse_space
+Showing nodes accounting for 2980kB, 30.92% of 9638.41kB total
+Showing top 3 nodes out of 165
+      flat  flat%   sum%        cum   cum%
+ 1951.87kB 20.25% 20.25%  1951.87kB 20.25%  github.com/meterstore/meterstore/udf.newHourMemo
+  514.63kB  5.34% 25.59%   514.63kB  5.34%  golang.org/x/net/http2/hpack.init
+  513.50kB  5.33% 30.92%   513.50kB  5.33%  regexp/syntax.(*compiler).inst
+`
+	r := parsePprofTop(out)
+	if r.total != "9638.41kB" {
+		t.Fatalf("total %q", r.total)
+	}
+	want := []string{"1951.87kB github.com/meterstore/meterstore/udf.newHourMemo", "514.63kB golang.org/x/net/http2/hpack.init", "513.50kB regexp/syntax.(*compiler).inst"}
+	if !slices.Equal(r.top, want) {
+		t.Fatalf("top %q", r.top)
+	}
+	if heapBytes("38.34MB") <= heapBytes("9638.41kB") || heapBytes("512B") != 512 {
+		t.Fatal("heapBytes misreads pprof's units")
+	}
+	p := &serveProcess{heaps: []heapReading{
+		{after: "a", total: "9.5MB", top: []string{"1MB x"}},
+		{after: "b", total: "38.3MB", top: []string{"26MB y"}},
+		{after: "c", total: "9.4MB", top: []string{"1MB z"}},
+	}}
+	note := p.heapNote()
+	for _, s := range []string{"after a 9.5MB; b 38.3MB; c 9.4MB", "Largest holders after b: 26MB y", "at the end: 1MB z"} {
+		if !strings.Contains(note, s) {
+			t.Fatalf("note %q lacks %q", note, s)
+		}
+	}
+}

@@ -42,3 +42,28 @@ func ConfinedBinds(e *Engine) int64 { return e.shared.confinedBinds.Load() }
 // FailureProbes is how many times a failed statement had its confined
 // database probed for invalidation (Engine.afterFailure).
 func FailureProbes(e *Engine) int64 { return e.shared.failureProbes.Load() }
+
+// KeptScanBufferBytes is what the hot scans' buffers kept for the next scans
+// (freeScanBuffers) hold: their pages' rows and values and their columns'
+// string buffers, by capacity.
+func KeptScanBufferBytes() int64 {
+	var kept []*scanBuffers
+	for {
+		select {
+		case b := <-freeScanBuffers:
+			kept = append(kept, b)
+			continue
+		default:
+		}
+		break
+	}
+	var n int64
+	for _, b := range kept {
+		n += b.bytes()
+		select {
+		case freeScanBuffers <- b:
+		default:
+		}
+	}
+	return n
+}

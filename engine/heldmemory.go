@@ -95,9 +95,13 @@ func confinedLabel(key string) string {
 }
 
 // CloseIdleStatements closes the statements kept prepared that no run has
-// taken for idleFor, in every database, and returns how many it closed. A
-// burst of concurrent runs of one plan leaves one statement per run kept,
-// each with its connection and physical plan, until it is closed.
+// taken for idleFor, in every database, and drops the hot scans' buffers
+// kept for the next scans that none has taken for idleFor; it returns how
+// many statements and buffers it closed or dropped. A burst of concurrent
+// runs of one plan leaves one statement per run kept, each with its
+// connection and physical plan, until it is closed; a burst of concurrent
+// hot scans leaves up to keptScanBuffers buffers of their largest pages in
+// the Go heap (the buffers are the process's, not one engine's).
 func (e *Engine) CloseIdleStatements(idleFor time.Duration) int {
 	s := e.shared
 	cut := time.Now().Add(-idleFor)
@@ -105,5 +109,5 @@ func (e *Engine) CloseIdleStatements(idleFor time.Duration) int {
 	for _, d := range s.confinedOpen() {
 		n += d.mains.CloseIdle(cut)
 	}
-	return n
+	return n + dropIdleScanBuffers(cut)
 }

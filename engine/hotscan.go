@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
@@ -503,6 +504,7 @@ func (s *hotSource) start(chunk duckdb.DataChunk) {
 type scanBuffers struct {
 	pages   [2]hotPage
 	strings []duckstream.Strings
+	freed   time.Time // when its last scan handed it back
 }
 
 // freeScanBuffers holds the buffers of finished hot scans for the next ones.
@@ -510,7 +512,8 @@ type scanBuffers struct {
 // collection, which a server running hot scans back to back runs often, and
 // the buffers were then made again. The bound is what stays resident (two
 // pages of up to scan_chunk_rows rows each): scans beyond it at once make
-// their own.
+// their own. Buffers no scan took for a while are dropped
+// (dropIdleScanBuffers): an idle server keeps none.
 var freeScanBuffers = make(chan *scanBuffers, keptScanBuffers)
 
 // keptScanBuffers is how many scans' buffers freeScanBuffers keeps.
@@ -556,11 +559,38 @@ func (s *hotSource) releaseBuffers() {
 			s.bufs.strings[i] = duckstream.Strings{}
 		}
 	}
+	s.bufs.freed = time.Now()
 	select {
 	case freeScanBuffers <- s.bufs:
 	default: // enough are kept
 	}
 	s.bufs, s.out, s.drained = nil, nil, false
+}
+
+// dropIdleScanBuffers drops the kept scan buffers no scan has taken since
+// cut, and returns how many. Kept buffers grow to the largest page a scan
+// read — a burst of whole-tier reads leaves tens of MB of rows — and are
+// worth keeping only while scans follow each other; on an idle server they
+// are the largest part of the Go heap kept live.
+func dropIdleScanBuffers(cut time.Time) int {
+	dropped := 0
+	for range len(freeScanBuffers) {
+		var b *scanBuffers
+		select {
+		case b = <-freeScanBuffers:
+		default:
+			return dropped
+		}
+		if b.freed.Before(cut) {
+			dropped++
+			continue
+		}
+		select {
+		case freeScanBuffers <- b:
+		default: // a scan ended meanwhile and took the place: as good
+		}
+	}
+	return dropped
 }
 
 // isProjected reports whether DuckDB asked for column i. The pinned duckdb-go
@@ -699,4 +729,17 @@ func (s *hotSource) scaledValue(v *decimal.Decimal, pos int) int64 {
 		return s.page.values[pos]
 	}
 	return v.Shift(6).IntPart()
+}
+
+// bytes is what b holds, by capacity: its pages' rows and values and its
+// columns' string buffers.
+func (b *scanBuffers) bytes() int64 {
+	var n int64
+	for _, p := range b.pages {
+		n += int64(cap(p.rows))*int64(unsafe.Sizeof(meterstore.Row{})) + int64(cap(p.values))*8
+	}
+	for i := range b.strings {
+		n += int64(b.strings[i].Capacity())
+	}
+	return n
 }

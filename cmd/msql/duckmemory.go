@@ -14,16 +14,19 @@ import (
 	"github.com/meterstore/meterstore/internal/telemetry"
 )
 
-// keptIdleFor is how long a statement kept prepared may go untaken before
-// msql serve closes it (engine.CloseIdleStatements), checked every
-// idleCheckEvery. A burst of concurrent clients leaves one statement per
-// client and plan kept, each on a DuckDB connection of its own; within a
-// minute the clients of a steady load take them again.
+// keptIdleFor is how long a statement kept prepared, or a hot scan's
+// buffers kept for the next scan, may go untaken before msql serve closes or
+// drops it (engine.CloseIdleStatements), checked every idleCheckEvery. A
+// burst of concurrent clients leaves one statement per client and plan kept,
+// each on a DuckDB connection of its own, and up to four scans' page buffers
+// sized for the largest page read (tens of MB of the Go heap after
+// whole-tier reads); within a minute the clients of a steady load take them
+// again.
 const keptIdleFor = time.Minute
 
-// closeIdleStatements closes the statements kept idle for keptIdleFor, every
-// idleCheckEvery until ctx ends, logging how many at debug level, and gives
-// back what they held: DuckDB's freed pages (purged now) and the Go heap's
+// closeIdleStatements closes the statements and drops the scan buffers kept
+// idle for keptIdleFor, every idleCheckEvery until ctx ends, logging how
+// many at debug level, and gives back what they held: DuckDB's freed pages (purged now) and the Go heap's
 // (debug.FreeOSMemory — the idle release of the Go heap ran before them, a
 // minute earlier, and would not run again until the server was busy). Each
 // check also turns DuckDB's allocator's background threads on again if a
@@ -32,7 +35,7 @@ func closeIdleStatements(ctx context.Context, eng *engine.Engine, log *slog.Logg
 	everyIdleCheck(ctx, func() {
 		keepReturningFreedMemory(log, duckstream.KeepReturningFreedMemory)
 		if n := eng.CloseIdleStatements(keptIdleFor); n > 0 {
-			log.Debug("kept statements closed", "statements", n, "idle_for", keptIdleFor.String())
+			log.Debug("kept statements and scan buffers released", "released", n, "idle_for", keptIdleFor.String())
 			if err := duckstream.PurgeFreedMemory(); err != nil {
 				log.Debug("duckdb allocator not purged", "err", err.Error())
 			}
