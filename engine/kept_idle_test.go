@@ -30,17 +30,7 @@ func TestIdleKeptStatementsAreClosed(t *testing.T) {
 	require.NoError(t, err)
 
 	const atOnce = 8
-	var open []*engine.Rows
-	for range atOnce {
-		r, err := sc.Rows(ctx, spanningCount, lo)
-		require.NoError(t, err)
-		open = append(open, r)
-	}
-	for _, r := range open {
-		require.True(t, r.Next(), r.Err())
-		require.False(t, r.Next())
-		require.NoError(t, r.Close())
-	}
+	runAtOnce(t, atOnce, func() (*engine.Rows, error) { return sc.Rows(ctx, spanningCount, lo) })
 	require.Len(t, engine.MainStatementsKept(sc), atOnce, "one statement kept per run that went at once")
 	require.Equal(t, atOnce, keptIn(t, eng, "confined scope=tenant=tenant01"))
 	before, _, err := duckstream.AllocatorUse()
@@ -67,6 +57,23 @@ func TestIdleKeptStatementsAreClosed(t *testing.T) {
 
 // keptIn is how many statements the database labelled label keeps, as
 // HeldMemory reports it.
+// runAtOnce opens n runs of a one-row statement before reading any, so they
+// run at once, then reads and closes each.
+func runAtOnce(t *testing.T, n int, open func() (*engine.Rows, error)) {
+	t.Helper()
+	var rows []*engine.Rows
+	for range n {
+		r, err := open()
+		require.NoError(t, err)
+		rows = append(rows, r)
+	}
+	for _, r := range rows {
+		require.True(t, r.Next(), r.Err())
+		require.False(t, r.Next())
+		require.NoError(t, r.Close())
+	}
+}
+
 func keptIn(t *testing.T, e *engine.Engine, label string) int {
 	t.Helper()
 	held, err := e.HeldMemory(context.Background())

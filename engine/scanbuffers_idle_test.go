@@ -25,18 +25,9 @@ func TestIdleScanBuffersAreReleased(t *testing.T) {
 	eng := a.s.Engine
 	eng.CloseIdleStatements(0) // what earlier tests of the package left
 
-	const atOnce = 4
-	var open []*engine.Rows
-	for range atOnce {
-		r, err := eng.Rows(ctx, `SELECT count(*), sum(value) FROM readings WHERE "from" >= $1`, a.cut)
-		require.NoError(t, err)
-		open = append(open, r)
-	}
-	for _, r := range open {
-		require.True(t, r.Next(), r.Err())
-		require.False(t, r.Next())
-		require.NoError(t, r.Close())
-	}
+	runAtOnce(t, 4, func() (*engine.Rows, error) {
+		return eng.Rows(ctx, `SELECT count(*), sum(value) FROM readings WHERE "from" >= $1`, a.cut)
+	})
 	kept := engine.KeptScanBufferBytes()
 	require.Positive(t, kept, "the hot scans kept their buffers for the next ones")
 
