@@ -19,6 +19,7 @@ import (
 // cut-off stay.
 func TestIdleScanBuffersAreReleased(t *testing.T) {
 	ctx := context.Background()
+	t.Setenv(engine.EnvPaths, "go") // the buffers are the Go hot scan's, in the extension run too
 	w := testkit.NewWorkload(0x5B)
 	w.MaLos = 8
 	a := newArchivedStore(t, w)
