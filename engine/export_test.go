@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"unsafe"
+
+	"github.com/meterstore/meterstore"
 )
 
 // ConfinedConn is a connection of the handle's confined database and its
@@ -64,6 +67,19 @@ func KeptScanBufferBytes() int64 {
 		case freeScanBuffers <- b:
 		default:
 		}
+	}
+	return n
+}
+
+// bytes is what b holds, by capacity: its pages' rows and values and its
+// columns' string buffers.
+func (b *scanBuffers) bytes() int64 {
+	var n int64
+	for _, p := range b.pages {
+		n += int64(cap(p.rows))*int64(unsafe.Sizeof(meterstore.Row{})) + int64(cap(p.values))*8
+	}
+	for i := range b.strings {
+		n += int64(b.strings[i].Capacity())
 	}
 	return n
 }

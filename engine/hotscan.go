@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/shopspring/decimal"
@@ -729,17 +728,4 @@ func (s *hotSource) scaledValue(v *decimal.Decimal, pos int) int64 {
 		return s.page.values[pos]
 	}
 	return v.Shift(6).IntPart()
-}
-
-// bytes is what b holds, by capacity: its pages' rows and values and its
-// columns' string buffers.
-func (b *scanBuffers) bytes() int64 {
-	var n int64
-	for _, p := range b.pages {
-		n += int64(cap(p.rows))*int64(unsafe.Sizeof(meterstore.Row{})) + int64(cap(p.values))*8
-	}
-	for i := range b.strings {
-		n += int64(b.strings[i].Capacity())
-	}
-	return n
 }
